@@ -1,0 +1,174 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/hanchat/luagen/gen"
+	"github.com/hanchat/luagen/gen/keyspec"
+	"github.com/hanchat/luagen/gen/lint"
+)
+
+// Exit statuses.
+const (
+	exitOK      = 0
+	exitProblem = 1
+	exitUsage   = 2
+)
+
+const usage = `usage: luagen <command> [flags]
+
+commands:
+  generate   write the generated Go packages (one per instance)
+  check      exit 1 when the generated packages differ from what generate would write
+  lint       report spec and Lua problems as FILE:LINE: rule: message
+
+run "luagen <command> -h" for a command's flags
+`
+
+// run is the whole command line; main only exits with its status.
+func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return exitUsage
+	}
+	switch args[0] {
+	case "generate":
+		return runGenerate(args[1:], stdout, stderr)
+	case "check":
+		return runCheck(args[1:], stdout, stderr)
+	case "lint":
+		return runLint(args[1:], stdout, stderr)
+	case "help", "-h", "--help":
+		fmt.Fprint(stdout, usage)
+		return exitOK
+	}
+	fmt.Fprintf(stderr, "luagen: unknown command %q\n\n%s", args[0], usage)
+	return exitUsage
+}
+
+// multi is a repeatable string flag.
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
+
+type genFlags struct {
+	spec, lua, out string
+	instances      multi
+}
+
+func parseGenFlags(name string, args []string, stderr io.Writer, withOut bool) (*genFlags, int) {
+	fs := flag.NewFlagSet("luagen "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	g := &genFlags{}
+	fs.StringVar(&g.spec, "spec", "keyspec.yaml", "the spec file")
+	fs.StringVar(&g.lua, "lua", "lua", "the directory holding <instance>/<script>.lua")
+	if withOut {
+		fs.StringVar(&g.out, "out", "generated", "the directory of the generated packages")
+		fs.Var(&g.instances, "instance", "generate only this instance (repeatable)")
+	}
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, exitOK
+		}
+		return nil, exitUsage
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "luagen %s: unexpected argument %q\n", name, fs.Arg(0))
+		return nil, exitUsage
+	}
+	return g, -1
+}
+
+// generate parses the spec and renders the packages in memory.
+func (g *genFlags) generate() (gen.Files, error) {
+	spec, err := keyspec.Load(g.spec)
+	if err != nil {
+		return nil, err
+	}
+	return gen.Generate(spec, os.DirFS(g.lua), gen.Options{LuaDir: g.lua, Instances: g.instances})
+}
+
+func runGenerate(args []string, stdout, stderr io.Writer) int {
+	g, code := parseGenFlags("generate", args, stderr, true)
+	if g == nil {
+		return code
+	}
+	files, err := g.generate()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitProblem
+	}
+	if err := gen.Write(g.out, files); err != nil {
+		fmt.Fprintf(stderr, "luagen generate: %v\n", err)
+		return exitProblem
+	}
+	fmt.Fprintf(stdout, "luagen: %d files in %s\n", len(files), g.out)
+	return exitOK
+}
+
+func runCheck(args []string, stdout, stderr io.Writer) int {
+	g, code := parseGenFlags("check", args, stderr, true)
+	if g == nil {
+		return code
+	}
+	files, err := g.generate()
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitProblem
+	}
+	drift, err := gen.Diff(g.out, files)
+	if err != nil {
+		fmt.Fprintf(stderr, "luagen check: %v\n", err)
+		return exitProblem
+	}
+	if len(drift) == 0 {
+		fmt.Fprintf(stdout, "luagen: %s is current (%d files)\n", g.out, len(files))
+		return exitOK
+	}
+	for _, d := range drift {
+		fmt.Fprintf(stderr, "%s/%s: %s\n", g.out, d.Path, d.Kind)
+		if d.Diff != "" {
+			fmt.Fprintln(stderr, indent(d.Diff))
+		}
+	}
+	fmt.Fprintf(stderr, "luagen check: %d files differ from %s and %s; run luagen generate\n", len(drift), g.spec, g.lua)
+	return exitProblem
+}
+
+func runLint(args []string, stdout, stderr io.Writer) int {
+	g, code := parseGenFlags("lint", args, stderr, false)
+	if g == nil {
+		return code
+	}
+	src, err := os.ReadFile(g.spec)
+	if err != nil {
+		fmt.Fprintf(stderr, "luagen lint: %v\n", err)
+		return exitProblem
+	}
+	findings := lint.Run(pathBase(g.spec), src, os.DirFS(g.lua), g.lua)
+	for _, f := range findings {
+		fmt.Fprintln(stdout, f)
+	}
+	if len(findings) > 0 {
+		fmt.Fprintf(stderr, "luagen lint: %d problems\n", len(findings))
+		return exitProblem
+	}
+	return exitOK
+}
+
+func pathBase(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}
+
+func indent(s string) string {
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ")
+}

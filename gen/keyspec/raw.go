@@ -1,0 +1,250 @@
+package keyspec
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// The raw* types mirror keyspec.yaml field for field; decoding into them is strict
+// (an unknown field is an error). Scalars whose meaning depends on a sibling field
+// (min and max of an int or a duration) stay strings until the entry is resolved.
+
+type rawSpec struct {
+	Version   int                    `yaml:"version"`
+	Instances map[string]rawInstance `yaml:"instances"`
+	Users     map[string]rawUser     `yaml:"users"`
+	Enums     map[string]rawEnum     `yaml:"enums"`
+	Keys      map[string]rawKey      `yaml:"keys"`
+	Channels  map[string]rawChannel  `yaml:"channels"`
+	Scripts   map[string]rawScript   `yaml:"scripts"`
+}
+
+type rawInstance struct {
+	Seed     string           `yaml:"seed"`
+	Topology string           `yaml:"topology"`
+	Forbid   []rawForbid      `yaml:"forbid"`
+	DBs      map[string]rawDB `yaml:"dbs"`
+}
+
+type rawForbid struct {
+	Kind string `yaml:"kind"`
+	Seed string `yaml:"seed"`
+}
+
+type rawDB struct {
+	Index  *int       `yaml:"index"`
+	URLEnv string     `yaml:"url_env"`
+	User   string     `yaml:"user"`
+	Seed   string     `yaml:"seed"`
+	Doc    string     `yaml:"doc"`
+	Legacy *rawLegacy `yaml:"legacy"`
+}
+
+type rawLegacy struct {
+	State          string `yaml:"state"`
+	PollBudget     string `yaml:"poll_budget"`
+	RecoveryBudget string `yaml:"recovery_budget"`
+}
+
+type rawUser struct {
+	Instance        string      `yaml:"instance"`
+	Seed            string      `yaml:"seed"`
+	Select          *rawSelect  `yaml:"select"`
+	KeyPrefixes     []rawPrefix `yaml:"key_prefixes"`
+	ChannelPrefixes []rawPrefix `yaml:"channel_prefixes"`
+}
+
+type rawSelect struct {
+	Allow  bool   `yaml:"allow"`
+	Reason string `yaml:"reason"`
+}
+
+type rawPrefix struct {
+	Prefix   string `yaml:"prefix"`
+	Seed     string `yaml:"seed"`
+	Reason   string `yaml:"reason"`
+	LegacyDB string `yaml:"legacy_db"`
+}
+
+type rawEnum struct {
+	Seed   string   `yaml:"seed"`
+	Values []string `yaml:"values"`
+}
+
+type rawKey struct {
+	Seed     string              `yaml:"seed"`
+	Doc      string              `yaml:"doc"`
+	DB       string              `yaml:"db"`
+	Kind     string              `yaml:"kind"`
+	Pattern  string              `yaml:"pattern"`
+	Params   map[string]rawParam `yaml:"params"`
+	Value    []string            `yaml:"value"`
+	Fields   []string            `yaml:"fields"`
+	MaxBytes int                 `yaml:"max_bytes"`
+	TTL      *rawTTL             `yaml:"ttl"`
+}
+
+type rawParam struct {
+	Type   string `yaml:"type"`
+	Doc    string `yaml:"doc"`
+	Min    string `yaml:"min"`
+	Max    string `yaml:"max"`
+	Len    int    `yaml:"len"`
+	MaxLen int    `yaml:"max_len"`
+	Enum   string `yaml:"enum"`
+	Encode string `yaml:"encode"`
+}
+
+type rawTTL struct {
+	Rule      string `yaml:"rule"`
+	Value     string `yaml:"value"`
+	MaxJitter string `yaml:"max_jitter"`
+	Max       string `yaml:"max"`
+	Source    string `yaml:"source"`
+}
+
+type rawChannel struct {
+	Seed     string              `yaml:"seed"`
+	Instance string              `yaml:"instance"`
+	Pattern  string              `yaml:"pattern"`
+	Params   map[string]rawParam `yaml:"params"`
+	MaxBytes int                 `yaml:"max_bytes"`
+}
+
+type rawScript struct {
+	Seed      string         `yaml:"seed"`
+	Doc       string         `yaml:"doc"`
+	Instance  string         `yaml:"instance"`
+	Kind      string         `yaml:"kind"`
+	ReadOnly  bool           `yaml:"read_only"`
+	CrossSlot string         `yaml:"cross_slot"`
+	Keys      []rawScriptKey `yaml:"keys"`
+	Argv      []rawArg       `yaml:"argv"`
+	Reply     *rawReply      `yaml:"reply"`
+	Errors    []rawError     `yaml:"errors"`
+}
+
+type rawScriptKey struct {
+	Name  string   `yaml:"name"`
+	OneOf []string `yaml:"one_of"`
+}
+
+type rawArg struct {
+	Name     string `yaml:"name"`
+	Type     string `yaml:"type"`
+	Doc      string `yaml:"doc"`
+	Min      string `yaml:"min"`
+	Max      string `yaml:"max"`
+	MaxBytes int    `yaml:"max_bytes"`
+	Len      int    `yaml:"len"`
+	MaxLen   int    `yaml:"max_len"`
+	TTLOf    string `yaml:"ttl_of"`
+}
+
+type rawReply struct {
+	TypeName string     `yaml:"type_name"`
+	Fields   []rawField `yaml:"fields"`
+	Type   string     `yaml:"type"`
+	Name   string     `yaml:"name"`
+	Doc    string     `yaml:"doc"`
+	Enum   string     `yaml:"enum"`
+}
+
+type rawField struct {
+	Name string `yaml:"name"`
+	Type string `yaml:"type"`
+	Doc  string `yaml:"doc"`
+	Enum string `yaml:"enum"`
+}
+
+type rawError struct {
+	Code string `yaml:"code"`
+	Doc  string `yaml:"doc"`
+}
+
+// friendly names for the raw types in the decoder's messages.
+var rawTypeNames = strings.NewReplacer(
+	"keyspec.rawSpec", "the spec", "keyspec.rawInstance", "an instance", "keyspec.rawForbid", "a forbid entry",
+	"keyspec.rawDB", "a db", "keyspec.rawLegacy", "legacy", "keyspec.rawUser", "a user",
+	"keyspec.rawSelect", "select", "keyspec.rawPrefix", "a prefix", "keyspec.rawEnum", "an enum",
+	"keyspec.rawKey", "a key", "keyspec.rawParam", "a param", "keyspec.rawTTL", "ttl",
+	"keyspec.rawChannel", "a channel", "keyspec.rawScript", "a script", "keyspec.rawScriptKey", "a KEYS entry",
+	"keyspec.rawArg", "an ARGV entry", "keyspec.rawReply", "reply", "keyspec.rawField", "a reply field",
+	"keyspec.rawError", "an error entry",
+)
+
+var lineMsg = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+// decodeRaw decodes src strictly and indexes the line of every entry.
+func decodeRaw(file string, src []byte) (*rawSpec, lines, error) {
+	var root yaml.Node
+	if err := yaml.Unmarshal(src, &root); err != nil {
+		return nil, nil, yamlErrors(file, err)
+	}
+	if len(root.Content) == 0 {
+		return nil, nil, &Error{Pos: Pos{File: file, Line: 1}, Msg: "the spec is empty"}
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(src))
+	dec.KnownFields(true)
+	var raw rawSpec
+	if err := dec.Decode(&raw); err != nil {
+		return nil, nil, yamlErrors(file, err)
+	}
+	ln := lines{}
+	ln.index("", root.Content[0])
+	return &raw, ln, nil
+}
+
+// yamlErrors turns the decoder's messages into errors that name file and line.
+func yamlErrors(file string, err error) error {
+	var msgs []string
+	var te *yaml.TypeError
+	if errors.As(err, &te) {
+		msgs = te.Errors
+	} else {
+		msgs = []string{err.Error()}
+	}
+	var list List
+	for _, m := range msgs {
+		e := &Error{Pos: Pos{File: file}, Msg: rawTypeNames.Replace(strings.TrimPrefix(m, "yaml: "))}
+		if sm := lineMsg.FindStringSubmatch(m); sm != nil {
+			e.Line, _ = strconv.Atoi(sm[1])
+			e.Msg = rawTypeNames.Replace(sm[2])
+		}
+		list = append(list, e)
+	}
+	return list
+}
+
+// lines maps an entry's path ("keys.api_idem", "scripts.x.argv[2]") to its line.
+type lines map[string]int
+
+func (l lines) index(path string, n *yaml.Node) {
+	if n.Kind == yaml.AliasNode {
+		n = n.Alias
+	}
+	switch n.Kind {
+	case yaml.MappingNode:
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			k, v := n.Content[i], n.Content[i+1]
+			p := k.Value
+			if path != "" {
+				p = path + "." + k.Value
+			}
+			l[p] = k.Line
+			l.index(p, v)
+		}
+	case yaml.SequenceNode:
+		for i, c := range n.Content {
+			p := fmt.Sprintf("%s[%d]", path, i)
+			l[p] = c.Line
+			l.index(p, c)
+		}
+	}
+}

@@ -1,0 +1,174 @@
+// Package lint finds what keyspec.yaml and the Lua allow but the seeds, Redis or
+// least privilege do not: the contradictions the spec must settle openly, scripts
+// whose commands cannot be read statically, globals Redis 7 refuses, a legacy TTL
+// shorter than its budget, state an instance forbids.
+package lint
+
+import (
+	"fmt"
+	"io/fs"
+	"sort"
+	"strings"
+
+	"github.com/hanchat/luagen/gen"
+	"github.com/hanchat/luagen/gen/keyspec"
+)
+
+// Finding is one lint error, printed as FILE:LINE: rule: message.
+type Finding struct {
+	keyspec.Pos
+	Rule string
+	Msg  string
+}
+
+func (f Finding) String() string {
+	if f.Line > 0 {
+		return fmt.Sprintf("%s:%d: %s: %s", f.File, f.Line, f.Rule, f.Msg)
+	}
+	return fmt.Sprintf("%s: %s: %s", f.File, f.Rule, f.Msg)
+}
+
+// Rules, each with what it protects.
+const (
+	RuleSpec          = "spec"            // the spec does not parse or validate
+	RuleLua           = "lua"             // a script does not load or does not match its signature
+	RuleSelect        = "select"          // CONTRADICTION 2: a DB other than 0 that its user may not SELECT
+	RuleCrossSlot     = "cross-slot"      // CONTRADICTION 3: a multi-key script whose keys cannot share a slot
+	RuleDynamicCmd    = "dynamic-command" // redis.call whose command is not a literal: no ACL can be derived
+	RuleScriptSelect  = "script-select"   // a script calling SELECT (CONTRADICTION 2's settlement forbids it)
+	RuleGlobal        = "global"          // a global Redis 7 refuses to create or does not provide
+	RuleLegacyBudget  = "legacy-budget"   // a legacy stub key that expires within its poll/recovery budget
+	RuleForbiddenKind = "forbidden-kind"  // a key or script of a kind its instance forbids
+)
+
+// Run lints a spec file's contents and the Lua directory. It never fails: a spec
+// that does not parse is reported as findings of rule "spec".
+func Run(file string, src []byte, lua fs.FS, luaDir string) []Finding {
+	spec, err := keyspec.Parse(file, src)
+	if err != nil {
+		return fromErrors(RuleSpec, err)
+	}
+	var out []Finding
+	srcs, err := gen.LoadScripts(spec, lua, luaDir)
+	if err != nil {
+		out = append(out, fromErrors(RuleLua, err)...)
+		srcs = nil
+	}
+	out = append(out, Spec(spec)...)
+	out = append(out, Scripts(spec, srcs)...)
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].File != out[j].File {
+			return out[i].File < out[j].File
+		}
+		return out[i].Line < out[j].Line
+	})
+	return out
+}
+
+func fromErrors(rule string, err error) []Finding {
+	var list keyspec.List
+	switch e := err.(type) {
+	case keyspec.List:
+		list = e
+	case *keyspec.Error:
+		list = keyspec.List{e}
+	default:
+		return []Finding{{Rule: rule, Msg: err.Error()}}
+	}
+	out := make([]Finding, 0, len(list))
+	for _, e := range list {
+		msg := e.Msg
+		if e.Entry != "" {
+			msg = e.Entry + ": " + msg
+		}
+		out = append(out, Finding{Pos: e.Pos, Rule: rule, Msg: msg})
+	}
+	return out
+}
+
+// Spec runs the rules that need only the spec.
+func Spec(spec *keyspec.Spec) []Finding {
+	var out []Finding
+	for _, in := range spec.Instances {
+		for _, d := range in.LiveDBs() {
+			if d.Index != 0 && d.User != nil && !d.User.Select.Allow {
+				out = append(out, Finding{Pos: d.Pos, Rule: RuleSelect, Msg: fmt.Sprintf(
+					"db %s (%s) has index %d: a client must SELECT %d to reach it, but user %s may not SELECT; allow SELECT with a reason, or move the database to index 0 of its own instance",
+					d.ID(), d.URLEnv, d.Index, d.Index, d.User.Name)})
+			}
+			if d.Legacy != nil {
+				budget := d.Legacy.PollBudget + d.Legacy.RecoveryBudget
+				for _, k := range spec.Keys {
+					if k.DB == d && k.TTL.Rule == keyspec.TTLFixed && k.TTL.Value <= budget {
+						out = append(out, Finding{Pos: k.TTL.Pos, Rule: RuleLegacyBudget, Msg: fmt.Sprintf(
+							"key %q expires after %s, within the poll/recovery budget %s of %s (poll %s + recovery %s): seed 000 §7 wants the task TTL above it",
+							k.Name, k.TTL.Value, budget, d.ID(), d.Legacy.PollBudget, d.Legacy.RecoveryBudget)})
+					}
+				}
+			}
+		}
+		for _, fb := range in.Forbid {
+			for _, k := range spec.Keys {
+				if k.DB != nil && k.DB.Instance == in && k.Kind == fb.Kind {
+					out = append(out, Finding{Pos: k.Pos, Rule: RuleForbiddenKind, Msg: fmt.Sprintf("key %q holds %s state, which %s forbids (%s)", k.Name, k.Kind, in.Name, fb.Seed)})
+				}
+			}
+			for _, s := range spec.Scripts {
+				if s.Instance == in && s.Kind == fb.Kind {
+					out = append(out, Finding{Pos: s.Pos, Rule: RuleForbiddenKind, Msg: fmt.Sprintf("script %q is a %s script, which %s forbids (%s)", s.Name, s.Kind, in.Name, fb.Seed)})
+				}
+			}
+		}
+	}
+	for _, s := range spec.Scripts {
+		if !s.Live() || len(s.Keys) < 2 {
+			continue
+		}
+		var names []string
+		for _, k := range s.Keys {
+			names = append(names, k.Name)
+		}
+		switch {
+		case s.Instance.Topology == "cluster":
+			out = append(out, Finding{Pos: s.Pos, Rule: RuleCrossSlot, Msg: fmt.Sprintf(
+				"script %q takes %d KEYS (%s) on cluster instance %s: their patterns share no hash tag, so Redis Cluster answers CROSSSLOT",
+				s.Name, len(s.Keys), strings.Join(names, ", "), s.Instance.Name)})
+		case s.CrossSlot == "":
+			out = append(out, Finding{Pos: s.Pos, Rule: RuleCrossSlot, Msg: fmt.Sprintf(
+				"script %q takes %d KEYS (%s) in different hash slots: atomic on standalone %s, CROSSSLOT on Redis Cluster; say why this is settled in cross_slot",
+				s.Name, len(s.Keys), strings.Join(names, ", "), s.Instance.Name)})
+		}
+	}
+	return out
+}
+
+// Scripts runs the rules that read the Lua.
+func Scripts(spec *keyspec.Spec, srcs map[string]*gen.Source) []Finding {
+	var out []Finding
+	names := make([]string, 0, len(srcs))
+	for n := range srcs {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		src := srcs[n]
+		info := src.Info
+		at := func(line int) keyspec.Pos { return keyspec.Pos{File: info.File, Line: line} }
+		for _, c := range info.Calls {
+			switch {
+			case c.Command == "":
+				out = append(out, Finding{Pos: at(c.Line), Rule: RuleDynamicCmd, Msg: fmt.Sprintf("redis.%s with a command that is not a string literal: the ACL allow-list cannot be derived", c.Fn)})
+			case c.Command == "select":
+				out = append(out, Finding{Pos: at(c.Line), Rule: RuleScriptSelect, Msg: "SELECT in a script: the spec allows SELECT only for the client's connection handshake (CONTRADICTION 2)"})
+			}
+		}
+		for _, g := range info.Globals {
+			verb := "reads undefined global"
+			if g.Write {
+				verb = "creates global"
+			}
+			out = append(out, Finding{Pos: at(g.Line), Rule: RuleGlobal, Msg: fmt.Sprintf("%s %q: Redis 7 refuses it; use local", verb, g.Name)})
+		}
+	}
+	return out
+}

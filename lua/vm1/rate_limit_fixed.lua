@@ -1,0 +1,55 @@
+-- rate_limit_fixed: fixed-window counter (seed 000 §3, §8). INCRBY and the first
+-- PEXPIRE run in one script, so no counter is ever left without expiry. The window
+-- opens with its first request and lasts window + jitter.
+--
+-- KEYS[1] bucket        counter
+-- ARGV[1] limit         units allowed per window
+-- ARGV[2] window        window length, ms
+-- ARGV[3] jitter        extra TTL, ms (from Go, spreads expiries)
+-- ARGV[4] cost          units this request consumes
+-- ARGV[5] peek          "1": evaluate without consuming (no writes)
+-- Reply: {allowed, remaining, retry_after_ms, reset_at_ms}
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local jitter = tonumber(ARGV[3])
+local cost = tonumber(ARGV[4])
+local peek = ARGV[5] == '1'
+if not (limit and window and jitter and cost) or limit < 1 or window < 1 or jitter < 0 or cost < 1 or cost > limit then
+  return redis.error_reply('BAD_ARG rate_limit_fixed: want limit, window, cost >= 1, jitter >= 0 and cost <= limit')
+end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+local count = tonumber(redis.call('GET', key) or '0')
+local pttl = redis.call('PTTL', key)
+if pttl == -1 and not peek then
+  -- A counter without expiry would never reset: give it one.
+  pttl = window + jitter
+  redis.call('PEXPIRE', key, pttl)
+end
+local allowed = count + cost <= limit
+if allowed and not peek then
+  count = redis.call('INCRBY', key, cost)
+  if pttl == -2 then
+    -- The first request of the window.
+    pttl = window + jitter
+    redis.call('PEXPIRE', key, pttl)
+  end
+end
+if pttl < 0 then
+  pttl = window + jitter -- a peek: as if this request opened the window
+end
+
+local remaining = limit - count
+if peek and allowed then
+  remaining = remaining - cost
+end
+-- A key whose expiry is T is still there at T and gone at T + 1 ms.
+local reset_at = now + pttl + 1
+local retry_after = 0
+if not allowed then
+  retry_after = reset_at - now
+end
+return {allowed and 1 or 0, remaining, retry_after, reset_at}

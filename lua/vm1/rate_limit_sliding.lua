@@ -1,0 +1,75 @@
+-- rate_limit_sliding: sliding-window limit over a ZSET of request timestamps
+-- (seed 000 §3, §8). Old entries are dropped, the window counted, this request's
+-- cost added and the expiry set, atomically.
+--
+-- KEYS[1] bucket        ZSET member -> request time (ms)
+-- ARGV[1] limit         units allowed per window
+-- ARGV[2] window        window length, ms
+-- ARGV[3] jitter        extra TTL, ms (from Go, spreads expiries)
+-- ARGV[4] cost          units this request consumes
+-- ARGV[5] peek          "1": evaluate without consuming (no writes)
+-- ARGV[6] nonce         unique per request: members are nonce:1 .. nonce:cost
+-- Reply: {allowed, remaining, retry_after_ms, reset_at_ms}
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local jitter = tonumber(ARGV[3])
+local cost = tonumber(ARGV[4])
+local peek = ARGV[5] == '1'
+local nonce = ARGV[6]
+if not (limit and window and jitter and cost) or limit < 1 or window < 1 or jitter < 0 or cost < 1 or cost > limit then
+  return redis.error_reply('BAD_ARG rate_limit_sliding: want limit, window, cost >= 1, jitter >= 0 and cost <= limit')
+end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- An entry stamped s is in the window while s > now - window (scores are whole ms).
+local oldest = now - window + 1
+
+local count
+if peek then
+  count = redis.call('ZCOUNT', key, oldest, '+inf')
+else
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  count = redis.call('ZCARD', key)
+end
+
+local allowed = count + cost <= limit
+local retry_after = 0
+if allowed then
+  if not peek then
+    for i = 1, cost, 100 do
+      local args = {}
+      for j = i, math.min(i + 99, cost) do
+        args[#args + 1] = now
+        args[#args + 1] = nonce .. ':' .. j
+      end
+      redis.call('ZADD', key, unpack(args))
+    end
+    redis.call('PEXPIRE', key, window + jitter)
+    count = count + cost
+  end
+else
+  -- The (count + cost - limit)-th oldest entry in the window must leave first; it
+  -- leaves at its stamp + window, the first millisecond the cost fits.
+  local need = count + cost - limit
+  local e = redis.call('ZRANGE', key, oldest, '+inf', 'BYSCORE', 'LIMIT', need - 1, 1, 'WITHSCORES')
+  retry_after = tonumber(e[2]) + window - now
+end
+
+local remaining = limit - count
+if peek and allowed then
+  remaining = remaining - cost
+end
+
+local reset_at = now
+if count > 0 then
+  local newest = redis.call('ZRANGE', key, '+inf', oldest, 'BYSCORE', 'REV', 'LIMIT', 0, 1, 'WITHSCORES')
+  if newest[2] then
+    reset_at = tonumber(newest[2]) + window
+  end
+end
+if peek and allowed then
+  reset_at = now + window
+end
+return {allowed and 1 or 0, remaining, retry_after, reset_at}

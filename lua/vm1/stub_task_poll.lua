@@ -1,0 +1,10 @@
+-- stub_task_poll: the safety task get+increment poll (seed 000 §7), allowed only
+-- here, in VM1 DB2 before the cutover. Polling does not extend the TTL.
+--
+-- KEYS[1] task          HASH state, polls
+-- Reply: {found, state, polls}
+local state = redis.call('HGET', KEYS[1], 'state')
+if not state then
+  return {0, false, 0}
+end
+return {1, state, redis.call('HINCRBY', KEYS[1], 'polls', 1)}

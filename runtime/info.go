@@ -1,0 +1,50 @@
+package runtime
+
+import (
+	"fmt"
+	"strings"
+	"time"
+)
+
+// ErrNoClient: a wrapper was called for a database its Scripts value has no client for.
+var ErrNoClient = fmt.Errorf("no client for the script's database")
+
+// NoClient is the error of a wrapper whose database has no client.
+func NoClient(instance, db, script string) error {
+	return fmt.Errorf("script %s: %s %s: %w", script, instance, db, ErrNoClient)
+}
+
+// KeyInfo describes one declared key pattern, for audits such as a keyspace scan
+// that checks every key is declared and has a TTL.
+type KeyInfo struct {
+	Name      string        // the key's name in keyspec.yaml
+	Pattern   string        // e.g. han:rt:conn:{connection_id}
+	Glob      string        // e.g. han:rt:conn:*
+	DB        int           // database index
+	Kind      string        // rate_limit, lock, cache, ...
+	TTLRule   string        // fixed, window_jitter, heartbeat or clamped
+	TTL       time.Duration // fixed and heartbeat: the TTL
+	MaxJitter time.Duration // window_jitter: the most added to the window
+	MaxTTL    time.Duration // clamped: the cap
+}
+
+// Matches reports whether key has the pattern's shape: the same ':'-separated
+// segments, each placeholder matching one non-empty segment.
+func (k KeyInfo) Matches(key string) bool {
+	g := k.Glob
+	for {
+		gs, grest, gmore := strings.Cut(g, ":")
+		ks, krest, kmore := strings.Cut(key, ":")
+		if gs == "*" {
+			if ks == "" {
+				return false
+			}
+		} else if gs != ks {
+			return false
+		}
+		if !gmore || !kmore {
+			return gmore == kmore
+		}
+		g, key = grest, krest
+	}
+}

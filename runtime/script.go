@@ -1,0 +1,138 @@
+// Package runtime is what luagen's generated code calls: script execution with
+// EVALSHA and NOSCRIPT recovery (also inside pipelines), preloading, checks of key
+// parts and script arguments, reply decoding and the typed errors of all of these.
+//
+// It works on any go-redis v9 client: *redis.Client, *redis.ClusterClient, *redis.Ring
+// or a redis.UniversalClient.
+package runtime
+
+import (
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Script is one Lua script: its name in the spec, its source and the SHA1 Redis
+// knows it by, computed once when the script is made.
+type Script struct {
+	name     string
+	src      string
+	sha      string
+	readOnly bool
+}
+
+// NewScript makes a Script and checks that src hashes to sha1Hex (the constant the
+// generator wrote), so a hand-edited source cannot run under a stale name.
+// readOnly scripts run as EVALSHA_RO.
+func NewScript(name, src, sha1Hex string, readOnly bool) (*Script, error) {
+	sum := sha1.Sum([]byte(src))
+	if got := hex.EncodeToString(sum[:]); got != sha1Hex {
+		return nil, fmt.Errorf("script %s: source hashes to %s, declared %s: %w (run luagen generate)", name, got, sha1Hex, ErrSHAMismatch)
+	}
+	return &Script{name: name, src: src, sha: sha1Hex, readOnly: readOnly}, nil
+}
+
+// MustScript is NewScript for package initialisation of generated code; it panics
+// on a SHA1 mismatch, which only a hand edit of generated code can cause.
+func MustScript(name, src, sha1Hex string, readOnly bool) *Script {
+	s, err := NewScript(name, src, sha1Hex, readOnly)
+	if err != nil {
+		panic(err)
+	}
+	return s
+}
+
+// Name is the script's name in the spec.
+func (s *Script) Name() string { return s.name }
+
+// SHA1 is the hex SHA1 of the source.
+func (s *Script) SHA1() string { return s.sha }
+
+// Source is the Lua source.
+func (s *Script) Source() string { return s.src }
+
+// ReadOnly reports whether the script runs as EVALSHA_RO.
+func (s *Script) ReadOnly() bool { return s.readOnly }
+
+func (s *Script) evalSha(ctx context.Context, c redis.Scripter, keys []string, args []any) *redis.Cmd {
+	if s.readOnly {
+		return c.EvalShaRO(ctx, s.sha, keys, args...)
+	}
+	return c.EvalSha(ctx, s.sha, keys, args...)
+}
+
+// Run calls the script with EVALSHA (EVALSHA_RO when read-only). On NOSCRIPT it
+// loads the script with SCRIPT LOAD (which, unlike EVAL, is never evicted from the
+// script cache) and retries once. The reply is what go-redis decodes: int64, string,
+// []any, bool (RESP3) or nil for a nil reply. An error reply is a *ScriptError.
+func (s *Script) Run(ctx context.Context, c redis.Scripter, keys []string, args ...any) (any, error) {
+	v, err := s.evalSha(ctx, c, keys, args).Result()
+	if IsNoScript(err) {
+		if err := s.load(ctx, c); err != nil {
+			return nil, err
+		}
+		v, err = s.evalSha(ctx, c, keys, args).Result()
+	}
+	if err == redis.Nil {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, replyError(s.name, err)
+	}
+	return v, nil
+}
+
+func (s *Script) load(ctx context.Context, c redis.Scripter) error {
+	sha, err := c.ScriptLoad(ctx, s.src).Result()
+	if err != nil {
+		return replyError(s.name, fmt.Errorf("SCRIPT LOAD: %w", err))
+	}
+	if sha != s.sha {
+		return fmt.Errorf("script %s: SCRIPT LOAD answered %s, want %s: %w", s.name, sha, s.sha, ErrSHAMismatch)
+	}
+	return nil
+}
+
+// Preload loads every script with SCRIPT LOAD on every node that may run it: once
+// on a single server, on every shard of a Ring, and on every node (primaries and
+// replicas) of a cluster. Scripts loaded this way survive script-cache eviction.
+func Preload(ctx context.Context, c redis.UniversalClient, scripts ...*Script) error {
+	loadAll := func(ctx context.Context, sc redis.Scripter) error {
+		for _, s := range scripts {
+			if err := s.load(ctx, sc); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	switch c := c.(type) {
+	case *redis.Ring:
+		return c.ForEachShard(ctx, func(ctx context.Context, shard *redis.Client) error { return loadAll(ctx, shard) })
+	default:
+		// A ClusterClient's SCRIPT LOAD already goes to every node.
+		return loadAll(ctx, c)
+	}
+}
+
+// CheckDB reports ErrWrongDB when c is a client whose selected database is not db.
+// Clients whose database cannot be read (a pipeline, a custom Scripter) pass.
+func CheckDB(c redis.Scripter, db int) error {
+	var got int
+	switch c := c.(type) {
+	case *redis.Client:
+		got = c.Options().DB
+	case *redis.Ring:
+		got = c.Options().DB
+	case *redis.ClusterClient:
+		got = 0
+	default:
+		return nil
+	}
+	if got != db {
+		return fmt.Errorf("client selects db %d, the scripts need db %d: %w", got, db, ErrWrongDB)
+	}
+	return nil
+}
