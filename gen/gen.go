@@ -17,7 +17,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/google/go-cmp/cmp"
+	"github.com/aymanbagabas/go-udiff"
 	"github.com/hanchat/luagen/gen/codegen"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/luascript"
@@ -287,7 +287,7 @@ func stale(dir string, files Files) []string {
 type Drift struct {
 	Path string // under the output directory
 	Kind string // "missing", "changed" or "stale"
-	Diff string // for "changed": a short line diff (- on disk, + generated)
+	Diff string // for "changed": a unified diff, on disk -> generated, at most maxDiffLines
 }
 
 // maxDiffLines bounds the diff printed for one file.
@@ -305,7 +305,7 @@ func Diff(dir string, files Files) ([]Drift, error) {
 		case err != nil:
 			return nil, err
 		case !bytes.Equal(got, files[p]):
-			out = append(out, Drift{Path: p, Kind: "changed", Diff: lineDiff(string(got), string(files[p]))})
+			out = append(out, Drift{Path: p, Kind: "changed", Diff: lineDiff(p, string(got), string(files[p]))})
 		}
 	}
 	for _, p := range stale(dir, files) {
@@ -314,8 +314,8 @@ func Diff(dir string, files Files) ([]Drift, error) {
 	return out, nil
 }
 
-func lineDiff(onDisk, generated string) string {
-	d := cmp.Diff(strings.Split(onDisk, "\n"), strings.Split(generated, "\n"))
+func lineDiff(path, onDisk, generated string) string {
+	d := udiff.Unified(path+" (on disk)", path+" (generated)", onDisk, generated)
 	lines := strings.Split(strings.TrimRight(d, "\n"), "\n")
 	if len(lines) > maxDiffLines {
 		lines = append(lines[:maxDiffLines], fmt.Sprintf("... (%d more lines)", len(lines)-maxDiffLines))

@@ -150,10 +150,10 @@ type rawArg struct {
 type rawReply struct {
 	TypeName string     `yaml:"type_name"`
 	Fields   []rawField `yaml:"fields"`
-	Type   string     `yaml:"type"`
-	Name   string     `yaml:"name"`
-	Doc    string     `yaml:"doc"`
-	Enum   string     `yaml:"enum"`
+	Type     string     `yaml:"type"`
+	Name     string     `yaml:"name"`
+	Doc      string     `yaml:"doc"`
+	Enum     string     `yaml:"enum"`
 }
 
 type rawField struct {
@@ -170,6 +170,8 @@ type rawError struct {
 
 // friendly names for the raw types in the decoder's messages.
 var rawTypeNames = strings.NewReplacer(
+	"in type keyspec.rawKey", "in a key", "in type keyspec.rawScript", "in a script",
+	"in type keyspec.rawArg", "in an ARGV entry", "in type keyspec.rawParam", "in a param",
 	"keyspec.rawSpec", "the spec", "keyspec.rawInstance", "an instance", "keyspec.rawForbid", "a forbid entry",
 	"keyspec.rawDB", "a db", "keyspec.rawLegacy", "legacy", "keyspec.rawUser", "a user",
 	"keyspec.rawSelect", "select", "keyspec.rawPrefix", "a prefix", "keyspec.rawEnum", "an enum",

@@ -147,7 +147,7 @@ func Analyze(file string, src []byte) (*Info, error) {
 	}
 	chunk, err := parse.Parse(bytes.NewReader(Body(src)), file)
 	if err != nil {
-		return nil, syntaxError(file, err)
+		return nil, syntaxError(file, err, bytes.Count(src, []byte("\n"))+1)
 	}
 	w := &walker{info: info}
 	w.push()
@@ -164,11 +164,13 @@ var knownFlags = map[string]bool{"no-writes": true, "allow-oom": true, "allow-st
 
 var parseLineRe = regexp.MustCompile(`line:(\d+)\(column:\d+\)`)
 
-func syntaxError(file string, err error) error {
+func syntaxError(file string, err error, lastLine int) error {
 	msg := err.Error()
 	e := &SyntaxError{File: file, Msg: strings.TrimSpace(msg)}
 	if m := parseLineRe.FindStringSubmatch(msg); m != nil {
 		e.Line, _ = strconv.Atoi(m[1])
+	} else if strings.Contains(msg, "at EOF") {
+		e.Line = lastLine
 	}
 	if i := strings.LastIndex(e.Msg, "\n"); i >= 0 {
 		e.Msg = strings.TrimSpace(e.Msg[i+1:])

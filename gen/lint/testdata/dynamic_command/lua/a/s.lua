@@ -1,0 +1,1 @@
+return redis.call(ARGV[1], KEYS[1])

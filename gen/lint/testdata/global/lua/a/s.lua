@@ -1,0 +1,2 @@
+n = redis.call('EXISTS', KEYS[1])
+return n + missing

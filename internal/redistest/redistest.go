@@ -1,0 +1,273 @@
+// Package redistest starts real redis-server processes for tests: each on a free
+// loopback port, in the test's own temporary directory, stopped when the test ends.
+// It never touches the shared server on port 6379.
+package redistest
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// startTimeout bounds how long a server may take to answer its first PING.
+const startTimeout = 15 * time.Second
+
+// Server is one redis-server process started by a test.
+type Server struct {
+	t    testing.TB
+	Port int
+	Addr string // 127.0.0.1:port
+	Dir  string // working directory: config, log, AOF/RDB files
+
+	mu   sync.Mutex
+	cmd  *exec.Cmd
+	done chan struct{}
+}
+
+type config struct {
+	lines []string
+	acl   string
+}
+
+// Option changes how the server is configured.
+type Option func(*config)
+
+// WithConfig adds redis.conf directives, one per string ("maxmemory 10mb").
+func WithConfig(lines ...string) Option {
+	return func(c *config) { c.lines = append(c.lines, lines...) }
+}
+
+// WithACL writes content as the server's aclfile (users.acl in its directory).
+func WithACL(content string) Option {
+	return func(c *config) { c.acl = content }
+}
+
+// WithAOF turns on the append-only file, fsynced every second.
+func WithAOF() Option {
+	return WithConfig("appendonly yes", "appendfsync everysec")
+}
+
+// Start starts a server and waits until it answers. The test fails when
+// redis-server is not installed or does not come up; the server is killed when
+// the test ends.
+func Start(t testing.TB, opts ...Option) *Server {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		t.Fatalf("redis-server is not on PATH (apt-get install -y redis-server): %v", err)
+	}
+	var c config
+	for _, o := range opts {
+		o(&c)
+	}
+	s := &Server{t: t, Dir: t.TempDir()}
+	var lastErr error
+	for attempt := 0; attempt < 5; attempt++ {
+		s.Port = freePort(t)
+		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
+		if err := s.writeConfig(c); err != nil {
+			t.Fatal(err)
+		}
+		if lastErr = s.launch(bin); lastErr == nil {
+			t.Cleanup(s.Kill)
+			return s
+		}
+	}
+	t.Fatalf("redis-server did not start: %v", lastErr)
+	return nil
+}
+
+// freePort asks the kernel for a free loopback port. Another process may take it
+// before redis-server binds; Start then retries with another.
+func freePort(t testing.TB) int {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("no free loopback port: %v", err)
+	}
+	defer l.Close()
+	port := l.Addr().(*net.TCPAddr).Port
+	if port == 6379 {
+		return freePort(t)
+	}
+	return port
+}
+
+func (s *Server) writeConfig(c config) error {
+	lines := []string{
+		"port " + strconv.Itoa(s.Port),
+		"bind 127.0.0.1",
+		"protected-mode yes",
+		"daemonize no",
+		"dir " + s.Dir,
+		"logfile " + filepath.Join(s.Dir, "redis.log"),
+		`save ""`,
+		"appendonly no",
+	}
+	if c.acl != "" {
+		aclPath := filepath.Join(s.Dir, "users.acl")
+		if err := os.WriteFile(aclPath, []byte(c.acl), 0o600); err != nil {
+			return err
+		}
+		lines = append(lines, "aclfile "+aclPath)
+	}
+	lines = append(lines, c.lines...)
+	return os.WriteFile(s.ConfigPath(), []byte(strings.Join(lines, "\n")+"\n"), 0o600)
+}
+
+// ConfigPath is the server's redis.conf.
+func (s *Server) ConfigPath() string { return filepath.Join(s.Dir, "redis.conf") }
+
+func (s *Server) launch(bin string) error {
+	cmd := exec.Command(bin, s.ConfigPath())
+	cmd.Dir = s.Dir
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	done := make(chan struct{})
+	go func() { _ = cmd.Wait(); close(done) }()
+	s.mu.Lock()
+	s.cmd, s.done = cmd, done
+	s.mu.Unlock()
+	if err := s.waitReady(done); err != nil {
+		_ = cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("%w; log:\n%s", err, s.Log())
+	}
+	return nil
+}
+
+// waitReady polls the port until the server answers PING (any reply, even NOAUTH,
+// means it is up), the process exits, or the deadline passes.
+func (s *Server) waitReady(done <-chan struct{}) error {
+	deadline := time.Now().Add(startTimeout)
+	for {
+		select {
+		case <-done:
+			return fmt.Errorf("redis-server on port %d exited", s.Port)
+		default:
+		}
+		if answers(s.Addr) {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("redis-server on port %d did not answer within %s", s.Port, startTimeout)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// answers reports whether a RESP server at addr replies to PING.
+func answers(addr string) bool {
+	conn, err := net.DialTimeout("tcp", addr, 200*time.Millisecond)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(500 * time.Millisecond))
+	if _, err := conn.Write([]byte("PING\r\n")); err != nil {
+		return false
+	}
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return err == nil && (strings.HasPrefix(line, "+") || strings.HasPrefix(line, "-"))
+}
+
+// Kill stops the server at once (SIGKILL), as a crash would. Data not yet on disk is lost.
+func (s *Server) Kill() { s.stop(os.Kill) }
+
+// Stop shuts the server down with SIGTERM, which lets it flush its AOF.
+func (s *Server) Stop() { s.stop(os.Interrupt) }
+
+func (s *Server) stop(sig os.Signal) {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.cmd = nil
+	s.mu.Unlock()
+	if cmd == nil {
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+	select {
+	case <-done:
+	case <-time.After(startTimeout):
+		_ = cmd.Process.Kill()
+		<-done
+	}
+}
+
+// Restart starts the server again on the same port with the same directory and
+// configuration (so it reloads its AOF or RDB). The server must be stopped.
+func (s *Server) Restart() {
+	s.t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	if err := s.launch(bin); err != nil {
+		s.t.Fatalf("restart: %v", err)
+	}
+}
+
+// Running reports whether the process is up.
+func (s *Server) Running() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cmd != nil
+}
+
+// Log is the server's log file.
+func (s *Server) Log() string {
+	b, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
+	return string(b)
+}
+
+// URL is a redis:// URL of the server for user (empty: none) and password.
+func (s *Server) URL(user, password string, db int) string {
+	u := url.URL{Scheme: "redis", Host: s.Addr, Path: "/" + strconv.Itoa(db)}
+	if user != "" || password != "" {
+		u.User = url.UserPassword(user, password)
+	}
+	return u.String()
+}
+
+// Client returns a client of db as the default user, closed when the test ends.
+// Extra options change the redis.Options (user, protocol, timeouts).
+func (s *Server) Client(db int, opts ...func(*redis.Options)) *redis.Client {
+	o := &redis.Options{Addr: s.Addr, DB: db}
+	for _, f := range opts {
+		f(o)
+	}
+	c := redis.NewClient(o)
+	s.t.Cleanup(func() { _ = c.Close() })
+	return c
+}
+
+// WaitFor polls cond every few milliseconds until it is true or timeout passes,
+// and reports whether it became true. Tests use it instead of sleeping.
+func WaitFor(ctx context.Context, timeout time.Duration, cond func() bool) bool {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if cond() {
+			return true
+		}
+		select {
+		case <-ctx.Done():
+			return cond()
+		case <-tick.C:
+		}
+	}
+}

@@ -1,0 +1,111 @@
+package runtime_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hanchat/luagen/runtime"
+)
+
+// hostile are values a caller might pass to forge another key or break a pattern.
+var hostile = []string{"", " ", "a:b", "a*", "a?", "a[1]", "{tag}", "a\nb", "a\tb", strings.Repeat("a", 300), "ÄÖ", "han:api:*"}
+
+func TestKeyPartChecksRefuseForgingValues(t *testing.T) {
+	for _, v := range hostile {
+		for name, err := range map[string]error{
+			"uuid": runtime.CheckUUID("k", "p", v),
+			"hex":  runtime.CheckHex("k", "p", v, 64),
+			"name": runtime.CheckName("k", "p", v, 64),
+			"hmac": runtime.CheckHMAC("k", "p", runtime.HMAC(v)),
+		} {
+			if !errors.Is(err, runtime.ErrInvalidKeyPart) {
+				t.Errorf("%s accepted %q", name, v)
+				continue
+			}
+			if len(v) >= 3 && strings.Contains(err.Error(), v) {
+				t.Errorf("%s error shows the refused value: %v", name, err)
+			}
+		}
+	}
+	if err := runtime.CheckUUID("k", "p", "0b9a1f40-6a59-4f7e-9c51-6a0b7f3a9e21"); err != nil {
+		t.Error(err)
+	}
+	if err := runtime.CheckUUID("k", "p", "0B9A1F40-6A59-4F7E-9C51-6A0B7F3A9E21"); err == nil {
+		t.Error("upper-case UUID accepted: two spellings would be two keys")
+	}
+	if err := runtime.CheckName("k", "p", "instance-1.eu_west", 64); err != nil {
+		t.Error(err)
+	}
+	if err := runtime.CheckInt("k", "p", 0, 1, 10); err == nil {
+		t.Error("int below min accepted")
+	}
+}
+
+func TestArgChecks(t *testing.T) {
+	if _, err := runtime.ArgInt("s", "a", 11, 1, 10); !errors.Is(err, runtime.ErrInvalidArg) {
+		t.Error("int above max")
+	}
+	if v, err := runtime.ArgDuration("s", "a", 1500*time.Microsecond, 0, time.Second); err != nil || v != int64(1) {
+		t.Errorf("duration encodes whole ms: %v, %v", v, err)
+	}
+	if _, err := runtime.ArgBytes("s", "a", make([]byte, 11), 10); !errors.Is(err, runtime.ErrInvalidArg) {
+		t.Error("bytes over the limit")
+	}
+	if _, err := runtime.ArgToken("s", "a", "short"); !errors.Is(err, runtime.ErrInvalidArg) {
+		t.Error("short token")
+	}
+	if _, err := runtime.ArgToken("s", "a", "abcdefghijklmnop_-QRS"); err != nil {
+		t.Error(err)
+	}
+	if runtime.ArgBool(true) != int64(1) || runtime.ArgBool(false) != int64(0) {
+		t.Error("bool encoding")
+	}
+}
+
+func TestHMACKeyNeverPrintsItsSecret(t *testing.T) {
+	secret := []byte("0123456789abcdef0123456789abcdef-secret")
+	k, err := runtime.NewHMACKey(secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{k.String(), k.GoString()} {
+		if strings.Contains(s, "secret") || strings.Contains(s, "0123") {
+			t.Fatalf("printed the secret: %s", s)
+		}
+	}
+	a, b := k.Sum("192.0.2.1"), k.Sum("192.0.2.2")
+	if a == b || runtime.CheckHMAC("k", "p", a) != nil {
+		t.Fatal("Sum is not a distinct valid digest")
+	}
+	if _, err := runtime.NewHMACKey([]byte("short")); !errors.Is(err, runtime.ErrWeakSecret) {
+		t.Fatal("short secret accepted")
+	}
+}
+
+func TestRedactURL(t *testing.T) {
+	got := runtime.RedactURL("redis://api_backend:s3cr3t@redis:6379/1")
+	if strings.Contains(got, "s3cr3t") || !strings.Contains(got, "api_backend") {
+		t.Fatalf("RedactURL = %q", got)
+	}
+	if got := runtime.RedactURL("redis://u:p%zz@h"); strings.Contains(got, "p%zz") {
+		t.Fatalf("unparsable URL leaked: %q", got)
+	}
+}
+
+func TestKeyInfoMatches(t *testing.T) {
+	k := runtime.KeyInfo{Glob: "han:rt:user:*:connections"}
+	for key, want := range map[string]bool{
+		"han:rt:user:u1:connections":   true,
+		"han:rt:user::connections":     false,
+		"han:rt:user:u1:x:connections": false,
+		"han:rt:user:u1:connections:x": false,
+		"han:rt:user:u1":               false,
+		"han:rt:conn:u1:connections":   false,
+	} {
+		if got := k.Matches(key); got != want {
+			t.Errorf("Matches(%q) = %v, want %v", key, got, want)
+		}
+	}
+}
