@@ -1,0 +1,39 @@
+# The two commands the README promises: `make generate` and `make test`.
+GO ?= go
+STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
+EXAMPLE = examples/apiservice
+
+.PHONY: generate check lint test bench deps
+
+## generate: write generated/ from keyspec.yaml and lua/ (and the example's copy)
+generate:
+	$(GO) run ./cmd/luagen generate
+	cd $(EXAMPLE) && $(GO) generate ./...
+
+## check: fail when generated/ (or the example's copy) drifts from keyspec.yaml or lua/
+check:
+	$(GO) run ./cmd/luagen check
+	cd $(EXAMPLE) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec ../../keyspec.yaml --lua ../../lua --out internal/redisgen --instance vm1
+
+## lint: gofmt, go vet, staticcheck and luagen lint
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+	$(GO) run ./cmd/luagen lint
+	cd $(EXAMPLE) && $(GO) vet ./...
+
+## deps: what the tests need on this machine: redis-server, Go modules
+deps:
+	@command -v redis-server >/dev/null 2>&1 || { echo "installing redis-server"; apt-get update -q && apt-get install -y -q redis-server; }
+	$(GO) mod download
+	cd $(EXAMPLE) && $(GO) mod download
+
+## test: everything CI runs
+test: deps check lint
+	$(GO) test -race -count=1 ./...
+	cd $(EXAMPLE) && $(GO) build ./...
+
+## bench: benchmarks against real redis-server processes the benchmarks start
+bench: deps
+	$(GO) test -run '^$$' -bench . -benchmem ./...

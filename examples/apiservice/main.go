@@ -1,0 +1,63 @@
+// Command apiservice shows how a Go service of VM1 uses luagen: it generates its own
+// copy of the vm1 package from the HAN spec and calls a script through its typed
+// wrapper. Run it with REDIS_URL set, e.g. REDIS_URL=redis://127.0.0.1:6380/0.
+package main
+
+//go:generate go run github.com/hanchat/luagen/cmd/luagen generate --spec ../../keyspec.yaml --lua ../../lua --out internal/redisgen --instance vm1
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"os"
+	"time"
+
+	"example.com/apiservice/internal/redisgen/vm1"
+	"github.com/hanchat/luagen/runtime"
+	"github.com/redis/go-redis/v9"
+)
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		slog.Error("apiservice", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	raw := os.Getenv(vm1.DB0URLEnv)
+	opts, err := redis.ParseURL(raw)
+	if err != nil {
+		return fmt.Errorf("%s=%s: %w", vm1.DB0URLEnv, runtime.RedactURL(raw), err)
+	}
+	client := redis.NewClient(opts)
+	defer client.Close()
+
+	scripts, err := vm1.NewScripts(vm1.Clients{DB0: client})
+	if err != nil {
+		return err
+	}
+	if err := runtime.Preload(ctx, client, vm1.AllScripts()...); err != nil {
+		return err
+	}
+	key, err := vm1.NewAPIRLUserKey("0b9a1f40-6a59-4f7e-9c51-6a0b7f3a9e21", vm1.APIRouteMessagesSend, 60)
+	if err != nil {
+		return err
+	}
+	d, err := scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{
+		Limit: 20, Window: time.Minute, Cost: 1, Nonce: nonce(),
+	})
+	if err != nil {
+		return err
+	}
+	slog.Info("rate limit", "allowed", d.Allowed, "remaining", d.Remaining, "retry_after", d.RetryAfter)
+	return nil
+}
+
+func nonce() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
