@@ -1,0 +1,617 @@
+package luatest
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// reply is a Redis reply inside the harness, before it is converted for Lua or
+// for the test: one of intReply, bulkReply, statusReply, errReply, arrayReply, nilReply.
+type reply any
+
+type (
+	intReply    int64
+	bulkReply   string
+	statusReply string
+	errReply    string // "CODE message", as Redis sends it without the leading '-'
+	arrayReply  []reply
+	nilReply    struct{}
+)
+
+const (
+	errWrongType  = errReply("WRONGTYPE Operation against a key holding the wrong kind of value")
+	errSyntax     = errReply("ERR syntax error")
+	errNotInt     = errReply("ERR value is not an integer or out of range")
+	errNotFloat   = errReply("ERR value is not a valid float")
+	errMinMax     = errReply("ERR min or max is not a float")
+	errOverflow   = errReply("ERR increment or decrement would overflow")
+	errHashNotInt = errReply("ERR hash value is not an integer")
+)
+
+var okReply = statusReply("OK")
+
+// cmdCtx is one command being executed.
+type cmdCtx struct {
+	s    *Server
+	argv []string // argv[0] is the lower-cased command name
+	now  int64    // Unix ms, fixed for the command (for a whole script in Redis too)
+	run  *runState
+}
+
+func (c *cmdCtx) lookup(key string) *object { return c.s.db.lookup(key, c.now) }
+
+// wrote records that key was modified.
+func (c *cmdCtx) wrote(key string) {
+	if c.run != nil {
+		c.run.wrote(key)
+	}
+}
+
+// setTTL records a deadline put on key.
+func (c *cmdCtx) setTTL(key string, deadline int64) {
+	if c.run != nil {
+		c.run.ttl(key, time.Duration(deadline-c.now)*time.Millisecond)
+	}
+}
+
+// cmdSpec is one implemented command.
+type cmdSpec struct {
+	arity int  // Redis arity: exact when positive, minimum when negative
+	write bool // a write or may-replicate command: refused in read-only scripts
+	keys  func(argv []string) []string
+	fn    func(c *cmdCtx) reply
+}
+
+func firstKey(argv []string) []string { return argv[1:2] }
+func allKeys(argv []string) []string  { return argv[1:] }
+func noKeys([]string) []string        { return nil }
+
+var commands map[string]*cmdSpec
+
+func init() {
+	commands = map[string]*cmdSpec{
+		"get":              {2, false, firstKey, cmdGet},
+		"set":              {-3, true, firstKey, cmdSet},
+		"del":              {-2, true, allKeys, cmdDel},
+		"exists":           {-2, false, allKeys, cmdExists},
+		"incr":             {2, true, firstKey, func(c *cmdCtx) reply { return incrDecr(c, 1) }},
+		"decr":             {2, true, firstKey, func(c *cmdCtx) reply { return incrDecr(c, -1) }},
+		"incrby":           {3, true, firstKey, cmdIncrBy},
+		"decrby":           {3, true, firstKey, cmdDecrBy},
+		"expire":           {-3, true, firstKey, func(c *cmdCtx) reply { return expireGeneric(c, c.now, true) }},
+		"pexpire":          {-3, true, firstKey, func(c *cmdCtx) reply { return expireGeneric(c, c.now, false) }},
+		"expireat":         {-3, true, firstKey, func(c *cmdCtx) reply { return expireGeneric(c, 0, true) }},
+		"pexpireat":        {-3, true, firstKey, func(c *cmdCtx) reply { return expireGeneric(c, 0, false) }},
+		"persist":          {2, true, firstKey, cmdPersist},
+		"ttl":              {2, false, firstKey, func(c *cmdCtx) reply { return ttlGeneric(c, false) }},
+		"pttl":             {2, false, firstKey, func(c *cmdCtx) reply { return ttlGeneric(c, true) }},
+		"type":             {2, false, firstKey, cmdType},
+		"hset":             {-4, true, firstKey, cmdHSet},
+		"hget":             {3, false, firstKey, cmdHGet},
+		"hmget":            {-3, false, firstKey, cmdHMGet},
+		"hgetall":          {2, false, firstKey, cmdHGetAll},
+		"hdel":             {-3, true, firstKey, cmdHDel},
+		"hincrby":          {4, true, firstKey, cmdHIncrBy},
+		"hexists":          {3, false, firstKey, cmdHExists},
+		"hlen":             {2, false, firstKey, cmdHLen},
+		"zadd":             {-4, true, firstKey, cmdZAdd},
+		"zrem":             {-3, true, firstKey, cmdZRem},
+		"zcard":            {2, false, firstKey, cmdZCard},
+		"zcount":           {4, false, firstKey, cmdZCount},
+		"zscore":           {3, false, firstKey, cmdZScore},
+		"zrange":           {-4, false, firstKey, func(c *cmdCtx) reply { return zrangeGeneric(c, false) }},
+		"zrangebyscore":    {-4, false, firstKey, func(c *cmdCtx) reply { return zrangeGeneric(c, true) }},
+		"zremrangebyscore": {4, true, firstKey, func(c *cmdCtx) reply { return zremrangeGeneric(c, true) }},
+		"zremrangebyrank":  {4, true, firstKey, func(c *cmdCtx) reply { return zremrangeGeneric(c, false) }},
+		"time":             {1, false, noKeys, cmdTime},
+		"publish":          {3, true, noKeys, cmdPublish},
+		"ping":             {-1, false, noKeys, cmdPing},
+	}
+}
+
+// arityOK reports whether argc arguments (the name included) fit the arity.
+func (sp *cmdSpec) arityOK(argc int) bool {
+	if sp.arity > 0 {
+		return argc == sp.arity
+	}
+	return argc >= -sp.arity
+}
+
+// unknownCommandError is the reply a client gets for an unknown command.
+func unknownCommandError(argv []string) errReply {
+	var args strings.Builder
+	for _, a := range argv[1:] {
+		if args.Len() >= 128 {
+			break
+		}
+		a = truncate(a, 128-args.Len())
+		fmt.Fprintf(&args, "'%s' ", a)
+	}
+	return errReply(fmt.Sprintf("ERR unknown command '%s', with args beginning with: %s", truncate(argv[0], 128), args.String()))
+}
+
+func truncate(s string, n int) string {
+	if len(s) > n {
+		return s[:n]
+	}
+	return s
+}
+
+func arityError(name string) errReply {
+	return errReply(fmt.Sprintf("ERR wrong number of arguments for '%s' command", name))
+}
+
+// ---- strings and generic keys ----
+
+func cmdGet(c *cmdCtx) reply {
+	o := c.lookup(c.argv[1])
+	if o == nil {
+		return nilReply{}
+	}
+	if o.typ != "string" {
+		return errWrongType
+	}
+	return bulkReply(o.str)
+}
+
+const (
+	setNX = 1 << iota
+	setXX
+	setGet
+	setKeepTTL
+	setEX
+	setPX
+	setEXAT
+	setPXAT
+)
+
+func cmdSet(c *cmdCtx) reply {
+	key, val := c.argv[1], c.argv[2]
+	flags := 0
+	var expire string
+	for j := 3; j < len(c.argv); j++ {
+		opt := strings.ToLower(c.argv[j])
+		hasNext := j+1 < len(c.argv)
+		timeFlags := setKeepTTL | setEX | setPX | setEXAT | setPXAT
+		switch {
+		case opt == "nx" && flags&setXX == 0:
+			flags |= setNX
+		case opt == "xx" && flags&setNX == 0:
+			flags |= setXX
+		case opt == "get":
+			flags |= setGet
+		case opt == "keepttl" && flags&(timeFlags&^setKeepTTL) == 0:
+			flags |= setKeepTTL
+		case opt == "ex" && flags&(timeFlags&^setEX) == 0 && hasNext:
+			flags |= setEX
+			expire = c.argv[j+1]
+			j++
+		case opt == "px" && flags&(timeFlags&^setPX) == 0 && hasNext:
+			flags |= setPX
+			expire = c.argv[j+1]
+			j++
+		case opt == "exat" && flags&(timeFlags&^setEXAT) == 0 && hasNext:
+			flags |= setEXAT
+			expire = c.argv[j+1]
+			j++
+		case opt == "pxat" && flags&(timeFlags&^setPXAT) == 0 && hasNext:
+			flags |= setPXAT
+			expire = c.argv[j+1]
+			j++
+		default:
+			return errSyntax
+		}
+	}
+	hasExpire := flags&(setEX|setPX|setEXAT|setPXAT) != 0
+	var deadline int64
+	if hasExpire {
+		ms, ok := parseInt(expire)
+		if !ok {
+			return errNotInt
+		}
+		seconds := flags&(setEX|setEXAT) != 0
+		if ms <= 0 || (seconds && ms > math.MaxInt64/1000) {
+			return errReply("ERR invalid expire time in 'set' command")
+		}
+		if seconds {
+			ms *= 1000
+		}
+		if flags&(setEX|setPX) != 0 {
+			ms += c.now // wraps on overflow, as in C, and is caught below
+		}
+		if ms <= 0 {
+			return errReply("ERR invalid expire time in 'set' command")
+		}
+		deadline = ms
+	}
+	old := c.lookup(key)
+	var getReply reply = nilReply{}
+	if flags&setGet != 0 && old != nil {
+		if old.typ != "string" {
+			return errWrongType
+		}
+		getReply = bulkReply(old.str)
+	}
+	if (flags&setNX != 0 && old != nil) || (flags&setXX != 0 && old == nil) {
+		if flags&setGet != 0 {
+			return getReply
+		}
+		return nilReply{}
+	}
+	o := &object{typ: "string", str: val}
+	if flags&setKeepTTL != 0 && old != nil {
+		o.hasExpire, o.expireAt = old.hasExpire, old.expireAt
+	}
+	if hasExpire {
+		o.hasExpire, o.expireAt = true, deadline
+		c.setTTL(key, deadline)
+	}
+	c.s.db.keys[key] = o
+	c.wrote(key)
+	if flags&setGet != 0 {
+		return getReply
+	}
+	return okReply
+}
+
+func cmdDel(c *cmdCtx) reply {
+	n := 0
+	for _, k := range c.argv[1:] {
+		if c.s.db.del(k, c.now) {
+			n++
+			c.wrote(k)
+		}
+	}
+	return intReply(n)
+}
+
+func cmdExists(c *cmdCtx) reply {
+	n := 0
+	for _, k := range c.argv[1:] {
+		if c.lookup(k) != nil {
+			n++
+		}
+	}
+	return intReply(n)
+}
+
+func incrDecr(c *cmdCtx, incr int64) reply {
+	key := c.argv[1]
+	o := c.lookup(key)
+	var value int64
+	if o != nil {
+		if o.typ != "string" {
+			return errWrongType
+		}
+		v, ok := parseInt(o.str)
+		if !ok {
+			return errNotInt
+		}
+		value = v
+	}
+	if (incr < 0 && value < 0 && incr < math.MinInt64-value) || (incr > 0 && value > 0 && incr > math.MaxInt64-value) {
+		return errOverflow
+	}
+	value += incr
+	if o == nil {
+		o = &object{typ: "string"}
+		c.s.db.keys[key] = o
+	}
+	o.str = strconv.FormatInt(value, 10)
+	c.wrote(key)
+	return intReply(value)
+}
+
+func cmdIncrBy(c *cmdCtx) reply {
+	incr, ok := parseInt(c.argv[2])
+	if !ok {
+		return errNotInt
+	}
+	return incrDecr(c, incr)
+}
+
+func cmdDecrBy(c *cmdCtx) reply {
+	incr, ok := parseInt(c.argv[2])
+	if !ok {
+		return errNotInt
+	}
+	if incr == math.MinInt64 {
+		return errReply("ERR decrement would overflow")
+	}
+	return incrDecr(c, -incr)
+}
+
+func expireGeneric(c *cmdCtx, basetime int64, seconds bool) reply {
+	key, name := c.argv[1], c.argv[0]
+	var nx, xx, gt, lt bool
+	for _, a := range c.argv[3:] {
+		switch strings.ToLower(a) {
+		case "nx":
+			nx = true
+		case "xx":
+			xx = true
+		case "gt":
+			gt = true
+		case "lt":
+			lt = true
+		default:
+			return errReply("ERR Unsupported option " + a)
+		}
+	}
+	if nx && (xx || gt || lt) {
+		return errReply("ERR NX and XX, GT or LT options at the same time are not compatible")
+	}
+	if gt && lt {
+		return errReply("ERR GT and LT options at the same time are not compatible")
+	}
+	when, ok := parseInt(c.argv[2])
+	if !ok {
+		return errNotInt
+	}
+	invalid := errReply(fmt.Sprintf("ERR invalid expire time in '%s' command", name))
+	if seconds {
+		if when > math.MaxInt64/1000 || when < math.MinInt64/1000 {
+			return invalid
+		}
+		when *= 1000
+	}
+	if when > math.MaxInt64-basetime {
+		return invalid
+	}
+	when += basetime
+	o := c.lookup(key)
+	if o == nil {
+		return intReply(0)
+	}
+	if nx || xx || gt || lt {
+		cur := int64(-1)
+		if o.hasExpire {
+			cur = o.expireAt
+		}
+		if nx && cur != -1 {
+			return intReply(0)
+		}
+		if xx && cur == -1 {
+			return intReply(0)
+		}
+		if gt && (when <= cur || cur == -1) {
+			return intReply(0)
+		}
+		if lt && cur != -1 && when >= cur {
+			return intReply(0)
+		}
+	}
+	if when <= c.now {
+		delete(c.s.db.keys, key)
+		c.wrote(key)
+		return intReply(1)
+	}
+	o.hasExpire, o.expireAt = true, when
+	c.setTTL(key, when)
+	c.wrote(key)
+	return intReply(1)
+}
+
+func cmdPersist(c *cmdCtx) reply {
+	o := c.lookup(c.argv[1])
+	if o == nil || !o.hasExpire {
+		return intReply(0)
+	}
+	o.hasExpire, o.expireAt = false, 0
+	c.wrote(c.argv[1])
+	return intReply(1)
+}
+
+func ttlGeneric(c *cmdCtx, ms bool) reply {
+	o := c.lookup(c.argv[1])
+	if o == nil {
+		return intReply(-2)
+	}
+	if !o.hasExpire {
+		return intReply(-1)
+	}
+	ttl := o.expireAt - c.now
+	if ttl < 0 {
+		ttl = 0
+	}
+	if ms {
+		return intReply(ttl)
+	}
+	return intReply((ttl + 500) / 1000)
+}
+
+func cmdType(c *cmdCtx) reply {
+	o := c.lookup(c.argv[1])
+	if o == nil {
+		return statusReply("none")
+	}
+	return statusReply(o.typ)
+}
+
+// ---- hashes ----
+
+// hashOf returns the hash under key (nil if missing) or a WRONGTYPE error.
+func hashOf(c *cmdCtx, key string) (*object, reply) {
+	o := c.lookup(key)
+	if o != nil && o.typ != "hash" {
+		return nil, errWrongType
+	}
+	return o, nil
+}
+
+func cmdHSet(c *cmdCtx) reply {
+	if len(c.argv)%2 == 1 {
+		return arityError(c.argv[0])
+	}
+	key := c.argv[1]
+	o, errr := hashOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		o = &object{typ: "hash", hash: newHash()}
+		c.s.db.keys[key] = o
+	}
+	n := 0
+	for j := 2; j < len(c.argv); j += 2 {
+		if o.hash.set(c.argv[j], c.argv[j+1]) {
+			n++
+		}
+	}
+	c.wrote(key)
+	return intReply(n)
+}
+
+func cmdHGet(c *cmdCtx) reply {
+	o, errr := hashOf(c, c.argv[1])
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return nilReply{}
+	}
+	if v, ok := o.hash.get(c.argv[2]); ok {
+		return bulkReply(v)
+	}
+	return nilReply{}
+}
+
+func cmdHMGet(c *cmdCtx) reply {
+	o, errr := hashOf(c, c.argv[1])
+	if errr != nil {
+		return errr
+	}
+	out := make(arrayReply, 0, len(c.argv)-2)
+	for _, f := range c.argv[2:] {
+		if o != nil {
+			if v, ok := o.hash.get(f); ok {
+				out = append(out, bulkReply(v))
+				continue
+			}
+		}
+		out = append(out, nilReply{})
+	}
+	return out
+}
+
+func cmdHGetAll(c *cmdCtx) reply {
+	o, errr := hashOf(c, c.argv[1])
+	if errr != nil {
+		return errr
+	}
+	out := arrayReply{}
+	if o != nil {
+		for _, f := range o.hash.order {
+			out = append(out, bulkReply(f), bulkReply(o.hash.fields[f]))
+		}
+	}
+	return out
+}
+
+func cmdHDel(c *cmdCtx) reply {
+	key := c.argv[1]
+	o, errr := hashOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return intReply(0)
+	}
+	n := 0
+	for _, f := range c.argv[2:] {
+		if o.hash.del(f) {
+			n++
+		}
+	}
+	if o.hash.len() == 0 {
+		delete(c.s.db.keys, key)
+	}
+	if n > 0 {
+		c.wrote(key)
+	}
+	return intReply(n)
+}
+
+func cmdHIncrBy(c *cmdCtx) reply {
+	key, field := c.argv[1], c.argv[2]
+	incr, ok := parseInt(c.argv[3])
+	if !ok {
+		return errNotInt
+	}
+	o, errr := hashOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	var value int64
+	if o != nil {
+		if v, ok := o.hash.get(field); ok {
+			if value, ok = parseInt(v); !ok {
+				return errHashNotInt
+			}
+		}
+	}
+	if (incr < 0 && value < 0 && incr < math.MinInt64-value) || (incr > 0 && value > 0 && incr > math.MaxInt64-value) {
+		return errOverflow
+	}
+	value += incr
+	if o == nil {
+		o = &object{typ: "hash", hash: newHash()}
+		c.s.db.keys[key] = o
+	}
+	o.hash.set(field, strconv.FormatInt(value, 10))
+	c.wrote(key)
+	return intReply(value)
+}
+
+func cmdHExists(c *cmdCtx) reply {
+	o, errr := hashOf(c, c.argv[1])
+	if errr != nil {
+		return errr
+	}
+	if o != nil {
+		if _, ok := o.hash.get(c.argv[2]); ok {
+			return intReply(1)
+		}
+	}
+	return intReply(0)
+}
+
+func cmdHLen(c *cmdCtx) reply {
+	o, errr := hashOf(c, c.argv[1])
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return intReply(0)
+	}
+	return intReply(o.hash.len())
+}
+
+// ---- server ----
+
+func cmdTime(c *cmdCtx) reply {
+	t := c.s.clock.Now()
+	sec := t.Unix()
+	usec := int64(t.Nanosecond() / 1000)
+	return arrayReply{bulkReply(strconv.FormatInt(sec, 10)), bulkReply(strconv.FormatInt(usec, 10))}
+}
+
+func cmdPublish(c *cmdCtx) reply {
+	if c.run != nil {
+		c.run.res.Published = append(c.run.res.Published, Message{Channel: c.argv[1], Payload: c.argv[2]})
+	}
+	return intReply(0)
+}
+
+func cmdPing(c *cmdCtx) reply {
+	switch len(c.argv) {
+	case 1:
+		return statusReply("PONG")
+	case 2:
+		return bulkReply(c.argv[1])
+	}
+	return arityError(c.argv[0])
+}

@@ -1,0 +1,478 @@
+package luatest
+
+import (
+	"math"
+	"strings"
+)
+
+// Sorted set commands.
+
+func zsetOf(c *cmdCtx, key string) (*object, reply) {
+	o := c.lookup(key)
+	if o != nil && o.typ != "zset" {
+		return nil, errWrongType
+	}
+	return o, nil
+}
+
+func cmdZAdd(c *cmdCtx) reply {
+	key := c.argv[1]
+	var nx, xx, gt, lt, ch, incr bool
+	idx := 2
+options:
+	for ; idx < len(c.argv); idx++ {
+		switch strings.ToLower(c.argv[idx]) {
+		case "nx":
+			nx = true
+		case "xx":
+			xx = true
+		case "gt":
+			gt = true
+		case "lt":
+			lt = true
+		case "ch":
+			ch = true
+		case "incr":
+			incr = true
+		default:
+			break options
+		}
+	}
+	elements := len(c.argv) - idx
+	if elements%2 != 0 || elements == 0 {
+		return errSyntax
+	}
+	elements /= 2
+	if nx && xx {
+		return errReply("ERR XX and NX options at the same time are not compatible")
+	}
+	if (gt && nx) || (lt && nx) || (gt && lt) {
+		return errReply("ERR GT, LT, and/or NX options at the same time are not compatible")
+	}
+	if incr && elements > 1 {
+		return errReply("ERR INCR option supports a single increment-element pair")
+	}
+	scores := make([]float64, elements)
+	for j := range scores {
+		v, ok := parseFloat(c.argv[idx+2*j])
+		if !ok {
+			return errNotFloat
+		}
+		scores[j] = v
+	}
+	o, errr := zsetOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	var added, updated, processed int
+	var score float64
+	if o == nil && !xx {
+		o = &object{typ: "zset", zset: newZSet()}
+		c.s.db.keys[key] = o
+	}
+	if o != nil {
+		for j := 0; j < elements; j++ {
+			score = scores[j]
+			member := c.argv[idx+2*j+1]
+			if cur, exists := o.zset.score(member); exists {
+				if nx {
+					continue
+				}
+				if incr {
+					score += cur
+					if math.IsNaN(score) {
+						if added+updated > 0 {
+							c.wrote(key)
+						}
+						return errReply("ERR resulting score is not a number (NaN)")
+					}
+				}
+				if (lt && score >= cur) || (gt && score <= cur) {
+					continue
+				}
+				if score != cur {
+					o.zset.put(member, score)
+					updated++
+				}
+				processed++
+			} else if !xx {
+				o.zset.put(member, score)
+				added++
+				processed++
+			}
+		}
+		if o.zset.len() == 0 {
+			delete(c.s.db.keys, key) // cannot happen in Redis either; keep the keyspace clean
+		}
+	}
+	if added+updated > 0 {
+		c.wrote(key)
+	}
+	if incr {
+		if processed > 0 {
+			return bulkReply(formatScore(score))
+		}
+		return nilReply{}
+	}
+	if ch {
+		return intReply(added + updated)
+	}
+	return intReply(added)
+}
+
+func cmdZRem(c *cmdCtx) reply {
+	key := c.argv[1]
+	o, errr := zsetOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return intReply(0)
+	}
+	n := 0
+	for _, m := range c.argv[2:] {
+		if o.zset.del(m) {
+			n++
+		}
+	}
+	if o.zset.len() == 0 {
+		delete(c.s.db.keys, key)
+	}
+	if n > 0 {
+		c.wrote(key)
+	}
+	return intReply(n)
+}
+
+func cmdZCard(c *cmdCtx) reply {
+	o, errr := zsetOf(c, c.argv[1])
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return intReply(0)
+	}
+	return intReply(o.zset.len())
+}
+
+// parseScoreRange parses min and max as Redis's zslParseRange does.
+func parseScoreRange(min, max string) (scoreRange, bool) {
+	var r scoreRange
+	var ok bool
+	if r.min, r.minex, ok = parseRangeEnd(min); !ok {
+		return r, false
+	}
+	if r.max, r.maxex, ok = parseRangeEnd(max); !ok {
+		return r, false
+	}
+	return r, true
+}
+
+func parseRangeEnd(s string) (float64, bool, bool) {
+	if strings.HasPrefix(s, "(") {
+		v, ok := parseRangeFloat(s[1:])
+		return v, true, ok
+	}
+	v, ok := parseRangeFloat(s)
+	return v, false, ok
+}
+
+func cmdZCount(c *cmdCtx) reply {
+	r, ok := parseScoreRange(c.argv[2], c.argv[3])
+	if !ok {
+		return errMinMax
+	}
+	o, errr := zsetOf(c, c.argv[1])
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return intReply(0)
+	}
+	return intReply(len(o.zset.inRange(r)))
+}
+
+func cmdZScore(c *cmdCtx) reply {
+	o, errr := zsetOf(c, c.argv[1])
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return nilReply{}
+	}
+	if s, ok := o.zset.score(c.argv[2]); ok {
+		return bulkReply(formatScore(s))
+	}
+	return nilReply{}
+}
+
+// rankRange sanitises start/stop as Redis does; ok is false for an empty range.
+func rankRange(start, end int64, n int) (int, int, bool) {
+	llen := int64(n)
+	if start < 0 {
+		start += llen
+	}
+	if end < 0 {
+		end += llen
+	}
+	if start < 0 {
+		start = 0
+	}
+	if start > end || start >= llen {
+		return 0, 0, false
+	}
+	if end >= llen {
+		end = llen - 1
+	}
+	return int(start), int(end), true
+}
+
+// zrangeGeneric is ZRANGE (byScoreCmd false) and ZRANGEBYSCORE (byScoreCmd true).
+func zrangeGeneric(c *cmdCtx, byScoreCmd bool) reply {
+	const (
+		byRank = iota
+		byScore
+		byLex
+	)
+	rangeType, rev := -1, false
+	if byScoreCmd {
+		rangeType = byScore
+	}
+	revSet := byScoreCmd
+	withScores := false
+	offset, limit := int64(0), int64(-1)
+	for j := 4; j < len(c.argv); j++ {
+		left := len(c.argv) - j - 1
+		opt := strings.ToLower(c.argv[j])
+		switch {
+		case opt == "withscores":
+			withScores = true
+		case opt == "limit" && left >= 2:
+			var ok1, ok2 bool
+			offset, ok1 = parseInt(c.argv[j+1])
+			if !ok1 {
+				return errNotInt
+			}
+			limit, ok2 = parseInt(c.argv[j+2])
+			if !ok2 {
+				return errNotInt
+			}
+			j += 2
+		case !revSet && opt == "rev":
+			rev, revSet = true, true
+		case rangeType == -1 && opt == "bylex":
+			rangeType = byLex
+		case rangeType == -1 && opt == "byscore":
+			rangeType = byScore
+		default:
+			return errSyntax
+		}
+	}
+	if rangeType == -1 {
+		rangeType = byRank
+	}
+	if limit != -1 && rangeType == byRank {
+		return errReply("ERR syntax error, LIMIT is only supported in combination with either BYSCORE or BYLEX")
+	}
+	if withScores && rangeType == byLex {
+		return errReply("ERR syntax error, WITHSCORES not supported in combination with BYLEX")
+	}
+	minArg, maxArg := c.argv[2], c.argv[3]
+	if rev && rangeType != byRank {
+		minArg, maxArg = maxArg, minArg
+	}
+	var start, end int64
+	var r scoreRange
+	var lr lexRange
+	switch rangeType {
+	case byRank:
+		var ok bool
+		if start, ok = parseInt(minArg); !ok {
+			return errNotInt
+		}
+		if end, ok = parseInt(maxArg); !ok {
+			return errNotInt
+		}
+	case byScore:
+		var ok bool
+		if r, ok = parseScoreRange(minArg, maxArg); !ok {
+			return errMinMax
+		}
+	case byLex:
+		var ok bool
+		if lr, ok = parseLexRange(minArg, maxArg); !ok {
+			return errReply("ERR min or max not valid string range item")
+		}
+	}
+	o, errr := zsetOf(c, c.argv[1])
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return arrayReply{}
+	}
+	var members []Member
+	if rangeType == byRank {
+		s, e, ok := rankRange(start, end, o.zset.len())
+		if ok {
+			if rev {
+				n := o.zset.len()
+				for i := s; i <= e; i++ {
+					members = append(members, o.zset.sorted[n-1-i])
+				}
+			} else {
+				members = append(members, o.zset.sorted[s:e+1]...)
+			}
+		}
+	} else {
+		var all []Member
+		if rangeType == byScore {
+			all = o.zset.inRange(r)
+		} else {
+			all = o.zset.inLexRange(lr)
+		}
+		if rev {
+			for i, j := 0, len(all)-1; i < j; i, j = i+1, j-1 {
+				all[i], all[j] = all[j], all[i]
+			}
+		}
+		switch {
+		case offset < 0 || offset >= int64(len(all)):
+			all = nil
+		default:
+			all = all[offset:]
+			if limit >= 0 && limit < int64(len(all)) {
+				all = all[:limit]
+			}
+		}
+		members = all
+	}
+	out := arrayReply{}
+	for _, m := range members {
+		out = append(out, bulkReply(m.Member))
+		if withScores {
+			out = append(out, bulkReply(formatScore(m.Score)))
+		}
+	}
+	return out
+}
+
+// zremrangeGeneric is ZREMRANGEBYSCORE (byScore) and ZREMRANGEBYRANK.
+func zremrangeGeneric(c *cmdCtx, byScore bool) reply {
+	key := c.argv[1]
+	var r scoreRange
+	var start, end int64
+	if byScore {
+		var ok bool
+		if r, ok = parseScoreRange(c.argv[2], c.argv[3]); !ok {
+			return errMinMax
+		}
+	} else {
+		var ok bool
+		if start, ok = parseInt(c.argv[2]); !ok {
+			return errNotInt
+		}
+		if end, ok = parseInt(c.argv[3]); !ok {
+			return errNotInt
+		}
+	}
+	o, errr := zsetOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return intReply(0)
+	}
+	var victims []Member
+	if byScore {
+		victims = o.zset.inRange(r)
+	} else if s, e, ok := rankRange(start, end, o.zset.len()); ok {
+		victims = append(victims, o.zset.sorted[s:e+1]...)
+	}
+	for _, m := range victims {
+		o.zset.del(m.Member)
+	}
+	if o.zset.len() == 0 {
+		delete(c.s.db.keys, key)
+	}
+	if len(victims) > 0 {
+		c.wrote(key)
+	}
+	return intReply(len(victims))
+}
+
+// lexBound is one end of a BYLEX range: "-" (inf -1), "+" (inf 1), "[x" or "(x".
+type lexBound struct {
+	s   string
+	inf int
+	ex  bool
+}
+
+type lexRange struct{ min, max lexBound }
+
+func parseLexBound(s string) (lexBound, bool) {
+	switch {
+	case s == "+":
+		return lexBound{inf: 1, ex: true}, true
+	case s == "-":
+		return lexBound{inf: -1, ex: true}, true
+	case strings.HasPrefix(s, "("):
+		return lexBound{s: s[1:], ex: true}, true
+	case strings.HasPrefix(s, "["):
+		return lexBound{s: s[1:]}, true
+	}
+	return lexBound{}, false
+}
+
+func parseLexRange(min, max string) (lexRange, bool) {
+	lo, ok1 := parseLexBound(min)
+	hi, ok2 := parseLexBound(max)
+	return lexRange{lo, hi}, ok1 && ok2
+}
+
+// cmpLex compares two bounds as Redis's sdscmplex: "-" below and "+" above every string.
+func cmpLex(a, b lexBound) int {
+	if a.inf != 0 || b.inf != 0 {
+		switch {
+		case a.inf == b.inf:
+			return 0
+		case a.inf == -1 || b.inf == 1:
+			return -1
+		}
+		return 1
+	}
+	return strings.Compare(a.s, b.s)
+}
+
+func (r lexRange) gteMin(v string) bool {
+	c := cmpLex(lexBound{s: v}, r.min)
+	if r.min.ex {
+		return c > 0
+	}
+	return c >= 0
+}
+
+func (r lexRange) lteMax(v string) bool {
+	c := cmpLex(lexBound{s: v}, r.max)
+	if r.max.ex {
+		return c < 0
+	}
+	return c <= 0
+}
+
+// inLexRange walks the set as Redis does: from the first member at or above
+// min, while members stay at or below max.
+func (z *zsetValue) inLexRange(r lexRange) []Member {
+	if c := cmpLex(r.min, r.max); c > 0 || (c == 0 && (r.min.ex || r.max.ex)) {
+		return nil
+	}
+	i := 0
+	for i < len(z.sorted) && !r.gteMin(z.sorted[i].Member) {
+		i++
+	}
+	var out []Member
+	for ; i < len(z.sorted) && r.lteMax(z.sorted[i].Member); i++ {
+		out = append(out, z.sorted[i])
+	}
+	return out
+}

@@ -1,0 +1,481 @@
+package luatest
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha1"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	lua "github.com/yuin/gopher-lua"
+	"github.com/yuin/gopher-lua/ast"
+	"github.com/yuin/gopher-lua/parse"
+
+	"github.com/hanchat/luagen/gen/luascript"
+)
+
+// DefaultScriptTimeout is how long a Run may take before the harness stops the
+// script, when Server.ScriptTimeout is zero.
+const DefaultScriptTimeout = 10 * time.Second
+
+// chunkName is the name Redis 7.0 compiles every script under: errors read
+// "user_script:<line>: ..." and end with "on @user_script:<line>.".
+const chunkName = "user_script"
+
+// Server is an in-memory Redis keyspace (one logical database) with TTLs that
+// follow its Clock. It runs scripts one at a time, like Redis; it is safe for
+// concurrent use.
+type Server struct {
+	// ScriptTimeout bounds each Run (DefaultScriptTimeout when zero). Set it
+	// before the Server is used.
+	ScriptTimeout time.Duration
+
+	mu    sync.Mutex
+	clock *Clock
+	db    *db
+	rand  rand48
+}
+
+// NewServer returns an empty Server whose keys expire by clock (a new Clock at
+// the current time when clock is nil).
+func NewServer(clock *Clock) *Server {
+	if clock == nil {
+		clock = NewClock(time.Now())
+	}
+	s := &Server{clock: clock, db: newDB()}
+	s.rand.seed(0)
+	return s
+}
+
+// Clock is the Server's clock.
+func (s *Server) Clock() *Clock { return s.clock }
+
+// Script is a loaded script, ready to Run on any Server.
+type Script struct {
+	file  string
+	src   []byte
+	sha   string
+	info  *luascript.Info
+	proto *lua.FunctionProto
+}
+
+// File is the name the script was loaded under.
+func (sc *Script) File() string { return sc.file }
+
+// SHA1 is the hex SHA1 Redis knows the script by (of the whole source, shebang
+// included); Redis puts it in the errors a script raises.
+func (sc *Script) SHA1() string { return sc.sha }
+
+// Source is the script as it was loaded, shebang included: what EVAL sends.
+func (sc *Script) Source() []byte { return append([]byte(nil), sc.src...) }
+
+// Info is luascript's static reading of the script.
+func (sc *Script) Info() *luascript.Info { return sc.info }
+
+// ReadOnly reports whether the script declares the no-writes flag; Redis then
+// refuses its write commands.
+func (sc *Script) ReadOnly() bool { return sc.info.HasFlag("no-writes") }
+
+// Load compiles a script. file names it in errors. What Redis would refuse to
+// load is a *luascript.SyntaxError naming file and line: Lua 5.2 syntax (goto,
+// labels), a bad shebang, or a Lua syntax error.
+func (s *Server) Load(file string, src []byte) (*Script, error) {
+	return Load(file, src)
+}
+
+// LoadFile reads and compiles the script at path; errors name the file as path.
+func (s *Server) LoadFile(path string) (*Script, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("luatest: %w", err)
+	}
+	return Load(path, src)
+}
+
+// Load compiles a script; see Server.Load. A Script does not belong to a Server.
+func Load(file string, src []byte) (*Script, error) {
+	info, err := luascript.Analyze(file, src)
+	if err != nil {
+		return nil, err
+	}
+	chunk, err := parse.Parse(bytes.NewReader(luascript.Body(src)), chunkName)
+	if err != nil {
+		// Analyze parsed the same text; keep the file's name in the error all the same.
+		return nil, &luascript.SyntaxError{File: file, Msg: err.Error()}
+	}
+	proto, err := compile(chunk)
+	if err != nil {
+		se := &luascript.SyntaxError{File: file, Msg: err.Error()}
+		var ce *lua.CompileError
+		if errors.As(err, &ce) {
+			se.Line, se.Msg = ce.Line, ce.Message
+		}
+		return nil, se
+	}
+	sum := sha1.Sum(src)
+	return &Script{file: file, src: append([]byte(nil), src...), sha: hex.EncodeToString(sum[:]), info: info, proto: proto}, nil
+}
+
+func compile(chunk []ast.Stmt) (proto *lua.FunctionProto, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%v", r)
+		}
+	}()
+	return lua.Compile(chunk, chunkName)
+}
+
+// Result is what one Run did.
+type Result struct {
+	// Reply is the script's reply as go-redis (RESP2) hands it to a client:
+	// int64, string, nil or []any (nested; an error inside an array is an
+	// *ErrorReply). It is nil when Err is set.
+	Reply any
+	// Err is non-nil when the script answered with an error reply or failed: an
+	// *ErrorReply (errors.As) carrying the text a client sees. Other errors
+	// are the harness's own (a bad argument to Run, a timeout).
+	Err error
+	// Commands lists every redis.call/redis.pcall that reached the command
+	// table, in order.
+	Commands []Command
+	// Touched lists the distinct keys the commands named, in first-touch order.
+	Touched []string
+	// Written lists the distinct keys the commands modified, in first-write order.
+	Written []string
+	// TTLs holds, per key, the last time to live a command put on it during the
+	// run (EXPIRE, PEXPIRE, EXPIREAT, PEXPIREAT, SET EX/PX/EXAT/PXAT), relative
+	// to the clock. A later PERSIST or SET without KEEPTTL does not remove it;
+	// Server.Keyspace tells the state after the run.
+	TTLs map[string]time.Duration
+	// Logs holds the messages of redis.log, in order.
+	Logs []string
+	// Published holds the messages PUBLISH sent, in order.
+	Published []Message
+	// Violations lists the project's rules the run broke; it is empty when the
+	// run obeyed them: every key a command names is in KEYS, every key written
+	// is left with a TTL (or deleted), no SELECT.
+	Violations []string
+
+	file string
+}
+
+// Check is nil when the run broke no rule, else an error listing the violations.
+func (r *Result) Check() error {
+	if len(r.Violations) == 0 {
+		return nil
+	}
+	return fmt.Errorf("luatest: %s broke %d rule(s):\n  - %s", r.file, len(r.Violations), strings.Join(r.Violations, "\n  - "))
+}
+
+// ErrorReply is an error reply as a client sees it.
+type ErrorReply struct {
+	// Msg is the reply's text without the leading '-', e.g.
+	// "NOT_OWNER lock held by another owner" or
+	// "ERR user_script:3: boom script: <sha1>, on @user_script:3.".
+	Msg string
+}
+
+// Error returns Msg, the reply as a client sees it.
+func (e *ErrorReply) Error() string { return e.Msg }
+
+// Code is the first word of the reply: ERR, WRONGTYPE, NOT_OWNER...
+func (e *ErrorReply) Code() string {
+	code, _, _ := strings.Cut(e.Msg, " ")
+	return code
+}
+
+// RedisError marks ErrorReply as a reply from Redis, as go-redis's redis.Error
+// interface expects.
+func (e *ErrorReply) RedisError() {}
+
+// Command is one command a script sent.
+type Command struct {
+	Name string   // lower-case
+	Args []string // the arguments after the name
+	Keys []string // the arguments that are keys
+}
+
+// Message is one PUBLISH.
+type Message struct {
+	Channel string
+	Payload string
+}
+
+// Keyspace is the live keyspace now: expired keys are dropped first.
+func (s *Server) Keyspace() Keyspace {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.db.snapshot(s.clock.unixMilli())
+}
+
+// Do runs one command directly against the keyspace, as a client would (for
+// test set-up and inspection). Arguments are encoded as go-redis encodes them;
+// the reply is converted as go-redis gives it (see Result.Reply), and an error
+// reply is returned as an *ErrorReply. Do records nothing and checks no rules.
+func (s *Server) Do(args ...any) (any, error) {
+	argv, err := encodeArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	if len(argv) == 0 {
+		return nil, errors.New("luatest: Do needs a command")
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	name := strings.ToLower(argv[0])
+	var r reply
+	spec := commands[name]
+	switch {
+	case name == "select":
+		r = errSelect
+	case spec == nil:
+		r = unknownCommandError(argv)
+	case !spec.arityOK(len(argv)):
+		r = arityError(name)
+	default:
+		argv[0] = name
+		r = spec.fn(&cmdCtx{s: s, argv: argv, now: s.clock.unixMilli()})
+	}
+	if e, ok := r.(errReply); ok {
+		return nil, &ErrorReply{Msg: string(e)}
+	}
+	return replyToGo(r), nil
+}
+
+const errSelect = errReply("ERR luatest: SELECT is refused: a script must stay in the database its caller chose")
+
+// Run executes the script once, in a fresh sandboxed Lua state, with KEYS and
+// ARGV. args may be string, []byte, any integer or float type, bool (true → "1",
+// false → "0") or anything else go-redis can encode; they reach Lua as strings.
+// Run never panics: a failing script gives Result.Err.
+func (s *Server) Run(sc *Script, keys []string, args ...any) *Result {
+	res := &Result{TTLs: map[string]time.Duration{}}
+	if sc == nil {
+		res.Err = errors.New("luatest: Run of a nil *Script")
+		return res
+	}
+	res.file = sc.file
+	argv, err := encodeArgs(args)
+	if err != nil {
+		res.Err = err
+		return res
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := &runState{
+		s: s, sc: sc, res: res,
+		keys:     map[string]bool{},
+		touched:  map[string]bool{},
+		written:  map[string]bool{},
+		flagged:  map[string]bool{},
+		now:      s.clock.unixMilli(),
+		readOnly: sc.ReadOnly(),
+	}
+	for _, k := range keys {
+		r.keys[k] = true
+	}
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				res.Reply = nil
+				res.Err = fmt.Errorf("luatest: internal error running %s: %v", sc.file, p)
+			}
+		}()
+		r.execute(keys, argv)
+	}()
+	r.finish()
+	return res
+}
+
+// runState is one Run in progress.
+type runState struct {
+	s        *Server
+	sc       *Script
+	res      *Result
+	keys     map[string]bool // this run's KEYS
+	touched  map[string]bool
+	written  map[string]bool
+	flagged  map[string]bool // violations already reported
+	now      int64           // Unix ms; Redis freezes time for a script's key expiry
+	readOnly bool
+	sb       *sandbox
+
+	errLocated bool // the error handler found where the error was raised
+	errSource  string
+	errLine    int
+}
+
+func (r *runState) violation(msg string) {
+	if !r.flagged[msg] {
+		r.flagged[msg] = true
+		r.res.Violations = append(r.res.Violations, msg)
+	}
+}
+
+func (r *runState) touch(key string) {
+	if !r.touched[key] {
+		r.touched[key] = true
+		r.res.Touched = append(r.res.Touched, key)
+	}
+	if !r.keys[key] {
+		r.violation(fmt.Sprintf("touched key %q not passed in KEYS", key))
+	}
+}
+
+func (r *runState) wrote(key string) {
+	if !r.written[key] {
+		r.written[key] = true
+		r.res.Written = append(r.res.Written, key)
+	}
+}
+
+func (r *runState) ttl(key string, d time.Duration) { r.res.TTLs[key] = d }
+
+// exec runs one command for redis.call/pcall, with Redis's script-side checks.
+func (r *runState) exec(argv []string) reply {
+	name := strings.ToLower(argv[0])
+	cmd := Command{Name: name, Args: append([]string(nil), argv[1:]...)}
+	spec := commands[name]
+	switch {
+	case name == "select":
+		r.res.Commands = append(r.res.Commands, cmd)
+		r.violation("SELECT called: a script must stay in the database its caller chose")
+		return errSelect
+	case spec == nil:
+		r.res.Commands = append(r.res.Commands, cmd)
+		return errReply("ERR Unknown Redis command called from script")
+	case !spec.arityOK(len(argv)):
+		r.res.Commands = append(r.res.Commands, cmd)
+		return errReply("ERR Wrong number of args calling Redis command from script")
+	}
+	argv[0] = name
+	cmd.Keys = append([]string(nil), spec.keys(argv)...)
+	r.res.Commands = append(r.res.Commands, cmd)
+	for _, k := range cmd.Keys {
+		r.touch(k)
+	}
+	if spec.write && r.readOnly {
+		return errReply("ERR Write commands are not allowed from read-only scripts.")
+	}
+	return spec.fn(&cmdCtx{s: r.s, argv: argv, now: r.now, run: r})
+}
+
+func (r *runState) timeout() time.Duration {
+	if r.s.ScriptTimeout > 0 {
+		return r.s.ScriptTimeout
+	}
+	return DefaultScriptTimeout
+}
+
+// execute runs the script and fills Reply or Err.
+func (r *runState) execute(keys, argv []string) {
+	L := r.newState(keys, argv)
+	defer L.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout())
+	defer cancel()
+	L.SetContext(ctx)
+
+	handler := L.NewFunction(r.errorHandler)
+	L.Push(L.NewFunctionFromProto(r.sc.proto))
+	err := L.PCall(0, 1, handler)
+	if ctx.Err() != nil {
+		r.res.Err = fmt.Errorf("luatest: %s ran longer than %v and was stopped", r.sc.file, r.timeout())
+		return
+	}
+	if err != nil {
+		var obj lua.LValue = lua.LString(err.Error())
+		var aerr *lua.ApiError
+		if errors.As(err, &aerr) {
+			if aerr.Type == lua.ApiErrorPanic {
+				r.res.Err = fmt.Errorf("luatest: gopher-lua failed running %s: %v", r.sc.file, aerr.Object)
+				return
+			}
+			if aerr.Object != nil {
+				obj = aerr.Object
+			}
+		}
+		r.res.Err = &ErrorReply{Msg: r.errorText(L, obj)}
+		return
+	}
+	rep := luaToReply(L.Get(-1), 0)
+	if e, ok := rep.(errReply); ok {
+		r.res.Err = &ErrorReply{Msg: string(e)}
+		return
+	}
+	r.res.Reply = replyToGo(rep)
+}
+
+// errorHandler is Redis's __redis__err__handler: it notes where the error was
+// raised, in the first Lua function at or above the failing one.
+func (r *runState) errorHandler(L *lua.LState) int {
+	obj := L.Get(1)
+	if dbg, ok := L.GetStack(1); ok {
+		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil {
+			if dbg.What == "G" {
+				if dbg2, ok := L.GetStack(2); ok {
+					if _, err := L.GetInfo("Sl", dbg2, lua.LNil); err == nil {
+						dbg = dbg2
+					}
+				}
+			}
+			r.errLocated = true
+			r.errSource, r.errLine = dbg.Source, dbg.CurrentLine
+			if src, ok := r.sb.sources[dbg.Source]; ok {
+				r.errSource = src
+			} else if r.errSource == chunkName {
+				r.errSource = "@" + chunkName
+			}
+		}
+	}
+	L.Push(obj)
+	return 1
+}
+
+var positionRe = regexp.MustCompile(`^([^:\n]*):(\d+): `)
+
+// errorText is the error reply Redis sends for an error raised by the script.
+func (r *runState) errorText(L *lua.LState, obj lua.LValue) string {
+	var msg string
+	if t, ok := obj.(*lua.LTable); ok {
+		switch e := t.RawGetString("err").(type) {
+		case lua.LString:
+			msg = string(e)
+		case lua.LNumber:
+			msg = formatLuaNumber(float64(e))
+		default:
+			r.violation("the script raised an error object without an err field (Redis 7.0.15 crashes on this)")
+			msg = "ERR luatest: the script raised an error object without an err field"
+		}
+	} else {
+		text := luaToString(L, obj)
+		msg = "ERR " + lua51Message(text)
+		if !r.errLocated {
+			// The handler could not run (the call stack was full): the
+			// position Lua put in front of the message says where.
+			if m := positionRe.FindStringSubmatch(text); m != nil && m[1] == chunkName {
+				r.errLocated, r.errSource = true, "@"+chunkName
+				r.errLine, _ = strconv.Atoi(m[2])
+			}
+		}
+	}
+	if r.errLocated {
+		msg += fmt.Sprintf(" script: %s, on %s:%d.", r.sc.sha, r.errSource, r.errLine)
+	}
+	return mapNewlines(msg)
+}
+
+// finish checks the end-of-run rules.
+func (r *runState) finish() {
+	for _, k := range r.res.Written {
+		if o := r.s.db.lookup(k, r.now); o != nil && !o.hasExpire {
+			r.violation(fmt.Sprintf("key %q written without a TTL", k))
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package luatest
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// parseInt parses s the way Redis's string2ll does: an optional '-', no '+', no
+// spaces, no leading zeros, and within the int64 range.
+func parseInt(s string) (int64, bool) {
+	if len(s) == 0 || len(s) >= 21 {
+		return 0, false
+	}
+	if s == "0" {
+		return 0, true
+	}
+	p := s
+	neg := false
+	if p[0] == '-' {
+		neg = true
+		p = p[1:]
+		if p == "" {
+			return 0, false
+		}
+	}
+	if p[0] < '1' || p[0] > '9' {
+		return 0, false
+	}
+	var v uint64
+	for i := 0; i < len(p); i++ {
+		c := p[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		if v > math.MaxUint64/10 {
+			return 0, false
+		}
+		v *= 10
+		if v > math.MaxUint64-uint64(c-'0') {
+			return 0, false
+		}
+		v += uint64(c - '0')
+	}
+	if neg {
+		if v > uint64(math.MaxInt64)+1 {
+			return 0, false
+		}
+		return -int64(v), true // -(2^63) wraps to MinInt64, as intended
+	}
+	if v > math.MaxInt64 {
+		return 0, false
+	}
+	return int64(v), true
+}
+
+var (
+	decimalRe = regexp.MustCompile(`^[+-]?([0-9]+(\.[0-9]*)?|\.[0-9]+)([eE][+-]?[0-9]+)?$`)
+	hexRe     = regexp.MustCompile(`^[+-]?0[xX]([0-9a-fA-F]+(\.[0-9a-fA-F]*)?|\.[0-9a-fA-F]+)([pP][+-]?[0-9]+)?$`)
+	infRe     = regexp.MustCompile(`^[+-]?(?i:inf|infinity)$`)
+	nanRe     = regexp.MustCompile(`^[+-]?(?i:nan)(\([0-9A-Za-z_]*\))?$`)
+)
+
+// strtod parses the whole of s as C's strtod would (decimal, hexadecimal, inf,
+// nan; no leading space). rangeErr reports what strtod signals with ERANGE and a
+// result of ±HUGE_VAL or zero: an overflow, or a non-zero number that underflowed.
+func strtod(s string) (v float64, ok, rangeErr bool) {
+	switch {
+	case infRe.MatchString(s):
+		if s[0] == '-' {
+			return math.Inf(-1), true, false
+		}
+		return math.Inf(1), true, false
+	case nanRe.MatchString(s):
+		return math.NaN(), true, false
+	case hexRe.MatchString(s):
+		t := s
+		if !strings.ContainsAny(t, "pP") {
+			t += "p0"
+		}
+		f, err := strconv.ParseFloat(t, 64)
+		if err != nil && !math.IsInf(f, 0) {
+			return 0, false, false
+		}
+		return f, true, math.IsInf(f, 0) || (f == 0 && nonZeroMantissa(s[strings.IndexAny(s, "xX")+1:]))
+	case decimalRe.MatchString(s):
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil && !math.IsInf(f, 0) {
+			return 0, false, false
+		}
+		return f, true, math.IsInf(f, 0) || (f == 0 && nonZeroMantissa(s))
+	}
+	return 0, false, false
+}
+
+// nonZeroMantissa reports whether the digits before any exponent include a non-zero one.
+func nonZeroMantissa(s string) bool {
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == 'e' || c == 'E' || c == 'p' || c == 'P':
+			return false
+		case c >= '1' && c <= '9', c >= 'a' && c <= 'd', c >= 'A' && c <= 'D', c == 'f', c == 'F':
+			return true
+		}
+	}
+	return false
+}
+
+// parseFloat parses s the way Redis's getDoubleFromObject does (ZADD scores and
+// increments): the whole string, no leading space, no NaN, no overflow, no
+// underflow to zero.
+func parseFloat(s string) (float64, bool) {
+	if s == "" || isCSpace(s[0]) {
+		return 0, false
+	}
+	v, ok, rangeErr := strtod(s)
+	if !ok || rangeErr || math.IsNaN(v) {
+		return 0, false
+	}
+	return v, true
+}
+
+// parseRangeFloat parses one end of a score range as Redis's zslParseRange does:
+// strtod must stop at the end of the C string, so leading spaces are allowed and
+// the empty string is 0; out-of-range values are accepted as strtod returns them.
+func parseRangeFloat(s string) (float64, bool) {
+	if i := strings.IndexByte(s, 0); i >= 0 {
+		s = s[:i]
+	}
+	if s == "" {
+		return 0, true
+	}
+	t := strings.TrimLeft(s, " \t\n\v\f\r")
+	v, ok, _ := strtod(t)
+	if !ok || math.IsNaN(v) {
+		return 0, false
+	}
+	return v, true
+}
+
+func isCSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r'
+}
+
+// formatG formats f like C's printf("%.<prec>g") with glibc's spelling of the
+// special values: inf, -inf, nan, -nan.
+func formatG(f float64, prec int) string {
+	switch {
+	case math.IsInf(f, 1):
+		return "inf"
+	case math.IsInf(f, -1):
+		return "-inf"
+	case math.IsNaN(f):
+		if math.Signbit(f) {
+			return "-nan"
+		}
+		return "nan"
+	}
+	return fmt.Sprintf("%.*g", prec, f)
+}
+
+// formatArg is how Redis 7.0 turns a Lua number argument of redis.call into a
+// command argument: "%.17g".
+func formatArg(f float64) string { return formatG(f, 17) }
+
+// formatLuaNumber is how Lua 5.1 turns a number into a string: "%.14g".
+func formatLuaNumber(f float64) string { return formatG(f, 14) }
+
+// formatScore is how Redis 7.0 replies with a sorted set score (addReplyDouble):
+// "%.17g", with inf and -inf spelled out.
+func formatScore(f float64) string { return formatG(f, 17) }
+
+// luaToInteger converts a Lua number the way C's (long long) cast does on x86-64:
+// truncation toward zero; NaN and out-of-range values give the "integer
+// indefinite" value, math.MinInt64.
+func luaToInteger(f float64) int64 {
+	if math.IsNaN(f) || f >= 9223372036854775808.0 || f < -9223372036854775808.0 {
+		return math.MinInt64
+	}
+	return int64(f)
+}
+
+// parseLuaNumber converts a string to a number as Lua 5.1 does (lua_str2number
+// with glibc's strtod): surrounding spaces allowed, decimal or hexadecimal.
+func parseLuaNumber(s string) (float64, error) {
+	t := strings.Trim(s, " \t\n\v\f\r")
+	v, ok, _ := strtod(t)
+	if t == "" || !ok {
+		return 0, fmt.Errorf("not a number: %q", s)
+	}
+	return v, nil
+}

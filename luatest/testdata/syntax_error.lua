@@ -1,0 +1,4 @@
+local a = 1
+local b = 2
+local = 3
+return a
