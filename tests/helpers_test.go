@@ -91,3 +91,11 @@ func auditTTLs(t *testing.T, c *redis.Client, keys []runtime.KeyInfo) {
 		t.Fatal(err)
 	}
 }
+
+// testHMACKey hashes user-controlled values in tests; a real service reads its secret from config.
+var testHMACKey, _ = runtime.NewHMACKey([]byte("test-only secret, 32 bytes or more, never in production"))
+
+func mustHMAC(t testing.TB, v string) runtime.HMAC {
+	t.Helper()
+	return testHMACKey.Sum(v)
+}

@@ -1,0 +1,148 @@
+package tests
+
+import (
+	"context"
+	"math"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/luatest"
+	"github.com/redis/go-redis/v9"
+)
+
+// clockSlack is how far apart the harness clock (set from Redis's TIME before each
+// step) and Redis's own clock may be when the step's script runs.
+const clockSlack = 25 * time.Millisecond
+
+// compareKeyspaces fails when the harness and Redis hold different keys, types,
+// values or members; scores and TTLs may differ by the clock slack, and so may
+// the hash fields named in timeFields (field -> units per ms), which hold times.
+func compareKeyspaces(t *testing.T, ctx context.Context, real *redis.Client, h *luatest.Server, timeFields map[string]float64) {
+	t.Helper()
+	want, err := luatest.RedisKeyspace(ctx, real, "*")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := h.Keyspace()
+	opts := cmp.Options{
+		cmpopts.EquateApprox(0, float64(clockSlack.Milliseconds())), // ZSET scores are ms timestamps
+		cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= clockSlack }),
+		cmp.FilterPath(func(p cmp.Path) bool {
+			mi, ok := p.Last().(cmp.MapIndex)
+			if !ok || mi.Key().Kind() != reflect.String {
+				return false
+			}
+			_, isTime := timeFields[mi.Key().String()]
+			return isTime && mi.Type().Kind() == reflect.String
+		}, cmp.Comparer(func(a, b string) bool {
+			x, errA := strconv.ParseFloat(a, 64)
+			y, errB := strconv.ParseFloat(b, 64)
+			return errA == nil && errB == nil && math.Abs(x-y) <= float64(clockSlack.Milliseconds())*maxUnits(timeFields)
+		})),
+	}
+	if diff := cmp.Diff(want, got, opts); diff != "" {
+		t.Errorf("keyspace: Redis (-) vs harness (+):\n%s", diff)
+	}
+	if len(want) == 0 {
+		t.Error("the scenario left no keys: nothing was compared")
+	}
+}
+
+func maxUnits(m map[string]float64) float64 {
+	out := 1.0
+	for _, v := range m {
+		out = math.Max(out, v)
+	}
+	return out
+}
+
+// compareDecisions: the same decision, the same remaining units; times within slack.
+func compareDecisions(t *testing.T, step string, want, got vm1.RateDecision) {
+	t.Helper()
+	opts := cmp.Options{
+		cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= clockSlack }),
+		cmp.Comparer(func(a, b time.Time) bool { return a.Sub(b).Abs() <= clockSlack }),
+	}
+	if diff := cmp.Diff(want, got, opts); diff != "" {
+		t.Errorf("%s: Redis (-) vs harness (+):\n%s", step, diff)
+	}
+}
+
+// The same rate-limit scenario on real Redis (RESP2 and RESP3 clients) and on the
+// harness gives equal replies and an equal keyspace.
+func TestConformanceRateLimits(t *testing.T) {
+	for _, protocol := range []int{2, 3} {
+		t.Run("RESP"+string(rune('0'+protocol)), func(t *testing.T) {
+			ctx := context.Background()
+			srv := redistest.Start(t)
+			real := srv.Client(vm1.DB0, func(o *redis.Options) { o.Protocol = protocol })
+			realScripts, err := vm1.NewScripts(vm1.Clients{DB0: real})
+			if err != nil {
+				t.Fatal(err)
+			}
+			h, harnessScripts := harnessVM1(t)
+
+			user, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteMessagesSend, 60)
+			ip, _ := vm1.NewAPIRLIPKey(mustHMAC(t, "198.51.100.4"), vm1.APIRoutePublicGet, 60)
+			service, _ := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 60)
+			dialog, _ := vm1.NewAPIRLDialogKey(uuid(t), 60)
+			empty, _ := vm1.NewAPIRLDialogKey(uuid(t), 60)
+			type step struct {
+				name string
+				run  func(*vm1.Scripts, string) (vm1.RateDecision, error)
+			}
+			sliding := func(key vm1.RateLimitSlidingBucket, limit, cost int64, peek bool) func(*vm1.Scripts, string) (vm1.RateDecision, error) {
+				return func(s *vm1.Scripts, n string) (vm1.RateDecision, error) {
+					return s.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: limit, Window: time.Minute, Jitter: time.Second, Cost: cost, Peek: peek, Nonce: n})
+				}
+			}
+			fixed := func(key vm1.RateLimitFixedBucket, limit, cost int64, peek bool) func(*vm1.Scripts, string) (vm1.RateDecision, error) {
+				return func(s *vm1.Scripts, _ string) (vm1.RateDecision, error) {
+					return s.RateLimitFixed(ctx, key, vm1.RateLimitFixedArgs{Limit: limit, Window: time.Minute, Jitter: time.Second, Cost: cost, Peek: peek})
+				}
+			}
+			bucket := func(key vm1.RateLimitTokenBucketBucket, limit, cost int64, peek bool) func(*vm1.Scripts, string) (vm1.RateDecision, error) {
+				return func(s *vm1.Scripts, _ string) (vm1.RateDecision, error) {
+					return s.RateLimitTokenBucket(ctx, key, vm1.RateLimitTokenBucketArgs{Limit: limit, Window: time.Minute, Jitter: time.Second, Cost: cost, Peek: peek})
+				}
+			}
+			steps := []step{
+				{"sliding first", sliding(user, 3, 1, false)},
+				{"sliding peek", sliding(user, 3, 2, true)},
+				{"sliding weight 2", sliding(user, 3, 2, false)},
+				{"sliding denied", sliding(user, 3, 1, false)},
+				{"sliding peek denied", sliding(user, 3, 1, true)},
+				{"sliding other key", sliding(ip, 10, 4, false)},
+				{"fixed first", fixed(dialog, 2, 1, false)},
+				{"fixed second", fixed(dialog, 2, 1, false)},
+				{"fixed denied", fixed(dialog, 2, 1, false)},
+				{"fixed peek on empty", fixed(empty, 5, 5, true)},
+				{"bucket burst", bucket(service, 4, 3, false)},
+				{"bucket one more", bucket(service, 4, 1, false)},
+				{"bucket denied", bucket(service, 4, 2, false)},
+				{"bucket peek", bucket(service, 4, 1, true)},
+			}
+			for _, s := range steps {
+				n := nonce(t)
+				h.Clock().Set(redisNow(t, real))
+				want, err := s.run(realScripts, n)
+				if err != nil {
+					t.Fatalf("%s on Redis: %v", s.name, err)
+				}
+				got, err := s.run(harnessScripts, n)
+				if err != nil {
+					t.Fatalf("%s on the harness: %v", s.name, err)
+				}
+				compareDecisions(t, s.name, want, got)
+			}
+			// The token bucket's base is a ms timestamp, its tat counts 1/limit ms.
+			compareKeyspaces(t, ctx, real, h, map[string]float64{"base": 1, "tat": 4})
+		})
+	}
+}
