@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
-	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/luatest"
 )
 
@@ -19,23 +18,6 @@ func harnessVM1(t *testing.T) (*luatest.Server, *vm1.Scripts) {
 	h := luatest.NewServer(luatest.NewClock(t0))
 	sc := h.Scripter()
 	scripts, err := vm1.NewScripts(vm1.Clients{DB0: sc, DB1: sc, DB2: sc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := sc.Check(); err != nil {
-			t.Errorf("a script broke a rule: %v", err)
-		}
-	})
-	return h, scripts
-}
-
-// harnessVM2 is harnessVM1 for vm2.
-func harnessVM2(t *testing.T) (*luatest.Server, *vm2.Scripts) {
-	t.Helper()
-	h := luatest.NewServer(luatest.NewClock(t0))
-	sc := h.Scripter()
-	scripts, err := vm2.NewScripts(vm2.Clients{DB0: sc})
 	if err != nil {
 		t.Fatal(err)
 	}
