@@ -26,6 +26,8 @@ commands:
   generate   write the generated Go packages (one per instance)
   check      exit 1 when the generated packages differ from what generate would write
   lint       report spec and Lua problems as FILE:LINE: rule: message
+  acl        print the aclfile of an instance (least privilege, from the spec and the Lua)
+  config     print the hardened redis.conf fragment of an instance
 
 run "luagen <command> -h" for a command's flags
 `
@@ -43,6 +45,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCheck(args[1:], stdout, stderr)
 	case "lint":
 		return runLint(args[1:], stdout, stderr)
+	case "acl":
+		return runACL(args[1:], stdout, stderr)
+	case "config":
+		return runConfig(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -38,8 +38,25 @@ type Instance struct {
 	Seed     string
 	Topology string // "standalone" or "cluster"
 	Forbid   []Forbid
+	Server   Server
 	DBs      []*DB // sorted by index
 }
+
+// Server is how the instance's redis-server is configured.
+type Server struct {
+	Pos
+	Persistence     string // PersistAOF or PersistNone
+	PersistenceSeed string
+	EvictionPolicy  string // a maxmemory-policy
+	EvictionReason  string
+	TBD             []string // questions the seeds leave open
+}
+
+// Persistence modes.
+const (
+	PersistAOF  = "aof_everysec"
+	PersistNone = "none"
+)
 
 // Forbid says that no key or script of a kind may live on an instance.
 type Forbid struct {
@@ -90,6 +107,15 @@ type User struct {
 	Select          Select
 	KeyPrefixes     []*Prefix
 	ChannelPrefixes []*Prefix
+	ExtraCommands   []ExtraCommand
+}
+
+// ExtraCommand is a command granted by hand, beyond what the user's scripts and
+// the runtime need; it always says why.
+type ExtraCommand struct {
+	Pos
+	Command string // lower case; "script|exists" for a subcommand
+	Reason  string
 }
 
 // Select says whether the user may run SELECT (needed to reach a DB other than 0).

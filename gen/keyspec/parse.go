@@ -155,6 +155,7 @@ func (p *parser) buildInstances(raw *rawSpec) {
 		default:
 			p.errf(path+".topology", entry, "topology %q: want standalone or cluster", r.Topology)
 		}
+		in.Server = p.server(path, entry, r.Server)
 		for i, f := range r.Forbid {
 			fp := fmt.Sprintf("%s.forbid[%d]", path, i)
 			if !kinds[f.Kind] {
@@ -210,6 +211,40 @@ func (p *parser) buildInstances(raw *rawSpec) {
 	}
 }
 
+// evictionPolicies are Redis's maxmemory-policy values.
+var evictionPolicies = set("noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl")
+
+// server resolves the optional server section.
+func (p *parser) server(path, entry string, r *rawServer) Server {
+	sp := path + ".server"
+	if r == nil {
+		return Server{} // optional: luagen config refuses an instance without one
+	}
+	s := Server{Pos: p.pos(sp), Persistence: r.Persistence.Mode, PersistenceSeed: r.Persistence.Seed,
+		EvictionPolicy: r.Eviction.Policy, EvictionReason: r.Eviction.Reason, TBD: r.TBD}
+	if s.Persistence != PersistAOF && s.Persistence != PersistNone {
+		p.errf(sp+".persistence", entry, "persistence mode %q: want %s or %s", s.Persistence, PersistAOF, PersistNone)
+	}
+	if s.PersistenceSeed == "" {
+		p.errf(sp+".persistence", entry, "persistence needs a seed reference")
+	}
+	if !evictionPolicies[s.EvictionPolicy] {
+		p.errf(sp+".eviction", entry, "eviction policy %q: want one of %s", s.EvictionPolicy, keysOf(evictionPolicies))
+	}
+	if s.EvictionReason == "" {
+		p.errf(sp+".eviction", entry, "eviction needs a reason")
+	}
+	return s
+}
+
+// Dangerous are commands no generated ACL ever grants, whatever a script or the
+// spec asks.
+var Dangerous = set("flushall", "flushdb", "keys", "config", "debug", "shutdown", "monitor", "script|flush", "script|kill",
+	"acl", "save", "bgsave", "bgrewriteaof", "replicaof", "slaveof", "module", "migrate", "restore", "sync", "psync",
+	"swapdb", "move", "failover", "cluster", "eval", "eval_ro", "function", "fcall", "fcall_ro", "client|kill", "sort")
+
+var commandRe = regexp.MustCompile(`^[a-z][a-z_-]*(\|[a-z][a-z_-]*)?$`)
+
 func (p *parser) buildUsers(raw *rawSpec) {
 	p.users = map[string]*User{}
 	for _, name := range sortedKeys(raw.Users) {
@@ -235,6 +270,18 @@ func (p *parser) buildUsers(raw *rawSpec) {
 		u.ChannelPrefixes = p.prefixes(path+".channel_prefixes", entry, u, r.ChannelPrefixes)
 		if len(u.KeyPrefixes) == 0 {
 			p.errf(path, entry, "key_prefixes is empty")
+		}
+		for i, ex := range r.ExtraCommands {
+			ep := fmt.Sprintf("%s.extra_commands[%d]", path, i)
+			u.ExtraCommands = append(u.ExtraCommands, ExtraCommand{Pos: p.pos(ep), Command: ex.Command, Reason: ex.Reason})
+			switch {
+			case !commandRe.MatchString(ex.Command):
+				p.errf(ep, entry, "extra command %q: want a lower-case command, or command|subcommand", ex.Command)
+			case Dangerous[ex.Command] || Dangerous[strings.SplitN(ex.Command, "|", 2)[0]]:
+				p.errf(ep, entry, "extra command %q is never granted (dangerous)", ex.Command)
+			case ex.Reason == "":
+				p.errf(ep, entry, "extra command %q needs a reason: a hand-added command says why", ex.Command)
+			}
 		}
 		p.users[name] = u
 		p.spec.Users = append(p.spec.Users, u)

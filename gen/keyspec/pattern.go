@@ -62,6 +62,24 @@ func (p Pattern) Glob() string {
 	return strings.Join(parts, ":")
 }
 
+// Example is a concrete name the pattern produces, each placeholder holding a
+// valid value: a key for ACL checks and documentation.
+func (p Pattern) Example() string {
+	parts := make([]string, len(p.Segments))
+	for i, s := range p.Segments {
+		if s.Param == nil {
+			parts[i] = s.Literal
+			continue
+		}
+		samples := s.Param.samples()
+		if s.Param.Type == TypeName {
+			samples = []string{"name"}
+		}
+		parts[i] = samples[len(samples)-1]
+	}
+	return strings.Join(parts, ":")
+}
+
 // literalOK reports whether text may appear literally in a key: nothing a glob, a
 // hash tag or a separator would read.
 func literalOK(s string) bool { return keypart.Name(s, len(s)) }

@@ -29,7 +29,24 @@ type rawInstance struct {
 	Seed     string           `yaml:"seed"`
 	Topology string           `yaml:"topology"`
 	Forbid   []rawForbid      `yaml:"forbid"`
+	Server   *rawServer       `yaml:"server"`
 	DBs      map[string]rawDB `yaml:"dbs"`
+}
+
+type rawServer struct {
+	Persistence rawPersistence `yaml:"persistence"`
+	Eviction    rawEviction    `yaml:"eviction"`
+	TBD         []string       `yaml:"tbd"`
+}
+
+type rawPersistence struct {
+	Mode string `yaml:"mode"`
+	Seed string `yaml:"seed"`
+}
+
+type rawEviction struct {
+	Policy string `yaml:"policy"`
+	Reason string `yaml:"reason"`
 }
 
 type rawForbid struct {
@@ -58,6 +75,12 @@ type rawUser struct {
 	Select          *rawSelect  `yaml:"select"`
 	KeyPrefixes     []rawPrefix `yaml:"key_prefixes"`
 	ChannelPrefixes []rawPrefix `yaml:"channel_prefixes"`
+	ExtraCommands   []rawExtra  `yaml:"extra_commands"`
+}
+
+type rawExtra struct {
+	Command string `yaml:"command"`
+	Reason  string `yaml:"reason"`
 }
 
 type rawSelect struct {
@@ -178,7 +201,8 @@ var rawTypeNames = strings.NewReplacer(
 	"keyspec.rawKey", "a key", "keyspec.rawParam", "a param", "keyspec.rawTTL", "ttl",
 	"keyspec.rawChannel", "a channel", "keyspec.rawScript", "a script", "keyspec.rawScriptKey", "a KEYS entry",
 	"keyspec.rawArg", "an ARGV entry", "keyspec.rawReply", "reply", "keyspec.rawField", "a reply field",
-	"keyspec.rawError", "an error entry",
+	"keyspec.rawError", "an error entry", "keyspec.rawServer", "server", "keyspec.rawPersistence", "persistence",
+	"keyspec.rawEviction", "eviction", "keyspec.rawExtra", "an extra command",
 )
 
 var lineMsg = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)

@@ -30,15 +30,17 @@ func (f Finding) String() string {
 
 // Rules, each with what it protects.
 const (
-	RuleSpec          = "spec"            // the spec does not parse or validate
-	RuleLua           = "lua"             // a script does not load or does not match its signature
-	RuleSelect        = "select"          // CONTRADICTION 2: a DB other than 0 that its user may not SELECT
-	RuleCrossSlot     = "cross-slot"      // CONTRADICTION 3: a multi-key script whose keys cannot share a slot
-	RuleDynamicCmd    = "dynamic-command" // redis.call whose command is not a literal: no ACL can be derived
-	RuleScriptSelect  = "script-select"   // a script calling SELECT (CONTRADICTION 2's settlement forbids it)
-	RuleGlobal        = "global"          // a global Redis 7 refuses to create or does not provide
-	RuleLegacyBudget  = "legacy-budget"   // a legacy stub key that expires within its poll/recovery budget
-	RuleForbiddenKind = "forbidden-kind"  // a key or script of a kind its instance forbids
+	RuleSpec          = "spec"              // the spec does not parse or validate
+	RuleLua           = "lua"               // a script does not load or does not match its signature
+	RuleSelect        = "select"            // CONTRADICTION 2: a DB other than 0 that its user may not SELECT
+	RuleCrossSlot     = "cross-slot"        // CONTRADICTION 3: a multi-key script whose keys cannot share a slot
+	RuleDynamicCmd    = "dynamic-command"   // redis.call whose command is not a literal: no ACL can be derived
+	RuleScriptSelect  = "script-select"     // a script calling SELECT (CONTRADICTION 2's settlement forbids it)
+	RuleGlobal        = "global"            // a global Redis 7 refuses to create or does not provide
+	RuleLegacyBudget  = "legacy-budget"     // a legacy stub key that expires within its poll/recovery budget
+	RuleForbiddenKind = "forbidden-kind"    // a key or script of a kind its instance forbids
+	RuleACLOverlap    = "acl-overlap"       // a user's prefix reaching into another instance's prefixes
+	RuleDangerous     = "dangerous-command" // a script calling a command no ACL grants (FLUSHALL, KEYS, ...)
 )
 
 // Run lints a spec file's contents and the Lua directory. It never fails: a spec
@@ -120,6 +122,7 @@ func Spec(spec *keyspec.Spec) []Finding {
 			}
 		}
 	}
+	out = append(out, aclOverlaps(spec)...)
 	for _, s := range spec.Scripts {
 		if !s.Live() || len(s.Keys) < 2 {
 			continue
@@ -160,6 +163,8 @@ func Scripts(spec *keyspec.Spec, srcs map[string]*gen.Source) []Finding {
 				out = append(out, Finding{Pos: at(c.Line), Rule: RuleDynamicCmd, Msg: fmt.Sprintf("redis.%s with a command that is not a string literal: the ACL allow-list cannot be derived", c.Fn)})
 			case c.Command == "select":
 				out = append(out, Finding{Pos: at(c.Line), Rule: RuleScriptSelect, Msg: "SELECT in a script: the spec allows SELECT only for the client's connection handshake (CONTRADICTION 2)"})
+			case keyspec.Dangerous[c.Command]:
+				out = append(out, Finding{Pos: at(c.Line), Rule: RuleDangerous, Msg: fmt.Sprintf("%s is never granted by the generated ACL", strings.ToUpper(c.Command))})
 			}
 		}
 		for _, g := range info.Globals {
@@ -168,6 +173,35 @@ func Scripts(spec *keyspec.Spec, srcs map[string]*gen.Source) []Finding {
 				verb = "creates global"
 			}
 			out = append(out, Finding{Pos: at(g.Line), Rule: RuleGlobal, Msg: fmt.Sprintf("%s %q: Redis 7 refuses it; use local", verb, g.Name)})
+		}
+	}
+	return out
+}
+
+// aclOverlaps finds key or channel prefixes of a user that reach into the
+// prefixes of another instance's users: one would see the other's keys if both
+// instances were ever merged, and the ACLs would no longer say who owns what.
+func aclOverlaps(spec *keyspec.Spec) []Finding {
+	var out []Finding
+	for _, u := range spec.Users {
+		for _, o := range spec.Users {
+			if u.Name >= o.Name || u.Instance == o.Instance || u.Instance == nil || o.Instance == nil {
+				continue
+			}
+			for _, kind := range []struct {
+				name   string
+				mine   []*keyspec.Prefix
+				theirs []*keyspec.Prefix
+			}{{"key", u.KeyPrefixes, o.KeyPrefixes}, {"channel", u.ChannelPrefixes, o.ChannelPrefixes}} {
+				for _, p := range kind.mine {
+					for _, q := range kind.theirs {
+						if strings.HasPrefix(q.Prefix, p.Prefix) || strings.HasPrefix(p.Prefix, q.Prefix) && p.Prefix != q.Prefix && !q.Exact() {
+							out = append(out, Finding{Pos: p.Pos, Rule: RuleACLOverlap, Msg: fmt.Sprintf(
+								"%s prefix %s of user %s (%s) overlaps %s of user %s (%s)", kind.name, p.Glob(), u.Name, u.Instance.Name, q.Glob(), o.Name, o.Instance.Name)})
+						}
+					}
+				}
+			}
 		}
 	}
 	return out

@@ -39,6 +39,7 @@ type Server struct {
 type config struct {
 	lines []string
 	acl   string
+	funcs []func(port int, dir string) []string
 }
 
 // Option changes how the server is configured.
@@ -53,6 +54,15 @@ func WithConfig(lines ...string) Option {
 func WithACL(content string) Option {
 	return func(c *config) { c.acl = content }
 }
+
+// WithConfigFor adds directives computed from the server's port and directory
+// once they are chosen (e.g. a generated config whose port and aclfile must match).
+func WithConfigFor(f func(port int, dir string) []string) Option {
+	return func(c *config) { c.funcs = append(c.funcs, f) }
+}
+
+// ACLPath is where WithACL writes the aclfile inside a server's directory.
+func ACLPath(dir string) string { return filepath.Join(dir, "users.acl") }
 
 // WithAOF turns on the append-only file, fsynced every second.
 func WithAOF() Option {
@@ -116,13 +126,16 @@ func (s *Server) writeConfig(c config) error {
 		"appendonly no",
 	}
 	if c.acl != "" {
-		aclPath := filepath.Join(s.Dir, "users.acl")
+		aclPath := ACLPath(s.Dir)
 		if err := os.WriteFile(aclPath, []byte(c.acl), 0o600); err != nil {
 			return err
 		}
 		lines = append(lines, "aclfile "+aclPath)
 	}
 	lines = append(lines, c.lines...)
+	for _, f := range c.funcs {
+		lines = append(lines, f(s.Port, s.Dir)...)
+	}
 	return os.WriteFile(s.ConfigPath(), []byte(strings.Join(lines, "\n")+"\n"), 0o600)
 }
 

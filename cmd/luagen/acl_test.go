@@ -1,0 +1,59 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestACLCommand(t *testing.T) {
+	dir := t.TempDir()
+	pw := filepath.Join(dir, "api_backend.pw")
+	os.WriteFile(pw, []byte("correct horse battery staple\n"), 0o600)
+	base := []string{"acl", "--spec", "../../keyspec.yaml", "--lua", "../../lua"}
+
+	code, stdout, stderr := luagen(t, "", append(base, "--instance", "vm1", "--password-file", "api_backend="+pw)...)
+	if code != 0 {
+		t.Fatalf("acl: %d\n%s", code, stderr)
+	}
+	if strings.Contains(stdout+stderr, "correct horse") {
+		t.Fatal("the plain password reached the output")
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) != 2 || lines[0] != "user default off resetpass resetkeys resetchannels -@all" ||
+		!strings.HasPrefix(lines[1], "user api_backend reset on #") || strings.Contains(stderr, "warning") {
+		t.Fatalf("aclfile:\n%s\nstderr:\n%s", stdout, stderr)
+	}
+
+	code, _, stderr = luagen(t, "", append(base, "--instance", "vm2")...)
+	if code != 0 || !strings.Contains(stderr, "warning: user message_safety has no password file: it cannot log in") {
+		t.Fatalf("acl without a password file: %d\n%s", code, stderr)
+	}
+	if code, _, stderr := luagen(t, "", append(base, "--instance", "vm2", "--password-file", "api_backend="+pw)...); code != 1 || !strings.Contains(stderr, `user "api_backend" is not a user of vm2`) {
+		t.Fatalf("a vm1 user's password for vm2: %d %s", code, stderr)
+	}
+	if code, _, stderr := luagen(t, "", append(base, "--instance", "vm1", "--password-file", "api_backend="+filepath.Join(dir, "missing"))...); code != 1 || strings.Contains(stderr, "correct") {
+		t.Fatalf("a missing password file: %d %s", code, stderr)
+	}
+	if code, _, _ := luagen(t, "", base...); code != 2 {
+		t.Fatalf("acl without --instance exited %d, want 2", code)
+	}
+	if code, _, _ := luagen(t, "", append(base, "--instance", "vm1", "--password-file", "nonsense")...); code != 2 {
+		t.Fatalf("a malformed --password-file exited %d, want 2", code)
+	}
+}
+
+func TestConfigCommand(t *testing.T) {
+	base := []string{"config", "--spec", "../../keyspec.yaml"}
+	code, stdout, stderr := luagen(t, "", append(base, "--instance", "vm2", "--port", "6380", "--aclfile", "/etc/redis/vm2.acl")...)
+	if code != 0 || !strings.Contains(stdout, "port 6380\n") || !strings.Contains(stdout, "aclfile /etc/redis/vm2.acl\n") || !strings.Contains(stdout, "maxmemory-policy allkeys-lru\n") {
+		t.Fatalf("config: %d\n%s\n%s", code, stdout, stderr)
+	}
+	if code, _, stderr := luagen(t, "", append(base, "--instance", "vm1", "--bind", "0.0.0.0")...); code != 1 || !strings.Contains(stderr, "only loopback or private") {
+		t.Fatalf("a public bind: %d %s", code, stderr)
+	}
+	if code, _, _ := luagen(t, "", base...); code != 2 {
+		t.Fatalf("config without --instance exited %d", code)
+	}
+}

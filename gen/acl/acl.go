@@ -1,0 +1,181 @@
+// Package acl derives each ACL user's least privilege from the spec and a static
+// reading of the Lua, and renders it as a Redis aclfile: the keys its scripts
+// take (read-only where only EVALSHA_RO scripts take them), its channels, and
+// exactly the commands its scripts call plus what the runtime needs.
+package acl
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/hanchat/luagen/gen"
+	"github.com/hanchat/luagen/gen/keyspec"
+)
+
+// ErrDangerous: a script calls a command no generated ACL grants.
+var ErrDangerous = errors.New("dangerous command")
+
+// User is one derived ACL user.
+type User struct {
+	Name     string
+	Password string   // "#<sha256 hex>", or "" for a user that cannot log in
+	Keys     []string // "~pattern" (read and write) or "%R~pattern" (read only)
+	Channels []string // "&pattern"
+	Commands []string // "+command" or "+command|subcommand", sorted
+}
+
+// Line is the user as one aclfile line.
+func (u User) Line() string {
+	parts := []string{"user", u.Name, "reset", "on"}
+	if u.Password != "" {
+		parts = append(parts, u.Password)
+	}
+	parts = append(parts, u.Keys...)
+	parts = append(parts, "resetchannels")
+	parts = append(parts, u.Channels...)
+	parts = append(parts, "-@all")
+	parts = append(parts, u.Commands...)
+	return strings.Join(parts, " ")
+}
+
+// DefaultLine switches the default user off: nobody connects without a user.
+const DefaultLine = "user default off resetpass resetkeys resetchannels -@all"
+
+// Runtime commands the generated code and go-redis need beyond the scripts' own.
+// HELLO and AUTH need no grant.
+const (
+	cmdEvalSHA   = "evalsha"    // non-read-only scripts
+	cmdEvalSHARO = "evalsha_ro" // read-only scripts
+	cmdLoad      = "script|load"
+	cmdPing      = "ping"   // health probes; go-redis's Pub/Sub health check
+	cmdSelect    = "select" // a URL ending in /N, N > 0
+)
+
+// pubsub are the commands of a user with channels.
+var pubsub = []string{"publish", "subscribe", "unsubscribe"}
+
+// Derive computes the users of an instance from the spec and the scripts' Lua.
+// password maps a user name to its password hash ("#<sha256 hex>"); a user
+// without one gets none and cannot log in. Warnings are returned for the caller
+// to print (a prefix no script needs is not granted, a user without password).
+func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*gen.Source, passwords map[string]string) ([]User, []string, error) {
+	var users []User
+	var warnings []string
+	for _, u := range spec.UsersOf(in) {
+		du := User{Name: u.Name, Password: passwords[u.Name]}
+		if du.Password == "" {
+			warnings = append(warnings, fmt.Sprintf("user %s has no password file: it cannot log in", u.Name))
+		}
+		cmds := map[string]bool{cmdPing: true}
+		access := map[*keyspec.Prefix]string{} // "R" or "RW"
+		for _, s := range spec.ScriptsOf(in) {
+			if s.DB == nil || s.DB.User != u {
+				continue
+			}
+			src := srcs[s.Name]
+			if src == nil {
+				return nil, nil, fmt.Errorf("script %s: no Lua loaded", s.Name)
+			}
+			for _, c := range src.Info.Calls {
+				if c.Command == "" {
+					return nil, nil, fmt.Errorf("%s:%d: redis.%s with a command that is not a literal: no allow-list can be derived", src.Info.File, c.Line, c.Fn)
+				}
+				if keyspec.Dangerous[c.Command] {
+					return nil, nil, fmt.Errorf("%s:%d: script %s calls %s: %w", src.Info.File, c.Line, s.Name, strings.ToUpper(c.Command), ErrDangerous)
+				}
+				cmds[c.Command] = true
+			}
+			if s.ReadOnly {
+				cmds[cmdEvalSHARO] = true
+			} else {
+				cmds[cmdEvalSHA] = true
+			}
+			cmds[cmdLoad] = true
+			for _, pos := range s.Keys {
+				for _, k := range pos.OneOf {
+					p := coveringPrefix(u, k)
+					if p == nil {
+						return nil, nil, fmt.Errorf("key %s of script %s is outside every prefix of %s", k.Name, s.Name, u.Name)
+					}
+					// EVALSHA declares its keys read-write; only EVALSHA_RO takes read-only keys.
+					if s.ReadOnly && access[p] == "" {
+						access[p] = "R"
+					} else if !s.ReadOnly {
+						access[p] = "RW"
+					}
+				}
+			}
+		}
+		for _, p := range u.LivePrefixes() {
+			switch access[p] {
+			case "R":
+				du.Keys = append(du.Keys, "%R~"+p.Glob())
+			case "RW":
+				du.Keys = append(du.Keys, "~"+p.Glob())
+			default:
+				warnings = append(warnings, fmt.Sprintf("user %s: prefix %s is taken by no script; not granted", u.Name, p.Glob()))
+			}
+		}
+		for _, p := range u.ChannelPrefixes {
+			du.Channels = append(du.Channels, "&"+p.Glob())
+		}
+		if len(u.ChannelPrefixes) > 0 {
+			for _, c := range pubsub {
+				cmds[c] = true
+			}
+		}
+		if u.Select.Allow {
+			cmds[cmdSelect] = true
+		}
+		for _, ex := range u.ExtraCommands {
+			cmds[ex.Command] = true
+		}
+		for c := range cmds {
+			du.Commands = append(du.Commands, "+"+c)
+		}
+		sort.Strings(du.Commands)
+		users = append(users, du)
+	}
+	return users, warnings, nil
+}
+
+// coveringPrefix is the user's longest live prefix that grants every name of k.
+func coveringPrefix(u *keyspec.User, k *keyspec.Key) *keyspec.Prefix {
+	var best *keyspec.Prefix
+	for _, p := range u.LivePrefixes() {
+		if p.LegacyDB != nil && p.LegacyDB != k.DB {
+			continue
+		}
+		if p.Covers(k.Pattern) && (best == nil || len(p.Prefix) > len(best.Prefix)) {
+			best = p
+		}
+	}
+	return best
+}
+
+// Render is the aclfile: the default user off, then one line per user. Redis's
+// aclfile has no comments, so nothing else is written.
+func Render(users []User) string {
+	var b strings.Builder
+	b.WriteString(DefaultLine + "\n")
+	for _, u := range users {
+		b.WriteString(u.Line() + "\n")
+	}
+	return b.String()
+}
+
+// HashPassword is the aclfile form of a password: '#' and its SHA-256 in hex.
+// Trailing newlines of a password file are not part of the password. An empty
+// password is an error; the error never shows the password.
+func HashPassword(secret []byte) (string, error) {
+	s := strings.TrimRight(string(secret), "\r\n")
+	if s == "" {
+		return "", errors.New("the password file is empty")
+	}
+	sum := sha256.Sum256([]byte(s))
+	return "#" + hex.EncodeToString(sum[:]), nil
+}

@@ -1,0 +1,181 @@
+package acl_test
+
+import (
+	"errors"
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+	"testing/fstest"
+
+	"github.com/hanchat/luagen/gen"
+	"github.com/hanchat/luagen/gen/acl"
+	"github.com/hanchat/luagen/gen/keyspec"
+)
+
+func derive(t *testing.T, specSrc string, lua fstest.MapFS, instance string, pw map[string]string) ([]acl.User, []string, error) {
+	t.Helper()
+	spec, err := keyspec.Parse("keyspec.yaml", []byte(specSrc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs, err := gen.LoadScripts(spec, lua, "lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return acl.Derive(spec, spec.Instance(instance), srcs, pw)
+}
+
+const small = `version: 1
+instances:
+  a:
+    topology: standalone
+    dbs:
+      db0: {index: 0, url_env: A_URL, user: u}
+      db1: {index: 1, url_env: A_RT_URL, user: u}
+users:
+  u:
+    instance: a
+    select: {allow: true, reason: db1}
+    key_prefixes:
+      - {prefix: "t:read:", seed: test}
+      - {prefix: "t:write:", seed: test}
+      - {prefix: "t:idle:", seed: test}
+    channel_prefixes:
+      - {prefix: "t:news", seed: test}
+    extra_commands:
+      - {command: "client|setname", reason: operators name connections}
+keys:
+  r:
+    db: a.db0
+    kind: cache
+    pattern: "t:read:{id}"
+    params: {id: {type: uuid}}
+    value: [string]
+    ttl: {rule: fixed, value: 1m}
+  w:
+    db: a.db1
+    kind: cache
+    pattern: "t:write:{id}"
+    params: {id: {type: uuid}}
+    value: [string]
+    ttl: {rule: fixed, value: 1m}
+channels:
+  news:
+    instance: a
+    pattern: "t:news"
+    max_bytes: 10
+scripts:
+  look:
+    instance: a
+    kind: cache
+    read_only: true
+    keys: [{name: k, one_of: [r]}]
+    reply: {type: string, name: v}
+  put:
+    instance: a
+    kind: cache
+    keys: [{name: k, one_of: [w]}]
+    reply: {type: int, name: n}
+`
+
+var smallLua = fstest.MapFS{
+	"a/look.lua": {Data: []byte("#!lua flags=no-writes\nreturn redis.call('GET', KEYS[1])")},
+	"a/put.lua":  {Data: []byte("local t = redis.call('TIME')\nredis.call('SET', KEYS[1], t[1], 'PX', 60000)\nreturn 1")},
+}
+
+func TestDeriveIsLeastPrivilege(t *testing.T) {
+	users, warnings, err := derive(t, small, smallLua, "a", map[string]string{"u": "#abc"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := acl.Render(users)
+	want := acl.DefaultLine + "\n" +
+		"user u reset on #abc %R~t:read:* ~t:write:* resetchannels &t:news -@all " +
+		"+client|setname +evalsha +evalsha_ro +get +ping +publish +script|load +select +set +subscribe +time +unsubscribe\n"
+	if got != want {
+		t.Fatalf("aclfile:\n%s\nwant:\n%s", got, want)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "t:idle:* is taken by no script") {
+		t.Fatalf("warnings: %v", warnings)
+	}
+}
+
+func TestDeriveWithoutPasswordWarns(t *testing.T) {
+	users, warnings, err := derive(t, small, smallLua, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(users[0].Line(), "#") || strings.Contains(users[0].Line(), "nopass") {
+		t.Fatalf("a user without a password file got one: %s", users[0].Line())
+	}
+	if !strings.Contains(strings.Join(warnings, "\n"), "user u has no password file: it cannot log in") {
+		t.Fatalf("warnings: %v", warnings)
+	}
+}
+
+func TestDeriveRefusesDangerousCommands(t *testing.T) {
+	lua := fstest.MapFS{
+		"a/look.lua": smallLua["a/look.lua"],
+		"a/put.lua":  {Data: []byte("redis.call('FLUSHDB')\nreturn redis.call('SET', KEYS[1], 1, 'PX', 1)")},
+	}
+	_, _, err := derive(t, small, lua, "a", nil)
+	if !errors.Is(err, acl.ErrDangerous) || !strings.Contains(err.Error(), "lua/a/put.lua:1") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+func TestHashPassword(t *testing.T) {
+	a, err := acl.HashPassword([]byte("s3cret\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := acl.HashPassword([]byte("s3cret"))
+	if a != b || !regexp.MustCompile(`^#[0-9a-f]{64}$`).MatchString(a) || strings.Contains(a, "s3cret") {
+		t.Fatalf("hash %q / %q", a, b)
+	}
+	if _, err := acl.HashPassword([]byte("\n")); err == nil {
+		t.Fatal("an empty password file was accepted")
+	}
+}
+
+// The HAN ACLs: each instance's file names nothing of the other, grants no
+// dangerous command, and gives api_backend SELECT (CONTRADICTION 2) but not
+// message_safety.
+func TestHANACLs(t *testing.T) {
+	spec, err := keyspec.Load("../../keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs, err := gen.LoadScripts(spec, os.DirFS("../../lua"), "lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]string{}
+	for _, in := range spec.Instances {
+		users, _, err := acl.Derive(spec, in, srcs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[in.Name] = acl.Render(users)
+	}
+	if m := regexp.MustCompile(`han:safety|message_safety`).FindString(files["vm1"]); m != "" {
+		t.Errorf("vm1's aclfile names %q", m)
+	}
+	if m := regexp.MustCompile(`han:api|han:rt|han:coord|han:settings|han:legacy|api_backend`).FindString(files["vm2"]); m != "" {
+		t.Errorf("vm2's aclfile names %q", m)
+	}
+	for name, f := range files {
+		for _, bad := range []string{"+@all", "~*", "+flushall", "+flushdb", "+keys", "+config", "+debug", "+shutdown", "+monitor", "+script|flush", "+acl", "+eval "} {
+			if strings.Contains(f, bad) {
+				t.Errorf("%s grants %s", name, bad)
+			}
+		}
+		if !strings.HasPrefix(f, "user default off") {
+			t.Errorf("%s does not switch the default user off first", name)
+		}
+	}
+	if !strings.Contains(files["vm1"], "+select") || strings.Contains(files["vm2"], "+select") {
+		t.Error("SELECT must be granted on vm1 (REDIS_REALTIME_URL=/1) and only there")
+	}
+}

@@ -1,0 +1,2 @@
+redis.call('FLUSHDB')
+return redis.call('EXISTS', KEYS[1])

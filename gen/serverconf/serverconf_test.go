@@ -1,0 +1,56 @@
+package serverconf_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/hanchat/luagen/gen/keyspec"
+	"github.com/hanchat/luagen/gen/serverconf"
+)
+
+func TestHANConfigs(t *testing.T) {
+	spec, err := keyspec.Load("../../keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm1, err := serverconf.Render(spec, spec.Instance("vm1"), serverconf.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm2, err := serverconf.Render(spec, spec.Instance("vm2"), serverconf.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"bind 127.0.0.1 -::1\n", "protected-mode yes\n", "aclfile /etc/redis/users.acl\n", "enable-debug-command no\n",
+		"appendonly yes\n", "appendfsync everysec\n", "maxmemory-policy volatile-lru\n", "PostgreSQL idempotency_records", "# TBD R1/R2", "# TBD R6"} {
+		if !strings.Contains(vm1, want) {
+			t.Errorf("vm1 config lacks %q", want)
+		}
+	}
+	for _, want := range []string{"appendonly no\n", `save ""` + "\n", "maxmemory-policy allkeys-lru\n", "# TBD R1/R2", "rebuildable"} {
+		if !strings.Contains(vm2, want) {
+			t.Errorf("vm2 config lacks %q", want)
+		}
+	}
+	if strings.Contains(vm2, "R6") || strings.Contains(vm2, "idempotency") {
+		t.Error("vm2's config speaks of vm1")
+	}
+}
+
+func TestPublicBindIsRefused(t *testing.T) {
+	spec, _ := keyspec.Load("../../keyspec.yaml")
+	for _, bind := range []string{"0.0.0.0", "203.0.113.5", "127.0.0.1 8.8.8.8", "::"} {
+		o := serverconf.DefaultOptions
+		o.Bind = bind
+		if _, err := serverconf.Render(spec, spec.Instance("vm1"), o); err == nil {
+			t.Errorf("bind %q accepted", bind)
+		}
+	}
+	for _, bind := range []string{"10.0.3.4", "172.16.0.9 127.0.0.1", "192.168.1.2", "-::1"} {
+		o := serverconf.DefaultOptions
+		o.Bind = bind
+		if _, err := serverconf.Render(spec, spec.Instance("vm1"), o); err != nil {
+			t.Errorf("bind %q refused: %v", bind, err)
+		}
+	}
+}
