@@ -8,16 +8,21 @@ import (
 
 // Reply decodes a script's reply field by field, the way generated code reads it.
 // The first problem sticks: later reads return zero values and Err reports it.
+//
+// A Reply is a value meant to live on the caller's stack: decoding allocates
+// nothing unless the reply has the wrong shape.
 type Reply struct {
 	script string
 	vals   []any
+	single any  // a one-value reply
+	one    bool // single is the reply
 	next   int
 	err    error
 }
 
 // ArrayReply starts decoding an array reply of exactly n fields.
-func ArrayReply(script string, v any, n int) *Reply {
-	r := &Reply{script: script}
+func ArrayReply(script string, v any, n int) Reply {
+	r := Reply{script: script}
 	arr, ok := v.([]any)
 	switch {
 	case !ok:
@@ -31,8 +36,8 @@ func ArrayReply(script string, v any, n int) *Reply {
 }
 
 // ValueReply starts decoding a reply that is one value.
-func ValueReply(script string, v any) *Reply {
-	return &Reply{script: script, vals: []any{v}}
+func ValueReply(script string, v any) Reply {
+	return Reply{script: script, single: v, one: true}
 }
 
 // Err is the first problem met, a *ReplyError, or nil.
@@ -42,7 +47,11 @@ func (r *Reply) take(field string) (any, bool) {
 	if r.err != nil {
 		return nil, false
 	}
-	if r.next >= len(r.vals) {
+	if r.one && r.next == 0 {
+		r.next++
+		return r.single, true
+	}
+	if r.one || r.next >= len(r.vals) {
 		r.err = &ReplyError{Script: r.script, Field: field, Reason: "missing"}
 		return nil, false
 	}

@@ -59,7 +59,7 @@ func TestReplyShapeErrors(t *testing.T) {
 		"int in strings":    {[]any{[]any{"a", int64(1)}}, 1, func(r *runtime.Reply) { r.Strings("a") }},
 	} {
 		r := runtime.ArrayReply("x", tc.v, tc.n)
-		tc.read(r)
+		tc.read(&r)
 		if err := r.Err(); !errors.Is(err, runtime.ErrReplyShape) {
 			t.Errorf("%s: err = %v, want ErrReplyShape", name, err)
 		}
