@@ -62,8 +62,8 @@ func BenchmarkEVALSHA(b *testing.B) {
 		"go-redis-Script": func() error {
 			return goredisScript.Run(ctx, c, []string{key.String()}, limit, window, jitter, cost, peek).Err()
 		},
-		"generated":        func() error { _, err := scripts.RateLimitFixed(ctx, key, args); return err },
-		"rueidis":          func() error { return rc.Do(ctx, rueidisCmd()).Error() },
+		"generated": func() error { _, err := scripts.RateLimitFixed(ctx, key, args); return err },
+		"rueidis":   func() error { return rc.Do(ctx, rueidisCmd()).Error() },
 	}
 	for _, name := range []string{"go-redis-EvalSha", "go-redis-Script", "generated", "rueidis"} {
 		call := calls[name]
