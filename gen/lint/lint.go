@@ -41,6 +41,8 @@ const (
 	RuleForbiddenKind = "forbidden-kind"    // a key or script of a kind its instance forbids
 	RuleACLOverlap    = "acl-overlap"       // a user's prefix reaching into another instance's prefixes
 	RuleDangerous     = "dangerous-command" // a script calling a command no ACL grants (FLUSHALL, KEYS, ...)
+	RuleForbiddenName = "forbidden-name"    // a key or script named for state its instance forbids, whatever its kind
+	RuleCrossInstance = "cross-instance"    // a script naming another instance's keys or channels
 )
 
 // Run lints a spec file's contents and the Lua directory. It never fails: a spec
@@ -109,6 +111,7 @@ func Spec(spec *keyspec.Spec) []Finding {
 				}
 			}
 		}
+		out = append(out, forbiddenNames(spec, in)...)
 		for _, fb := range in.Forbid {
 			for _, k := range spec.Keys {
 				if k.DB != nil && k.DB.Instance == in && k.Kind == fb.Kind {
@@ -167,6 +170,16 @@ func Scripts(spec *keyspec.Spec, srcs map[string]*gen.Source) []Finding {
 				out = append(out, Finding{Pos: at(c.Line), Rule: RuleDangerous, Msg: fmt.Sprintf("%s is never granted by the generated ACL", strings.ToUpper(c.Command))})
 			}
 		}
+		for _, u := range spec.Users {
+			if u.Instance == src.Script.Instance {
+				continue
+			}
+			for _, p := range append(append([]*keyspec.Prefix{}, u.KeyPrefixes...), u.ChannelPrefixes...) {
+				if line := lineOf(src.Src, p.Prefix); line > 0 {
+					out = append(out, Finding{Pos: at(line), Rule: RuleCrossInstance, Msg: fmt.Sprintf("names %s, a prefix of %s's user %s: scripts of %s name nothing of %s", p.Glob(), u.Instance.Name, u.Name, src.Script.Instance.Name, u.Instance.Name)})
+				}
+			}
+		}
 		for _, g := range info.Globals {
 			verb := "reads undefined global"
 			if g.Write {
@@ -201,6 +214,60 @@ func aclOverlaps(spec *keyspec.Spec) []Finding {
 						}
 					}
 				}
+			}
+		}
+	}
+	return out
+}
+
+// lineOf is the 1-based line of the first occurrence of s in src, or 0.
+func lineOf(src []byte, s string) int {
+	i := strings.Index(string(src), s)
+	if i < 0 {
+		return 0
+	}
+	return strings.Count(string(src[:i]), "\n") + 1
+}
+
+// forbiddenNames finds keys and scripts whose names speak of state the instance
+// forbids (task, lease, lock; poll for task_poll), whatever kind they declare:
+// a kind is a claim, a name is what operators and reviewers read.
+func forbiddenNames(spec *keyspec.Spec, in *keyspec.Instance) []Finding {
+	words := map[string]string{} // word -> forbidden kind
+	for _, fb := range in.Forbid {
+		switch fb.Kind {
+		case "task_poll":
+			words["poll"] = fb.Kind
+		default:
+			words[fb.Kind] = fb.Kind
+		}
+	}
+	named := func(name string) string {
+		for _, w := range strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return !(r >= 'a' && r <= 'z') }) {
+			for word, kind := range words {
+				if w == word || w == word+"s" || w == word+"es" {
+					return kind
+				}
+			}
+		}
+		return ""
+	}
+	var out []Finding
+	for _, k := range spec.Keys {
+		if k.DB == nil || k.DB.Instance != in {
+			continue
+		}
+		for _, seg := range k.Pattern.Segments {
+			if kind := named(seg.Literal); seg.Param == nil && kind != "" {
+				out = append(out, Finding{Pos: k.Pos, Rule: RuleForbiddenName, Msg: fmt.Sprintf("key %q: pattern %s names %s state, which %s forbids", k.Name, k.Pattern.Raw, kind, in.Name)})
+				break
+			}
+		}
+	}
+	for _, s := range spec.Scripts {
+		if s.Instance == in {
+			if kind := named(s.Name); kind != "" {
+				out = append(out, Finding{Pos: s.Pos, Rule: RuleForbiddenName, Msg: fmt.Sprintf("script %q is named for %s, which %s forbids", s.Name, kind, in.Name)})
 			}
 		}
 	}

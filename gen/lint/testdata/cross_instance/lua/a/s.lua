@@ -1,0 +1,2 @@
+-- mirrors other:cache:* of b
+return redis.call('EXISTS', KEYS[1])
