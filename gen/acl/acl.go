@@ -132,7 +132,9 @@ func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*gen.Sourc
 			cmds[cmdSelect] = true
 		}
 		for _, ex := range u.ExtraCommands {
-			cmds[ex.Command] = true
+			if ex.Live() {
+				cmds[ex.Command] = true
+			}
 		}
 		for c := range cmds {
 			du.Commands = append(du.Commands, "+"+c)

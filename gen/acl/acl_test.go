@@ -179,3 +179,31 @@ func TestHANACLs(t *testing.T) {
 		t.Error("SELECT must be granted on vm1 (REDIS_REALTIME_URL=/1) and only there")
 	}
 }
+
+// After the cutover the stub's prefix and its cutover commands leave the ACL.
+func TestCutOverStubLeavesTheACL(t *testing.T) {
+	src, err := os.ReadFile("../../keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for state, wantStub := range map[string]bool{"alive": true, "cut_over": false} {
+		spec, err := keyspec.Parse("keyspec.yaml", []byte(strings.Replace(string(src), "state: alive", "state: "+state, 1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		srcs, err := gen.LoadScripts(spec, os.DirFS("../../lua"), "lua")
+		if err != nil {
+			t.Fatal(err)
+		}
+		users, _, err := acl.Derive(spec, spec.Instance("vm1"), srcs, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		line := users[0].Line()
+		for _, stub := range []string{"~han:legacy:*", "+scan", "+unlink"} {
+			if strings.Contains(line, stub+" ") != wantStub {
+				t.Errorf("%s: %s granted = %v, want %v", state, stub, !wantStub, wantStub)
+			}
+		}
+	}
+}

@@ -114,9 +114,13 @@ type User struct {
 // the runtime need; it always says why.
 type ExtraCommand struct {
 	Pos
-	Command string // lower case; "script|exists" for a subcommand
-	Reason  string
+	Command  string // lower case; "script|exists" for a subcommand
+	Reason   string
+	LegacyDB *DB // granted only while this legacy database is alive
 }
+
+// Live reports whether the command is granted (its legacy database, if any, is alive).
+func (e ExtraCommand) Live() bool { return e.LegacyDB == nil || e.LegacyDB.Live() }
 
 // Select says whether the user may run SELECT (needed to reach a DB other than 0).
 type Select struct {

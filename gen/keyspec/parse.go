@@ -273,7 +273,14 @@ func (p *parser) buildUsers(raw *rawSpec) {
 		}
 		for i, ex := range r.ExtraCommands {
 			ep := fmt.Sprintf("%s.extra_commands[%d]", path, i)
-			u.ExtraCommands = append(u.ExtraCommands, ExtraCommand{Pos: p.pos(ep), Command: ex.Command, Reason: ex.Reason})
+			extra := ExtraCommand{Pos: p.pos(ep), Command: ex.Command, Reason: ex.Reason}
+			if ex.LegacyDB != "" && u.Instance != nil {
+				extra.LegacyDB = p.dbs[u.Instance.Name+"."+ex.LegacyDB]
+				if extra.LegacyDB == nil || extra.LegacyDB.Legacy == nil {
+					p.errf(ep, entry, "legacy_db %q is not a legacy db of %s", ex.LegacyDB, u.Instance.Name)
+				}
+			}
+			u.ExtraCommands = append(u.ExtraCommands, extra)
 			switch {
 			case !commandRe.MatchString(ex.Command):
 				p.errf(ep, entry, "extra command %q: want a lower-case command, or command|subcommand", ex.Command)

@@ -79,8 +79,9 @@ type rawUser struct {
 }
 
 type rawExtra struct {
-	Command string `yaml:"command"`
-	Reason  string `yaml:"reason"`
+	Command  string `yaml:"command"`
+	Reason   string `yaml:"reason"`
+	LegacyDB string `yaml:"legacy_db"`
 }
 
 type rawSelect struct {

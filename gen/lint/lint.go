@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanchat/luagen/gen"
 	"github.com/hanchat/luagen/gen/keyspec"
+	"github.com/hanchat/luagen/gen/luascript"
 )
 
 // Finding is one lint error, printed as FILE:LINE: rule: message.
@@ -43,6 +44,7 @@ const (
 	RuleDangerous     = "dangerous-command" // a script calling a command no ACL grants (FLUSHALL, KEYS, ...)
 	RuleForbiddenName = "forbidden-name"    // a key or script named for state its instance forbids, whatever its kind
 	RuleCrossInstance = "cross-instance"    // a script naming another instance's keys or channels
+	RulePollShape     = "poll-shape"        // a get+increment of one key where task polls are forbidden
 )
 
 // Run lints a spec file's contents and the Lua directory. It never fails: a spec
@@ -180,6 +182,11 @@ func Scripts(spec *keyspec.Spec, srcs map[string]*gen.Source) []Finding {
 				}
 			}
 		}
+		if src.Script.Kind != "rate_limit" && forbids(src.Script.Instance, "task_poll") {
+			if line := getIncrement(info); line > 0 {
+				out = append(out, Finding{Pos: at(line), Rule: RulePollShape, Msg: fmt.Sprintf("script %q reads and increments the same key: a get+increment poll, which %s forbids (declare kind rate_limit if it is a limiter)", src.Script.Name, src.Script.Instance.Name)})
+			}
+		}
 		for _, g := range info.Globals {
 			verb := "reads undefined global"
 			if g.Write {
@@ -272,4 +279,41 @@ func forbiddenNames(spec *keyspec.Spec, in *keyspec.Instance) []Finding {
 		}
 	}
 	return out
+}
+
+func forbids(in *keyspec.Instance, kind string) bool {
+	for _, f := range in.Forbid {
+		if f.Kind == kind {
+			return true
+		}
+	}
+	return false
+}
+
+var (
+	readCmds = map[string]bool{"get": true, "hget": true, "hmget": true, "hgetall": true}
+	incrCmds = map[string]bool{"incr": true, "incrby": true, "hincrby": true, "decr": true, "decrby": true}
+)
+
+// getIncrement is the line of an increment of a KEYS position the script also
+// reads, the shape of a get+increment poll; 0 when there is none.
+func getIncrement(info *luascript.Info) int {
+	read := map[int]bool{}
+	for _, c := range info.Calls {
+		if readCmds[c.Command] {
+			for _, k := range c.Keys {
+				read[k] = true
+			}
+		}
+	}
+	for _, c := range info.Calls {
+		if incrCmds[c.Command] {
+			for _, k := range c.Keys {
+				if read[k] {
+					return c.Line
+				}
+			}
+		}
+	}
+	return 0
 }
