@@ -123,6 +123,35 @@ redis.call('SET', KEYS[2], ARGV[2], 'PX', ARGV[3])
 return {'reserved', 0, false, false, version}
 `
 
+// IdemWarmSHA1 is the SHA1 of lua/vm1/idem_warm.lua, the name EVALSHA calls it by.
+const IdemWarmSHA1 = "d87680c4320d11a103972072bf2810336a4d0a3e"
+
+// idemWarmSource is lua/vm1/idem_warm.lua.
+const idemWarmSource = `-- idem_warm: puts back a completed record that PostgreSQL (the truth) holds, after
+-- Redis lost it (eviction, FLUSHDB, an empty restore) or holds a stale or unreadable
+-- copy, and drops the caller's own reservation lock (seed 000 §4, §9, §10). A
+-- completed durable row never changes until it expires, so overwriting is safe.
+--
+-- KEYS[1] record        HASH state, fingerprint, status, response, resource_id, version
+-- KEYS[2] lock          owner token
+-- ARGV[1] owner         the caller's reservation token (a fresh one when it holds none)
+-- ARGV[2] fingerprint
+-- ARGV[3] status        HTTP status
+-- ARGV[4] response      sanitized MessagePack response
+-- ARGV[5] resource_id
+-- ARGV[6] version       the durable row's version
+-- ARGV[7] ttl           ms: what is left of the durable record's 24 h
+-- Reply: replaced (1 when a record, in any state, was there)
+if redis.call('GET', KEYS[2]) == ARGV[1] then
+  redis.call('DEL', KEYS[2])
+end
+local replaced = redis.call('EXISTS', KEYS[1])
+redis.call('HSET', KEYS[1], 'state', 'completed', 'fingerprint', ARGV[2], 'status', ARGV[3],
+  'response', ARGV[4], 'resource_id', ARGV[5], 'version', ARGV[6])
+redis.call('PEXPIRE', KEYS[1], ARGV[7])
+return replaced
+`
+
 // JWKSNegativeCheckSHA1 is the SHA1 of lua/vm1/jwks_negative_check.lua, the name EVALSHA
 // calls it by.
 const JWKSNegativeCheckSHA1 = "07e3a07003cc50d9b5027e90da9bc3d7bc0403c1"
@@ -184,7 +213,7 @@ return {1, fence, tonumber(ARGV[2])}
 `
 
 // LockExtendSHA1 is the SHA1 of lua/vm1/lock_extend.lua, the name EVALSHA calls it by.
-const LockExtendSHA1 = "9bdd5569cdf255db88e553a2a3098a689daf356c"
+const LockExtendSHA1 = "4c6ee2568dbfeab56e9660ad291e41015c792aa5"
 
 // lockExtendSource is lua/vm1/lock_extend.lua.
 const lockExtendSource = `-- lock_extend: compare-and-expire (seed 000 §6, §8).
@@ -192,26 +221,38 @@ const lockExtendSource = `-- lock_extend: compare-and-expire (seed 000 §6, §8)
 -- KEYS[1] lock          owner token
 -- ARGV[1] owner
 -- ARGV[2] lock_ttl      ms
--- Reply: extended (1, or 0 when the lock is not this owner's)
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return 0
+-- Reply: 'ok' (the lease now runs lock_ttl from now), 'expired' (there is no lock:
+-- the lease ran out) or 'other_owner' (someone else holds the lock; it is left alone)
+local holder = redis.call('GET', KEYS[1])
+if not holder then
+  return 'expired'
 end
-return redis.call('PEXPIRE', KEYS[1], ARGV[2])
+if holder ~= ARGV[1] then
+  return 'other_owner'
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 'ok'
 `
 
 // LockReleaseSHA1 is the SHA1 of lua/vm1/lock_release.lua, the name EVALSHA calls it by.
-const LockReleaseSHA1 = "d92a24835846c88ac59f032bfb0b3d6f277ca8d2"
+const LockReleaseSHA1 = "fb64a5e2c5e4ba240c0911523ad9e10d13254643"
 
 // lockReleaseSource is lua/vm1/lock_release.lua.
 const lockReleaseSource = `-- lock_release: compare-and-delete (seed 000 §6, §8).
 --
 -- KEYS[1] lock          owner token
 -- ARGV[1] owner
--- Reply: released (1, or 0 when the lock is not this owner's)
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return 0
+-- Reply: 'ok' (released), 'expired' (there is no lock: the lease ran out) or
+-- 'other_owner' (someone else holds the lock; it is left alone)
+local holder = redis.call('GET', KEYS[1])
+if not holder then
+  return 'expired'
 end
-return redis.call('DEL', KEYS[1])
+if holder ~= ARGV[1] then
+  return 'other_owner'
+end
+redis.call('DEL', KEYS[1])
+return 'ok'
 `
 
 // RateLimitFixedSHA1 is the SHA1 of lua/vm1/rate_limit_fixed.lua, the name EVALSHA calls
@@ -366,20 +407,20 @@ const RateLimitTokenBucketSHA1 = "0d3eafdf0f5fd9e86a8899a94f16d1e142a6e94e"
 const rateLimitTokenBucketSource = "-- rate_limit_token_bucket: token bucket as GCRA (seed 000 §3, §8, service routes).\n-- `limit` tokens refill evenly over `window`; a full bucket allows a burst of\n-- `limit`. Times are kept in units of 1/limit ms, so every quantity is an integer\n-- and retry_after is exact to the millisecond.\n--\n-- KEYS[1] bucket        HASH base (ms), tat (theoretical arrival time, 1/limit ms after base)\n-- ARGV[1] limit         bucket size and tokens per window\n-- ARGV[2] window        refill period of `limit` tokens, ms\n-- ARGV[3] jitter        extra TTL, ms\n-- ARGV[4] cost          tokens this request takes\n-- ARGV[5] peek          \"1\": evaluate without consuming (no writes)\n-- Reply: {allowed, remaining, retry_after_ms, reset_at_ms}\nlocal key = KEYS[1]\nlocal limit = tonumber(ARGV[1])\nlocal window = tonumber(ARGV[2])\nlocal jitter = tonumber(ARGV[3])\nlocal cost = tonumber(ARGV[4])\nlocal peek = ARGV[5] == '1'\nif not (limit and window and jitter and cost) or limit < 1 or window < 1 or jitter < 0 or cost < 1 or cost > limit then\n  return redis.error_reply('BAD_ARG rate_limit_token_bucket: want limit, window, cost >= 1, jitter >= 0 and cost <= limit')\nend\n\nlocal t = redis.call('TIME')\nlocal now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n\n-- tat relative to now, in 1/limit ms; 0 when the bucket is full.\nlocal tat = 0\nlocal state = redis.call('HMGET', key, 'base', 'tat')\nif state[1] and state[2] then\n  tat = math.max(tonumber(state[2]) - (now - tonumber(state[1])) * limit, 0)\nend\n\nlocal burst = window * limit   -- the tolerance: a full bucket's worth of time\nlocal new_tat = tat + window * cost\nlocal allowed = new_tat <= burst\nlocal retry_after = 0\nif allowed then\n  if not peek then\n    tat = new_tat\n    redis.call('HSET', key, 'base', now, 'tat', tat)\n    redis.call('PEXPIRE', key, math.ceil(tat / limit) + jitter)\n  end\nelse\n  retry_after = math.ceil((new_tat - burst) / limit)\nend\n\nlocal left = tat\nif peek and allowed then\n  left = new_tat\nend\nlocal remaining = math.floor((burst - left) / window)\nlocal reset_at = now + math.ceil(left / limit)\nreturn {allowed and 1 or 0, remaining, retry_after, reset_at}\n"
 
 // RTCleanupSHA1 is the SHA1 of lua/vm1/rt_cleanup.lua, the name EVALSHA calls it by.
-const RTCleanupSHA1 = "084ebc699f7cb4563d3e35adbed6ae728bb169b1"
+const RTCleanupSHA1 = "94ca135a39256556abf342a2960e5c4995532494"
 
 // rtCleanupSource is lua/vm1/rt_cleanup.lua.
-const rtCleanupSource = "-- rt_cleanup: removes at most `batch` members whose heartbeat is older than the\n-- connection TTL (seed 000 §5): bounded work, never a scan of the whole set.\n--\n-- KEYS[1] user_connections  ZSET connection_id -> last heartbeat (ms)\n-- ARGV[1] batch\n-- ARGV[2] conn_ttl          ms (90 s)\n-- Reply: {removed, more}\nlocal batch = tonumber(ARGV[1])\nlocal t = redis.call('TIME')\nlocal now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nlocal stale_before = now - tonumber(ARGV[2])\nlocal stale = redis.call('ZRANGE', KEYS[1], '-inf', stale_before, 'BYSCORE', 'LIMIT', 0, batch)\nif #stale > 0 then\n  redis.call('ZREM', KEYS[1], unpack(stale))\nend\nlocal more = 0\nif redis.call('ZCOUNT', KEYS[1], '-inf', stale_before) > 0 then\n  more = 1\nend\nreturn {#stale, more}\n"
+const rtCleanupSource = "-- rt_cleanup: removes at most `batch` members whose heartbeat is older than the\n-- connection TTL (seed 000 §5): bounded work, never a scan of the whole set.\n-- A member is stale once its connection hash has expired: the hash lives conn_ttl\n-- after the heartbeat and Redis drops it only when the clock is strictly past that,\n-- so a heartbeat at ms h is stale from h + conn_ttl + 1 on.\n--\n-- KEYS[1] user_connections  ZSET connection_id -> last heartbeat (ms)\n-- ARGV[1] batch\n-- ARGV[2] conn_ttl          ms (90 s)\n-- Reply: {removed, more}\nlocal batch = tonumber(ARGV[1])\nlocal t = redis.call('TIME')\nlocal now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nlocal stale_upto = now - tonumber(ARGV[2]) - 1\nlocal stale = redis.call('ZRANGE', KEYS[1], '-inf', stale_upto, 'BYSCORE', 'LIMIT', 0, batch)\nif #stale > 0 then\n  redis.call('ZREM', KEYS[1], unpack(stale))\nend\nlocal more = 0\nif redis.call('ZCOUNT', KEYS[1], '-inf', stale_upto) > 0 then\n  more = 1\nend\nreturn {#stale, more}\n"
 
 // RTConnectionsSHA1 is the SHA1 of lua/vm1/rt_connections.lua, the name EVALSHA calls it
 // by.
-const RTConnectionsSHA1 = "0832cb8807a7778772f9f52b7ca9d0a555f91350"
+const RTConnectionsSHA1 = "16187bcfe7ea47e5aa5e2eb7cacf46dc6ec6bea7"
 
 // rtConnectionsSource is lua/vm1/rt_connections.lua.
-const rtConnectionsSource = "#!lua flags=no-writes\n-- rt_connections: at most `limit` live connections of a user, those whose last\n-- heartbeat is within the connection TTL (seed 000 §5).\n--\n-- KEYS[1] user_connections  ZSET connection_id -> last heartbeat (ms)\n-- ARGV[1] limit\n-- ARGV[2] conn_ttl          ms (90 s)\n-- Reply: connection ids, oldest heartbeat first\nlocal t = redis.call('TIME')\nlocal now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nreturn redis.call('ZRANGE', KEYS[1], now - tonumber(ARGV[2]) + 1, '+inf', 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[1]))\n"
+const rtConnectionsSource = "#!lua flags=no-writes\n-- rt_connections: at most `limit` live connections of a user, those whose last\n-- heartbeat is within the connection TTL (seed 000 §5): a heartbeat at ms h is live\n-- up to h + conn_ttl inclusive, exactly as long as its connection hash exists.\n--\n-- KEYS[1] user_connections  ZSET connection_id -> last heartbeat (ms)\n-- ARGV[1] limit\n-- ARGV[2] conn_ttl          ms (90 s)\n-- Reply: connection ids, oldest heartbeat first\nlocal t = redis.call('TIME')\nlocal now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\nreturn redis.call('ZRANGE', KEYS[1], now - tonumber(ARGV[2]), '+inf', 'BYSCORE', 'LIMIT', 0, tonumber(ARGV[1]))\n"
 
 // RTDisconnectSHA1 is the SHA1 of lua/vm1/rt_disconnect.lua, the name EVALSHA calls it by.
-const RTDisconnectSHA1 = "1377a4b10d17ee44a22cb3a9cc1c83511c1fae0c"
+const RTDisconnectSHA1 = "fc8fed715ecc796dbad92ff4ebb1d09fdb4ee364"
 
 // rtDisconnectSource is lua/vm1/rt_disconnect.lua.
 const rtDisconnectSource = `-- rt_disconnect: removes a connection (seed 000 §5). A duplicate disconnect is
@@ -388,7 +429,18 @@ const rtDisconnectSource = `-- rt_disconnect: removes a connection (seed 000 §5
 -- KEYS[1] conn              HASH
 -- KEYS[2] user_connections  ZSET
 -- ARGV[1] connection_id
--- Reply: {removed, connections}
+-- ARGV[2] user_id
+-- Reply: {removed, connections left in the user's set}
+if string.sub(KEYS[1], -(#ARGV[1] + 1)) ~= ':' .. ARGV[1] then
+  return redis.error_reply('BAD_ARG rt_disconnect: KEYS[1] is not the key of ARGV connection_id')
+end
+if string.sub(KEYS[2], -(#ARGV[2] + 13)) ~= ':' .. ARGV[2] .. ':connections' then
+  return redis.error_reply('BAD_ARG rt_disconnect: KEYS[2] is not the set of ARGV user_id')
+end
+local owner = redis.call('HGET', KEYS[1], 'user_id')
+if owner and owner ~= ARGV[2] then
+  return redis.error_reply('WRONG_USER rt_disconnect: the connection belongs to another user')
+end
 local removed = redis.call('ZREM', KEYS[2], ARGV[1]) + redis.call('DEL', KEYS[1])
 local was = 0
 if removed > 0 then
@@ -398,7 +450,7 @@ return {was, redis.call('ZCARD', KEYS[2])}
 `
 
 // RTHeartbeatSHA1 is the SHA1 of lua/vm1/rt_heartbeat.lua, the name EVALSHA calls it by.
-const RTHeartbeatSHA1 = "483f1733965cb30c09a60d7f1544a07dbb14a34e"
+const RTHeartbeatSHA1 = "1e6b555ed6bbe70a335255194bb2f7b4d3e19dc3"
 
 // rtHeartbeatSource is lua/vm1/rt_heartbeat.lua.
 const rtHeartbeatSource = `-- rt_heartbeat: refreshes a connection and its membership atomically (seed 000 §5).
@@ -412,6 +464,12 @@ const rtHeartbeatSource = `-- rt_heartbeat: refreshes a connection and its membe
 -- ARGV[5] conn_ttl          ms (90 s)
 -- ARGV[6] set_ttl           ms (120 s)
 -- Reply: {created, connections}
+if string.sub(KEYS[1], -(#ARGV[1] + 1)) ~= ':' .. ARGV[1] then
+  return redis.error_reply('BAD_ARG rt_heartbeat: KEYS[1] is not the key of ARGV connection_id')
+end
+if string.sub(KEYS[2], -(#ARGV[2] + 13)) ~= ':' .. ARGV[2] .. ':connections' then
+  return redis.error_reply('BAD_ARG rt_heartbeat: KEYS[2] is not the set of ARGV user_id')
+end
 local owner = redis.call('HGET', KEYS[1], 'user_id')
 if owner and owner ~= ARGV[2] then
   return redis.error_reply('WRONG_USER rt_heartbeat: the connection belongs to another user')
@@ -432,17 +490,17 @@ return {created, redis.call('ZCARD', KEYS[2])}
 
 // SettingsSnapshotGetSHA1 is the SHA1 of lua/vm1/settings_snapshot_get.lua, the name
 // EVALSHA calls it by.
-const SettingsSnapshotGetSHA1 = "b116634ea5a4f039b9470abf5c0d9ea7882137f4"
+const SettingsSnapshotGetSHA1 = "992d32d66d1b12ac192bae05a8c2f9ef9269a057"
 
 // settingsSnapshotGetSource is lua/vm1/settings_snapshot_get.lua.
 const settingsSnapshotGetSource = `#!lua flags=no-writes
 -- settings_snapshot_get: reads a settings snapshot (seed 000 §6).
 --
 -- KEYS[1] snapshot
--- Reply: {found, value}
+-- Reply: {found, value}; value is '' when not found (a nil would end the array)
 local v = redis.call('GET', KEYS[1])
 if not v then
-  return {0, false}
+  return {0, ''}
 end
 return {1, v}
 `
@@ -484,17 +542,17 @@ return 1
 
 // StubTaskPollSHA1 is the SHA1 of lua/vm1/stub_task_poll.lua, the name EVALSHA calls it
 // by.
-const StubTaskPollSHA1 = "5c1ab62c16dadd09006ee21d922248165ee19f20"
+const StubTaskPollSHA1 = "3e27af6e6d95aa26340bedd2209db24a97394b45"
 
 // stubTaskPollSource is lua/vm1/stub_task_poll.lua.
 const stubTaskPollSource = `-- stub_task_poll: the safety task get+increment poll (seed 000 §7), allowed only
 -- here, in VM1 DB2 before the cutover. Polling does not extend the TTL.
 --
 -- KEYS[1] task          HASH state, polls
--- Reply: {found, state, polls}
+-- Reply: {found, state, polls}; state is '' when not found (a nil would end the array)
 local state = redis.call('HGET', KEYS[1], 'state')
 if not state then
-  return {0, false, 0}
+  return {0, '', 0}
 end
 return {1, state, redis.call('HINCRBY', KEYS[1], 'polls', 1)}
 `

@@ -56,6 +56,7 @@ func AllScripts() []*runtime.Script {
 		IdemExtendScript,
 		IdemReleaseScript,
 		IdemReserveScript,
+		IdemWarmScript,
 		JWKSNegativeCheckScript,
 		JWKSNegativeMarkScript,
 		LockAcquireScript,
@@ -77,8 +78,9 @@ func AllScripts() []*runtime.Script {
 
 var (
 	// ErrBadArg is the error reply BAD_ARG of lock_acquire, rate_limit_fixed,
-	// rate_limit_sliding, rate_limit_token_bucket. Lock and fence keys name different locks.
-	// Cost above limit, or an argument the script cannot use. Match it with errors.Is.
+	// rate_limit_sliding, rate_limit_token_bucket, rt_disconnect, rt_heartbeat. Lock and fence
+	// keys name different locks. Cost above limit, or an argument the script cannot use. The
+	// keys are not those of connection_id and user_id. Match it with errors.Is.
 	ErrBadArg = runtime.ErrorCode("BAD_ARG")
 	// ErrConflict is the error reply CONFLICT of idem_complete. The record holds another
 	// fingerprint. Match it with errors.Is.
@@ -89,8 +91,8 @@ var (
 	// ErrTransient is the error reply TRANSIENT of idem_complete. 503/504 are never recorded
 	// as completed; release instead. Match it with errors.Is.
 	ErrTransient = runtime.ErrorCode("TRANSIENT")
-	// ErrWrongUser is the error reply WRONG_USER of rt_heartbeat. The connection belongs to
-	// another user. Match it with errors.Is.
+	// ErrWrongUser is the error reply WRONG_USER of rt_disconnect, rt_heartbeat. The
+	// connection belongs to another user. Match it with errors.Is.
 	ErrWrongUser = runtime.ErrorCode("WRONG_USER")
 )
 
@@ -351,6 +353,86 @@ func QueueIdemReserve(b *runtime.Batch, record APIIdemKey, lock APIIdemLockKey, 
 	return runtime.Queue(b, IdemReserveScript, keys, argv, err, decodeIdemReserve)
 }
 
+// IdemWarmScript is script idem_warm (lua/vm1/idem_warm.lua), run with EVALSHA.
+var IdemWarmScript = runtime.MustScript("idem_warm", idemWarmSource, IdemWarmSHA1, false)
+
+// IdemWarmArgs are the ARGV of idem_warm.
+type IdemWarmArgs struct {
+	// Owner: The caller's reservation token; a fresh one when it holds none.
+	Owner       string
+	Fingerprint string
+	Status      int64
+	Response    []byte
+	ResourceID  string
+	Version     int64
+	// TTL: What is left of the durable record's 24 h.
+	TTL time.Duration
+}
+
+func idemWarmInput(record APIIdemKey, lock APIIdemLockKey, a IdemWarmArgs) ([]string, []any, error) {
+	argv := make([]any, 7)
+	var err error
+	if record.String() == "" {
+		return nil, nil, runtime.MissingKey("idem_warm", "record")
+	}
+	if lock.String() == "" {
+		return nil, nil, runtime.MissingKey("idem_warm", "lock")
+	}
+	if argv[0], err = runtime.ArgToken("idem_warm", "owner", a.Owner); err != nil {
+		return nil, nil, err
+	}
+	if argv[1], err = runtime.ArgHex("idem_warm", "fingerprint", a.Fingerprint, 64); err != nil {
+		return nil, nil, err
+	}
+	if argv[2], err = runtime.ArgInt("idem_warm", "status", a.Status, 100, 599); err != nil {
+		return nil, nil, err
+	}
+	if argv[3], err = runtime.ArgBytes("idem_warm", "response", a.Response, 65536); err != nil {
+		return nil, nil, err
+	}
+	if argv[4], err = runtime.ArgString("idem_warm", "resource_id", a.ResourceID, 128); err != nil {
+		return nil, nil, err
+	}
+	if argv[5], err = runtime.ArgInt("idem_warm", "version", a.Version, 1, 9007199254740991); err != nil {
+		return nil, nil, err
+	}
+	if argv[6], err = runtime.ArgDuration("idem_warm", "ttl", a.TTL, 1*time.Millisecond, 24*time.Hour); err != nil {
+		return nil, nil, err
+	}
+	return []string{record.String(), lock.String()}, argv, nil
+}
+
+func decodeIdemWarm(v any) (bool, error) {
+	r := runtime.ValueReply("idem_warm", v)
+	out := r.Bool("replaced")
+	return out, r.Err()
+}
+
+// IdemWarm runs idem_warm (vm1 db0). Puts back the completed record the durable PostgreSQL
+// row holds after Redis lost it (eviction, FLUSHDB, empty restore) or holds a stale or
+// unreadable copy, and drops the caller's own reservation lock.
+func (s *Scripts) IdemWarm(ctx context.Context, record APIIdemKey, lock APIIdemLockKey, args IdemWarmArgs) (bool, error) {
+	var zero bool
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("vm1", "db0", "idem_warm")
+	}
+	keys, argv, err := idemWarmInput(record, lock, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := IdemWarmScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeIdemWarm(v)
+}
+
+// QueueIdemWarm adds a idem_warm call to a batch; run the batch on a client of vm1 db0.
+func QueueIdemWarm(b *runtime.Batch, record APIIdemKey, lock APIIdemLockKey, args IdemWarmArgs) *runtime.Pending[bool] {
+	keys, argv, err := idemWarmInput(record, lock, args)
+	return runtime.Queue(b, IdemWarmScript, keys, argv, err, decodeIdemWarm)
+}
+
 // JWKSNegativeCheckScript is script jwks_negative_check (lua/vm1/jwks_negative_check.lua),
 // run with EVALSHA_RO.
 var JWKSNegativeCheckScript = runtime.MustScript("jwks_negative_check", jwksNegativeCheckSource, JWKSNegativeCheckSHA1, true)
@@ -567,15 +649,16 @@ func lockExtendInput(lock LockExtendLock, a LockExtendArgs) ([]string, []any, er
 	return []string{lock.String()}, argv, nil
 }
 
-func decodeLockExtend(v any) (bool, error) {
+func decodeLockExtend(v any) (LockOutcome, error) {
 	r := runtime.ValueReply("lock_extend", v)
-	out := r.Bool("extended")
+	out := LockOutcome(r.Enum("outcome", lockOutcomeStrings))
 	return out, r.Err()
 }
 
-// LockExtend runs lock_extend (vm1 db1). Compare-and-expire.
-func (s *Scripts) LockExtend(ctx context.Context, lock LockExtendLock, args LockExtendArgs) (bool, error) {
-	var zero bool
+// LockExtend runs lock_extend (vm1 db1). Compare-and-expire; says whether the lock was
+// this owner's, gone, or another owner's.
+func (s *Scripts) LockExtend(ctx context.Context, lock LockExtendLock, args LockExtendArgs) (LockOutcome, error) {
+	var zero LockOutcome
 	if s.c.DB1 == nil {
 		return zero, runtime.NoClient("vm1", "db1", "lock_extend")
 	}
@@ -592,7 +675,7 @@ func (s *Scripts) LockExtend(ctx context.Context, lock LockExtendLock, args Lock
 
 // QueueLockExtend adds a lock_extend call to a batch; run the batch on a client of vm1
 // db1.
-func QueueLockExtend(b *runtime.Batch, lock LockExtendLock, args LockExtendArgs) *runtime.Pending[bool] {
+func QueueLockExtend(b *runtime.Batch, lock LockExtendLock, args LockExtendArgs) *runtime.Pending[LockOutcome] {
 	keys, argv, err := lockExtendInput(lock, args)
 	return runtime.Queue(b, LockExtendScript, keys, argv, err, decodeLockExtend)
 }
@@ -628,15 +711,16 @@ func lockReleaseInput(lock LockReleaseLock, a LockReleaseArgs) ([]string, []any,
 	return []string{lock.String()}, argv, nil
 }
 
-func decodeLockRelease(v any) (bool, error) {
+func decodeLockRelease(v any) (LockOutcome, error) {
 	r := runtime.ValueReply("lock_release", v)
-	out := r.Bool("released")
+	out := LockOutcome(r.Enum("outcome", lockOutcomeStrings))
 	return out, r.Err()
 }
 
-// LockRelease runs lock_release (vm1 db1). Compare-and-delete.
-func (s *Scripts) LockRelease(ctx context.Context, lock LockReleaseLock, args LockReleaseArgs) (bool, error) {
-	var zero bool
+// LockRelease runs lock_release (vm1 db1). Compare-and-delete; says whether the lock was
+// this owner's, gone, or another owner's.
+func (s *Scripts) LockRelease(ctx context.Context, lock LockReleaseLock, args LockReleaseArgs) (LockOutcome, error) {
+	var zero LockOutcome
 	if s.c.DB1 == nil {
 		return zero, runtime.NoClient("vm1", "db1", "lock_release")
 	}
@@ -653,7 +737,7 @@ func (s *Scripts) LockRelease(ctx context.Context, lock LockReleaseLock, args Lo
 
 // QueueLockRelease adds a lock_release call to a batch; run the batch on a client of vm1
 // db1.
-func QueueLockRelease(b *runtime.Batch, lock LockReleaseLock, args LockReleaseArgs) *runtime.Pending[bool] {
+func QueueLockRelease(b *runtime.Batch, lock LockReleaseLock, args LockReleaseArgs) *runtime.Pending[LockOutcome] {
 	keys, argv, err := lockReleaseInput(lock, args)
 	return runtime.Queue(b, LockReleaseScript, keys, argv, err, decodeLockRelease)
 }
@@ -1048,17 +1132,19 @@ var RTDisconnectScript = runtime.MustScript("rt_disconnect", rtDisconnectSource,
 // RTDisconnectArgs are the ARGV of rt_disconnect.
 type RTDisconnectArgs struct {
 	ConnectionID string
+	UserID       string
 }
 
 // RTDisconnectResult is the reply of rt_disconnect.
 type RTDisconnectResult struct {
 	// Removed: False for a duplicate disconnect.
-	Removed     bool
+	Removed bool
+	// Connections: Members left in the user's set.
 	Connections int64
 }
 
 func rtDisconnectInput(conn RTConnKey, userConnections RTUserConnectionsKey, a RTDisconnectArgs) ([]string, []any, error) {
-	argv := make([]any, 1)
+	argv := make([]any, 2)
 	var err error
 	if conn.String() == "" {
 		return nil, nil, runtime.MissingKey("rt_disconnect", "conn")
@@ -1067,6 +1153,9 @@ func rtDisconnectInput(conn RTConnKey, userConnections RTUserConnectionsKey, a R
 		return nil, nil, runtime.MissingKey("rt_disconnect", "user_connections")
 	}
 	if argv[0], err = runtime.ArgUUID("rt_disconnect", "connection_id", a.ConnectionID); err != nil {
+		return nil, nil, err
+	}
+	if argv[1], err = runtime.ArgUUID("rt_disconnect", "user_id", a.UserID); err != nil {
 		return nil, nil, err
 	}
 	return []string{conn.String(), userConnections.String()}, argv, nil
@@ -1082,6 +1171,7 @@ func decodeRTDisconnect(v any) (RTDisconnectResult, error) {
 
 // RTDisconnect runs rt_disconnect (vm1 db1). Removes a connection; a duplicate disconnect
 // is harmless and says so.
+// Its declared error replies match ErrWrongUser, ErrBadArg with errors.Is.
 func (s *Scripts) RTDisconnect(ctx context.Context, conn RTConnKey, userConnections RTUserConnectionsKey, args RTDisconnectArgs) (RTDisconnectResult, error) {
 	var zero RTDisconnectResult
 	if s.c.DB1 == nil {
@@ -1160,7 +1250,7 @@ func decodeRTHeartbeat(v any) (RTHeartbeatResult, error) {
 
 // RTHeartbeat runs rt_heartbeat (vm1 db1). Refreshes the connection hash and its member in
 // the user's ZSET atomically.
-// Its declared error replies match ErrWrongUser with errors.Is.
+// Its declared error replies match ErrWrongUser, ErrBadArg with errors.Is.
 func (s *Scripts) RTHeartbeat(ctx context.Context, conn RTConnKey, userConnections RTUserConnectionsKey, args RTHeartbeatArgs) (RTHeartbeatResult, error) {
 	var zero RTHeartbeatResult
 	if s.c.DB1 == nil {

@@ -3,29 +3,31 @@
 package vm2
 
 // CacheGetSHA1 is the SHA1 of lua/vm2/cache_get.lua, the name EVALSHA calls it by.
-const CacheGetSHA1 = "ff112cbd21d85fc8038d8c96f2830733eb3afcc9"
+const CacheGetSHA1 = "ab47241c4bf4d8c8a3a27937fca35f5a77ae8826"
 
 // cacheGetSource is lua/vm2/cache_get.lua.
 const cacheGetSource = `#!lua flags=no-writes
 -- cache_get: reads a cache entry (seed 004 §3, §4); an entry stamped other than
--- the active stamp is a miss.
+-- the active stamp is a miss. A hit also reports the entry's remaining TTL, so a
+-- cached DNS answer is served with what is left of its own TTL.
 --
 -- KEYS[1] entry         HASH stamp, value
 -- ARGV[1] stamp         active config generation
--- Reply: {hit, value, stored_stamp}
+-- Reply: {hit, value, stored_stamp, ttl_ms}
 local entry = redis.call('HMGET', KEYS[1], 'stamp', 'value')
 if not entry[1] then
-  return {0, false, 0}
+  return {0, false, 0, 0}
 end
-local stored = tonumber(entry[1])
+-- A stamp that is not a number (the entry was damaged) reads as absent.
+local stored = tonumber(entry[1]) or 0
 if stored ~= tonumber(ARGV[1]) then
-  return {0, false, stored}
+  return {0, false, stored, 0}
 end
-return {1, entry[2], stored}
+return {1, entry[2], stored, redis.call('PTTL', KEYS[1])}
 `
 
 // CacheSetSHA1 is the SHA1 of lua/vm2/cache_set.lua, the name EVALSHA calls it by.
-const CacheSetSHA1 = "c4e72bcbdb838fef78eb9c53d483261c6fbb320f"
+const CacheSetSHA1 = "f98e941a4e38ca4b3f86a081d41a934a45d6a360"
 
 // cacheSetSource is lua/vm2/cache_set.lua.
 const cacheSetSource = `-- cache_set: atomic cache set with TTL and version stamp (seed 004 §3, §4). The
@@ -46,7 +48,9 @@ if ttl > max_ttl then
   ttl = max_ttl
   capped = 1
 end
-local current = tonumber(redis.call('HGET', KEYS[1], 'stamp') or '0')
+-- A missing stamp, or one that is not a number (a damaged entry), counts as 0,
+-- so any set repairs the entry.
+local current = tonumber(redis.call('HGET', KEYS[1], 'stamp')) or 0
 if current > stamp then
   return {0, capped, current}
 end

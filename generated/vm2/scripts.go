@@ -77,6 +77,8 @@ type CacheGetResult struct {
 	Value []byte
 	// StoredStamp: 0 when absent.
 	StoredStamp int64
+	// TTL: Remaining TTL of a hit (PTTL); 0 on a miss.
+	TTL time.Duration
 }
 
 func cacheGetInput(entry CacheGetEntry, a CacheGetArgs) ([]string, []any, error) {
@@ -92,16 +94,18 @@ func cacheGetInput(entry CacheGetEntry, a CacheGetArgs) ([]string, []any, error)
 }
 
 func decodeCacheGet(v any) (CacheGetResult, error) {
-	r := runtime.ArrayReply("cache_get", v, 3)
+	r := runtime.ArrayReply("cache_get", v, 4)
 	var out CacheGetResult
 	out.Hit = r.Bool("hit")
 	out.Value = r.Bytes("value")
 	out.StoredStamp = r.Int("stored_stamp")
+	out.TTL = r.Duration("ttl")
 	return out, r.Err()
 }
 
 // CacheGet runs cache_get (vm2 db0). Reads a cache entry; an entry stamped other than the
-// active stamp is a miss.
+// active stamp is a miss. A hit also reports the entry's remaining TTL, so a cached DNS
+// answer is served with what is left of its own TTL, never with a fresh one.
 func (s *Scripts) CacheGet(ctx context.Context, entry CacheGetEntry, args CacheGetArgs) (CacheGetResult, error) {
 	var zero CacheGetResult
 	if s.c.DB0 == nil {

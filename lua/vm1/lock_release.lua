@@ -2,8 +2,14 @@
 --
 -- KEYS[1] lock          owner token
 -- ARGV[1] owner
--- Reply: released (1, or 0 when the lock is not this owner's)
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then
-  return 0
+-- Reply: 'ok' (released), 'expired' (there is no lock: the lease ran out) or
+-- 'other_owner' (someone else holds the lock; it is left alone)
+local holder = redis.call('GET', KEYS[1])
+if not holder then
+  return 'expired'
 end
-return redis.call('DEL', KEYS[1])
+if holder ~= ARGV[1] then
+  return 'other_owner'
+end
+redis.call('DEL', KEYS[1])
+return 'ok'

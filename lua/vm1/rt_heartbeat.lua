@@ -9,6 +9,12 @@
 -- ARGV[5] conn_ttl          ms (90 s)
 -- ARGV[6] set_ttl           ms (120 s)
 -- Reply: {created, connections}
+if string.sub(KEYS[1], -(#ARGV[1] + 1)) ~= ':' .. ARGV[1] then
+  return redis.error_reply('BAD_ARG rt_heartbeat: KEYS[1] is not the key of ARGV connection_id')
+end
+if string.sub(KEYS[2], -(#ARGV[2] + 13)) ~= ':' .. ARGV[2] .. ':connections' then
+  return redis.error_reply('BAD_ARG rt_heartbeat: KEYS[2] is not the set of ARGV user_id')
+end
 local owner = redis.call('HGET', KEYS[1], 'user_id')
 if owner and owner ~= ARGV[2] then
   return redis.error_reply('WRONG_USER rt_heartbeat: the connection belongs to another user')

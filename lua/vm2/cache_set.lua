@@ -16,7 +16,9 @@ if ttl > max_ttl then
   ttl = max_ttl
   capped = 1
 end
-local current = tonumber(redis.call('HGET', KEYS[1], 'stamp') or '0')
+-- A missing stamp, or one that is not a number (a damaged entry), counts as 0,
+-- so any set repairs the entry.
+local current = tonumber(redis.call('HGET', KEYS[1], 'stamp')) or 0
 if current > stamp then
   return {0, capped, current}
 end

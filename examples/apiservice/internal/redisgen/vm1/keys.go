@@ -174,6 +174,35 @@ func (v IdemState) Valid() bool {
 
 var idemStateStrings = []string{"reserved", "in_progress", "completed", "conflict"}
 
+// LockOutcome is a value of enum lock_outcome (seed 000 §6: extend/release compare the
+// owner; the caller must tell a lease that ran out from a lock another owner now holds).
+type LockOutcome string
+
+// Values of LockOutcome.
+const (
+	LockOutcomeOk         LockOutcome = "ok"
+	LockOutcomeExpired    LockOutcome = "expired"
+	LockOutcomeOtherOwner LockOutcome = "other_owner"
+)
+
+// LockOutcomeValues lists every LockOutcome in declaration order.
+var LockOutcomeValues = []LockOutcome{
+	LockOutcomeOk,
+	LockOutcomeExpired,
+	LockOutcomeOtherOwner,
+}
+
+// Valid reports whether v is a declared LockOutcome.
+func (v LockOutcome) Valid() bool {
+	switch v {
+	case LockOutcomeOk, LockOutcomeExpired, LockOutcomeOtherOwner:
+		return true
+	}
+	return false
+}
+
+var lockOutcomeStrings = []string{"ok", "expired", "other_owner"}
+
 // APIIdemKey is a key of pattern han:api:idem:{scope}:{user_id}:{key_hmac} (vm1.db0, hash,
 // TTL 1d; seed 000 §4).
 // Build it with NewAPIIdemKey.
