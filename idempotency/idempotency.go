@@ -1,0 +1,516 @@
+// Package idempotency runs api-backend's mutating calls once per
+// Idempotency-Key (seed 000 §4, §9, §10, §11): the side effects a call makes
+// through its transaction commit at most once, and retries get its stored answer.
+//
+// PostgreSQL is the truth and Redis the accelerator. Keeper.Do reserves the key
+// in Redis (idem_reserve: record han:api:idem:*, lock han:api:idemlock:*), then
+// claims the durable row in idempotency_records, runs the call in a transaction
+// of its own and records the outcome in that same transaction, so the outcome is
+// stored exactly when the call's side effects commit; only then does Redis get
+// the completed record (idem_complete). A retry answers from Redis; when Redis
+// lost the record (eviction, FLUSHDB, an empty restore), the durable row answers
+// and warms Redis back (idem_warm). A claim taken over after a lost lease makes
+// the late owner's transaction roll back.
+//
+// A transient 503 or 504, or an error from the call, is never recorded: the
+// reservation and the claim are released and a retry runs again. With Redis
+// unavailable a call fails closed with an error matching ErrUnavailable (503),
+// while a completed record is still answered from PostgreSQL.
+//
+// The stored Response has no body and no field for tokens, cookies, presigned
+// URLs or personal data; its headers pass an allow-list.
+package idempotency
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/runtime/keypart"
+	"github.com/jackc/pgx/v5"
+)
+
+// Errors callers match with errors.Is; StatusCode maps them to HTTP.
+var (
+	// ErrInvalidRequest: a Request field is malformed (scope, user, key, fingerprint).
+	ErrInvalidRequest = errors.New("invalid idempotent request")
+	// ErrConflict: the key was used with another request (another fingerprint).
+	ErrConflict = errors.New("idempotency key reused with another request")
+	// ErrInProgress: another request with this key is running now; retry later.
+	ErrInProgress = errors.New("idempotent request in progress")
+	// ErrUnavailable: Redis or PostgreSQL could not answer and the call cannot run
+	// safely; answer 503 (seed 000 §10).
+	ErrUnavailable = errors.New("idempotency store unavailable")
+	// ErrLeaseLost: the call ran too long without its lease, another request took
+	// it over, and this call's transaction was rolled back.
+	ErrLeaseLost = errors.New("idempotency lease lost to another request")
+)
+
+// Source says where an Outcome's response comes from.
+type Source string
+
+const (
+	// SourceExecuted: the call ran now.
+	SourceExecuted Source = "executed"
+	// SourceRedis: a retry answered from the Redis record.
+	SourceRedis Source = "redis"
+	// SourceDurable: a retry answered from the PostgreSQL row (Redis lost the
+	// record, holds an unreadable copy, or is down).
+	SourceDurable Source = "durable"
+)
+
+// Request identifies one idempotent call.
+type Request struct {
+	// Scope is the kind of call (enum idem_scope of keyspec.yaml).
+	Scope vm1.IdemScope
+	// UserID is the caller's canonical lower-case UUID.
+	UserID string
+	// Key is the client's Idempotency-Key: 1..255 visible ASCII characters. Only
+	// its HMAC reaches Redis and PostgreSQL.
+	Key string
+	// Fingerprint is the hex SHA-256 of the request (see Fingerprint): the same
+	// key with another fingerprint is ErrConflict.
+	Fingerprint string
+}
+
+// Outcome is the answer to a call.
+type Outcome struct {
+	// Response is what the call answered, sanitized (Response.Sanitized).
+	Response Response
+	// Replayed reports an answer from a stored record: the call did not run now.
+	Replayed bool
+	// Source says where Response comes from.
+	Source Source
+	// Version is the record's version in its source.
+	Version int64
+}
+
+// Func is the idempotent call. It runs inside tx, a transaction whose commit
+// also records the outcome: side effects made through tx happen exactly when the
+// outcome is stored. Side effects outside tx may run again if the outcome cannot
+// be stored. Returning an error (or a 503/504 Response) rolls tx back and
+// releases the key for a retry; ctx is cancelled when the lease is lost.
+type Func func(ctx context.Context, tx pgx.Tx) (Response, error)
+
+// Config configures a Keeper.
+type Config struct {
+	// Scripts runs the idempotency scripts; it needs a DB0 client.
+	Scripts *vm1.Scripts
+	// Store is the durable record store.
+	Store *Store
+	// KeyHMAC hashes the client's Idempotency-Key; build it with
+	// runtime.NewHMACKey from a secret in the service's config.
+	KeyHMAC runtime.HMACKey
+	// Metrics counts outcomes; nil counts nothing.
+	Metrics *Metrics
+	// Lease is how long a claim lives without a heartbeat, 100ms..30s (default
+	// 30 s, the Redis lock's TTL); the heartbeat renews it every Lease/3.
+	Lease time.Duration
+}
+
+// Keeper runs idempotent calls. It is safe for concurrent use.
+type Keeper struct {
+	scripts *vm1.Scripts
+	store   *Store
+	hmac    runtime.HMACKey
+	metrics *Metrics
+	lease   time.Duration
+}
+
+// New checks cfg and returns a Keeper.
+func New(cfg Config) (*Keeper, error) {
+	switch {
+	case cfg.Scripts == nil:
+		return nil, errors.New("idempotency: Config.Scripts is nil")
+	case cfg.Store == nil:
+		return nil, errors.New("idempotency: Config.Store is nil")
+	case cfg.KeyHMAC.Sum("") == (runtime.HMACKey{}).Sum(""):
+		return nil, errors.New("idempotency: Config.KeyHMAC is the zero key; build it with runtime.NewHMACKey")
+	}
+	if cfg.Lease == 0 {
+		cfg.Lease = vm1.APIIdemLockTTL
+	}
+	if cfg.Lease < 100*time.Millisecond || cfg.Lease > vm1.APIIdemLockTTL {
+		return nil, fmt.Errorf("idempotency: Lease %s: want 100ms..%s (the Redis lock's TTL)", cfg.Lease, vm1.APIIdemLockTTL)
+	}
+	return &Keeper{scripts: cfg.Scripts, store: cfg.Store, hmac: cfg.KeyHMAC, metrics: cfg.Metrics, lease: cfg.Lease}, nil
+}
+
+// Fingerprint is the hex SHA-256 of parts (e.g. method, route, canonical body),
+// each length-prefixed so that no two different lists of parts collide.
+func Fingerprint(parts ...[]byte) string {
+	h := sha256.New()
+	var n [8]byte
+	for _, p := range parts {
+		binary.BigEndian.PutUint64(n[:], uint64(len(p)))
+		h.Write(n[:])
+		h.Write(p)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// keys are a request's Redis keys and durable identity.
+type keys struct {
+	id     recordID
+	record vm1.APIIdemKey
+	lock   vm1.APIIdemLockKey
+}
+
+func (k *Keeper) keysOf(req Request) (keys, error) {
+	if len(req.Key) == 0 || len(req.Key) > 255 || !visible(req.Key, false) {
+		return keys{}, fmt.Errorf("idempotency: key: want 1..255 visible ASCII characters: %w", ErrInvalidRequest)
+	}
+	if !keypart.Hex(req.Fingerprint, 64) {
+		return keys{}, fmt.Errorf("idempotency: fingerprint: want 64 lower-case hex characters: %w", ErrInvalidRequest)
+	}
+	h := k.hmac.Sum(req.Key)
+	rec, err := vm1.NewAPIIdemKey(req.Scope, req.UserID, h)
+	if err != nil {
+		return keys{}, fmt.Errorf("idempotency: %w: %w", ErrInvalidRequest, err)
+	}
+	lock, err := vm1.NewAPIIdemLockKey(req.Scope, req.UserID, h)
+	if err != nil {
+		return keys{}, fmt.Errorf("idempotency: %w: %w", ErrInvalidRequest, err)
+	}
+	return keys{id: recordID{scope: req.Scope, userID: req.UserID, keyHMAC: h}, record: rec, lock: lock}, nil
+}
+
+// token is a random owner token for the Redis lock and the durable claim.
+func token() string {
+	var b [18]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// redisFailure tells a failure of Redis (network, timeout, an error reply such
+// as OOM or LOADING, a reply of the wrong shape) from a refusal of our own input.
+func redisFailure(err error) bool {
+	return !errors.Is(err, runtime.ErrInvalidArg) && !errors.Is(err, runtime.ErrInvalidKeyPart)
+}
+
+// Do runs fn for the first request with req's key and records its outcome; a
+// retry with the same fingerprint gets the stored Response (Outcome.Replayed), a
+// concurrent one ErrInProgress, one with another fingerprint ErrConflict. fn runs
+// again only when no outcome was recorded (a 503/504, an error, a lost lease),
+// and fn's transaction commits at most once per key.
+func (k *Keeper) Do(ctx context.Context, req Request, fn Func) (Outcome, error) {
+	ks, err := k.keysOf(req)
+	if err != nil {
+		return Outcome{}, err
+	}
+	owner := token()
+	res, err := k.scripts.IdemReserve(ctx, ks.record, ks.lock, vm1.IdemReserveArgs{Fingerprint: req.Fingerprint, Owner: owner})
+	if err != nil {
+		if ctx.Err() != nil || !redisFailure(err) {
+			return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, err)
+		}
+		k.metrics.redisError("reserve")
+		return k.withoutRedis(ctx, req, ks, err)
+	}
+	switch res.State {
+	case vm1.IdemStateCompleted:
+		var resp Response
+		if err := resp.UnmarshalMsgpack(res.Response); err != nil {
+			// An unreadable copy: the durable row is the truth and rewrites it.
+			k.metrics.redisError("corrupt_record")
+			return k.fromDurable(ctx, req, ks, err)
+		}
+		k.metrics.outcome(req.Scope, resultHit)
+		return Outcome{Response: resp, Replayed: true, Source: SourceRedis, Version: res.Version}, nil
+	case vm1.IdemStateConflict:
+		k.metrics.outcome(req.Scope, resultConflict)
+		return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrConflict)
+	case vm1.IdemStateInProgress:
+		// Redis may be behind the truth (a completion whose Redis write failed).
+		return k.fromDurable(ctx, req, ks, nil)
+	}
+	return k.execute(ctx, req, ks, owner, fn)
+}
+
+// withoutRedis answers a completed record from PostgreSQL while Redis is down,
+// and fails closed for everything else.
+func (k *Keeper) withoutRedis(ctx context.Context, req Request, ks keys, redisErr error) (Outcome, error) {
+	d, found, err := k.store.get(ctx, ks.id)
+	switch {
+	case err != nil:
+		k.metrics.outcome(req.Scope, resultUnavailable)
+		return Outcome{}, fmt.Errorf("idempotency %s: %w: redis: %w; postgres: %w", req.Scope, ErrUnavailable, redisErr, err)
+	case found && d.state == vm1.IdemStateCompleted && d.fingerprint != req.Fingerprint:
+		k.metrics.outcome(req.Scope, resultConflict)
+		return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrConflict)
+	case found && d.state == vm1.IdemStateCompleted:
+		out, err := replay(d)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("idempotency %s: durable record: %w", req.Scope, err)
+		}
+		k.metrics.outcome(req.Scope, resultFallback)
+		return out, nil
+	}
+	k.metrics.outcome(req.Scope, resultUnavailable)
+	return Outcome{}, fmt.Errorf("idempotency %s: %w: %w", req.Scope, ErrUnavailable, redisErr)
+}
+
+// fromDurable answers from PostgreSQL when Redis says "in progress" or holds an
+// unreadable copy (corrupt, non-nil): a completed row is replayed and warms
+// Redis; otherwise the call is in progress.
+func (k *Keeper) fromDurable(ctx context.Context, req Request, ks keys, corrupt error) (Outcome, error) {
+	d, found, err := k.store.get(ctx, ks.id)
+	if err != nil {
+		k.metrics.outcome(req.Scope, resultUnavailable)
+		return Outcome{}, fmt.Errorf("idempotency %s: %w: %w", req.Scope, ErrUnavailable, err)
+	}
+	if found && d.state == vm1.IdemStateCompleted {
+		k.warm(ctx, ks, token(), d)
+		if d.fingerprint != req.Fingerprint {
+			k.metrics.outcome(req.Scope, resultConflict)
+			return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrConflict)
+		}
+		out, err := replay(d)
+		if err != nil {
+			return Outcome{}, fmt.Errorf("idempotency %s: durable record: %w", req.Scope, err)
+		}
+		k.metrics.outcome(req.Scope, resultFallback)
+		return out, nil
+	}
+	if corrupt != nil {
+		return Outcome{}, fmt.Errorf("idempotency %s: stored response: %w", req.Scope, corrupt)
+	}
+	k.metrics.outcome(req.Scope, resultInProgress)
+	return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrInProgress)
+}
+
+func replay(d durable) (Outcome, error) {
+	var resp Response
+	if err := resp.UnmarshalMsgpack(d.response); err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Response: resp, Replayed: true, Source: SourceDurable, Version: d.version}, nil
+}
+
+// warm writes a completed durable row back to Redis and drops owner's
+// reservation; Redis is an accelerator, so a failure is only counted.
+func (k *Keeper) warm(ctx context.Context, ks keys, owner string, d durable) {
+	_, err := k.scripts.IdemWarm(ctx, ks.record, ks.lock, vm1.IdemWarmArgs{
+		Owner: owner, Fingerprint: d.fingerprint, Status: int64(d.status), Response: d.response,
+		ResourceID: d.resourceID, Version: d.version, TTL: min(d.ttl, vm1.APIIdemTTL),
+	})
+	if err != nil {
+		k.metrics.redisError("warm")
+	}
+}
+
+// release drops owner's reservation in Redis and its claim in PostgreSQL, even
+// when ctx is already cancelled, so a retry can run the call again.
+func (k *Keeper) release(ctx context.Context, ks keys, owner string) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancel()
+	if _, err := k.scripts.IdemRelease(ctx, ks.record, ks.lock, vm1.IdemReleaseArgs{Owner: owner}); err != nil {
+		k.metrics.redisError("release")
+	}
+	// A claim left behind expires with its lease; a retry then takes it over.
+	_ = k.store.release(ctx, ks.id, owner)
+}
+
+// execute runs fn for the owner of a fresh Redis reservation, once it holds the
+// durable claim too.
+func (k *Keeper) execute(ctx context.Context, req Request, ks keys, owner string, fn Func) (out Outcome, err error) {
+	claimed, _, d, err := k.store.claim(ctx, ks.id, req.Fingerprint, owner, k.lease)
+	if err != nil {
+		k.release(ctx, ks, owner)
+		k.metrics.outcome(req.Scope, resultUnavailable)
+		return Outcome{}, fmt.Errorf("idempotency %s: %w: %w", req.Scope, ErrUnavailable, err)
+	}
+	if !claimed {
+		switch {
+		case d.state == vm1.IdemStateCompleted:
+			// Redis had lost the record: the truth answers and warms it back.
+			k.warm(ctx, ks, owner, d)
+			if d.fingerprint != req.Fingerprint {
+				k.metrics.outcome(req.Scope, resultConflict)
+				return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrConflict)
+			}
+			out, err := replay(d)
+			if err != nil {
+				return Outcome{}, fmt.Errorf("idempotency %s: durable record: %w", req.Scope, err)
+			}
+			k.metrics.outcome(req.Scope, resultFallback)
+			return out, nil
+		case d.fingerprint != req.Fingerprint:
+			k.release(ctx, ks, owner)
+			k.metrics.outcome(req.Scope, resultConflict)
+			return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrConflict)
+		default:
+			// Another request holds a live claim (Redis had lost its reservation).
+			k.release(ctx, ks, owner)
+			k.metrics.outcome(req.Scope, resultInProgress)
+			return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrInProgress)
+		}
+	}
+
+	completed := false
+	defer func() {
+		if !completed {
+			k.release(ctx, ks, owner)
+		}
+	}()
+	tx, err := k.store.begin(ctx)
+	if err != nil {
+		k.metrics.outcome(req.Scope, resultUnavailable)
+		return Outcome{}, fmt.Errorf("idempotency %s: %w: %w", req.Scope, ErrUnavailable, err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }() // a no-op after Commit
+
+	workCtx, cancelWork := context.WithCancelCause(ctx)
+	defer cancelWork(nil)
+	stopHeartbeat := k.heartbeat(workCtx, cancelWork, ks, owner)
+	resp, err := func() (Response, error) {
+		defer stopHeartbeat()
+		return fn(workCtx, tx)
+	}()
+	if cause := context.Cause(workCtx); errors.Is(cause, ErrLeaseLost) {
+		completed = true // not ours to release any more
+		k.metrics.outcome(req.Scope, resultLeaseLost)
+		return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrLeaseLost)
+	}
+	if err != nil {
+		k.metrics.outcome(req.Scope, resultFailed)
+		return Outcome{}, err
+	}
+	resp = resp.Sanitized()
+	if resp.Status == http.StatusServiceUnavailable || resp.Status == http.StatusGatewayTimeout {
+		// Transient: nothing is recorded, tx rolls back, a retry runs again.
+		k.metrics.outcome(req.Scope, resultTransient)
+		return Outcome{Response: resp, Source: SourceExecuted}, nil
+	}
+	payload, err := resp.MarshalMsgpack()
+	if err != nil {
+		k.metrics.outcome(req.Scope, resultFailed)
+		return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, err)
+	}
+	version, err := k.store.complete(ctx, tx, ks.id, owner, resp.Status, payload, resp.ResourceID)
+	if errors.Is(err, errLeaseLost) {
+		completed = true
+		k.metrics.outcome(req.Scope, resultLeaseLost)
+		return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrLeaseLost)
+	}
+	if err == nil {
+		err = tx.Commit(ctx)
+	}
+	if err != nil {
+		k.metrics.outcome(req.Scope, resultUnavailable)
+		return Outcome{}, fmt.Errorf("idempotency %s: outcome not recorded, rolled back: %w: %w", req.Scope, ErrUnavailable, err)
+	}
+	completed = true
+
+	// The truth is written; Redis now answers retries fast. This runs even when
+	// the caller has gone away, or retries would find an in-progress record.
+	bg, cancelBG := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancelBG()
+	_, err = k.scripts.IdemComplete(bg, ks.record, ks.lock, vm1.IdemCompleteArgs{
+		Owner: owner, Fingerprint: req.Fingerprint, Status: int64(resp.Status), Response: payload, ResourceID: resp.ResourceID,
+	})
+	if err != nil {
+		// The reservation was lost (FLUSHDB, expiry) or Redis failed: warm instead.
+		if !errors.Is(err, vm1.ErrNotOwner) {
+			k.metrics.redisError("complete")
+		}
+		k.warm(bg, ks, owner, durable{
+			fingerprint: req.Fingerprint, state: vm1.IdemStateCompleted, status: resp.Status,
+			response: payload, resourceID: resp.ResourceID, version: version, ttl: vm1.APIIdemTTL,
+		})
+	}
+	k.metrics.outcome(req.Scope, resultExecuted)
+	return Outcome{Response: resp, Source: SourceExecuted, Version: version}, nil
+}
+
+// heartbeat renews the Redis lock and the durable lease every lease/3 until the
+// returned stop is called; when the durable lease is lost it cancels the work
+// with ErrLeaseLost. A Redis failure is only counted: the durable lease is the one
+// that decides.
+func (k *Keeper) heartbeat(ctx context.Context, cancel context.CancelCauseFunc, ks keys, owner string) (stop func()) {
+	done := make(chan struct{})
+	stopped := make(chan struct{})
+	go func() {
+		defer close(stopped)
+		t := time.NewTicker(k.lease / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+			if ok, err := k.scripts.IdemExtend(ctx, ks.lock, vm1.IdemExtendArgs{Owner: owner}); err != nil || !ok {
+				k.metrics.redisError("extend")
+			}
+			if err := k.store.extend(ctx, ks.id, owner, k.lease); errors.Is(err, errLeaseLost) {
+				cancel(ErrLeaseLost)
+				return
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-stopped
+	}
+}
+
+// WarmRecent writes up to limit of the newest completed durable records back
+// to Redis, e.g. after an empty restore (seed 000 §10: api-backend warms
+// idempotency from the durable records). It reports how many it wrote.
+func (k *Keeper) WarmRecent(ctx context.Context, limit int) (int, error) {
+	rows, err := k.store.recentCompleted(ctx, limit)
+	if err != nil {
+		return 0, err
+	}
+	n := 0
+	for _, r := range rows {
+		rec, err := vm1.NewAPIIdemKey(r.id.scope, r.id.userID, r.id.keyHMAC)
+		if err != nil {
+			return n, fmt.Errorf("idempotency: warm: %w", err)
+		}
+		lock, err := vm1.NewAPIIdemLockKey(r.id.scope, r.id.userID, r.id.keyHMAC)
+		if err != nil {
+			return n, fmt.Errorf("idempotency: warm: %w", err)
+		}
+		if _, err := k.scripts.IdemWarm(ctx, rec, lock, vm1.IdemWarmArgs{
+			Owner: token(), Fingerprint: r.rec.fingerprint, Status: int64(r.rec.status), Response: r.rec.response,
+			ResourceID: r.rec.resourceID, Version: r.rec.version, TTL: min(r.rec.ttl, vm1.APIIdemTTL),
+		}); err != nil {
+			return n, fmt.Errorf("idempotency: warm: %w", err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// StatusCode maps Do's errors to HTTP: 422 for ErrConflict (the key was used for
+// another request), 409 for ErrInProgress, 503 for ErrUnavailable, 400 for
+// ErrInvalidRequest, 500 for the rest (ErrLeaseLost included: the call rolled
+// back, and a retry runs it again).
+func StatusCode(err error) int {
+	switch {
+	case err == nil:
+		return http.StatusOK
+	case errors.Is(err, ErrConflict):
+		return http.StatusUnprocessableEntity
+	case errors.Is(err, ErrInProgress):
+		return http.StatusConflict
+	case errors.Is(err, ErrUnavailable):
+		return http.StatusServiceUnavailable
+	case errors.Is(err, ErrInvalidRequest):
+		return http.StatusBadRequest
+	}
+	return http.StatusInternalServerError
+}

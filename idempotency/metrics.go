@@ -1,0 +1,60 @@
+package idempotency
+
+import (
+	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Results an outcome is counted under.
+const (
+	resultExecuted    = "executed"    // the call ran and its outcome was recorded
+	resultHit         = "hit"         // a retry answered from Redis
+	resultFallback    = "fallback"    // a retry answered from PostgreSQL
+	resultConflict    = "conflict"    // the key was used with another fingerprint
+	resultInProgress  = "in_progress" // another request holds the key
+	resultUnavailable = "unavailable" // failed closed: Redis or PostgreSQL could not answer
+	resultTransient   = "transient"   // a 503/504, not recorded
+	resultFailed      = "failed"      // the call returned an error, not recorded
+	resultLeaseLost   = "lease_lost"  // the claim was taken over; rolled back
+)
+
+// Metrics counts idempotency outcomes (seed 000 §11: hit, conflict, fallback)
+// by scope (enum idem_scope) and result, and Redis failures the flow absorbed by
+// operation. No label holds a user, a key or a value.
+type Metrics struct {
+	outcomes    *prometheus.CounterVec
+	redisErrors *prometheus.CounterVec
+}
+
+// NewMetrics registers han_api_idempotency_total and
+// han_api_idempotency_redis_errors_total on reg.
+func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
+	m := &Metrics{
+		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "han_api_idempotency_total",
+			Help: "Idempotent calls of api-backend by scope and result (executed, hit, fallback, conflict, in_progress, unavailable, transient, failed, lease_lost).",
+		}, []string{"scope", "result"}),
+		redisErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "han_api_idempotency_redis_errors_total",
+			Help: "Redis failures the idempotency flow absorbed because PostgreSQL holds the truth, by operation.",
+		}, []string{"op"}),
+	}
+	for _, c := range []prometheus.Collector{m.outcomes, m.redisErrors} {
+		if err := reg.Register(c); err != nil {
+			return nil, err
+		}
+	}
+	return m, nil
+}
+
+func (m *Metrics) outcome(scope vm1.IdemScope, result string) {
+	if m != nil {
+		m.outcomes.WithLabelValues(string(scope), result).Inc()
+	}
+}
+
+func (m *Metrics) redisError(op string) {
+	if m != nil {
+		m.redisErrors.WithLabelValues(op).Inc()
+	}
+}

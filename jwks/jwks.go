@@ -1,0 +1,67 @@
+// Package jwks remembers, for 30 s, that a JWT's key id was not found in the
+// JWKS (seed 000 §3: han:api:jwks:negative:{kid_hash}), so a flood of tokens
+// naming unknown kids does not refetch the JWKS for each one. The kid enters
+// Redis only as its SHA-256.
+package jwks
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/hanchat/luagen/generated/vm1"
+)
+
+// MaxKIDBytes bounds a kid: anything longer is refused before it is hashed.
+const MaxKIDBytes = 256
+
+// ErrInvalidKID: an empty kid, or one above MaxKIDBytes.
+var ErrInvalidKID = errors.New("invalid JWT kid")
+
+// NegativeCache marks and checks kids the JWKS does not hold. It is safe for
+// concurrent use.
+type NegativeCache struct {
+	scripts *vm1.Scripts
+}
+
+// NewNegativeCache returns a NegativeCache running vm1's scripts (DB0).
+func NewNegativeCache(scripts *vm1.Scripts) (*NegativeCache, error) {
+	if scripts == nil {
+		return nil, errors.New("jwks: scripts is nil")
+	}
+	return &NegativeCache{scripts: scripts}, nil
+}
+
+func checkKID(kid string) error {
+	if kid == "" || len(kid) > MaxKIDBytes {
+		return fmt.Errorf("jwks: kid of %d bytes, want 1..%d: %w", len(kid), MaxKIDBytes, ErrInvalidKID)
+	}
+	return nil
+}
+
+// MarkMissing records that kid was not found, for vm1.APIJWKSNegativeTTL (30 s)
+// from now; created is false when a marker was already there (its TTL restarts).
+func (c *NegativeCache) MarkMissing(ctx context.Context, kid string) (created bool, err error) {
+	if err := checkKID(kid); err != nil {
+		return false, err
+	}
+	created, err = c.scripts.JWKSNegativeMark(ctx, vm1.NewAPIJWKSNegativeKey(kid))
+	if err != nil {
+		return false, fmt.Errorf("jwks: mark missing kid: %w", err)
+	}
+	return created, nil
+}
+
+// KnownMissing reports whether kid was marked missing within the last 30 s. An
+// error (Redis down) is returned as such, not read as "not missing": the caller
+// chooses between refetching the JWKS and refusing the token.
+func (c *NegativeCache) KnownMissing(ctx context.Context, kid string) (bool, error) {
+	if err := checkKID(kid); err != nil {
+		return false, err
+	}
+	present, err := c.scripts.JWKSNegativeCheck(ctx, vm1.NewAPIJWKSNegativeKey(kid))
+	if err != nil {
+		return false, fmt.Errorf("jwks: check missing kid: %w", err)
+	}
+	return present, nil
+}

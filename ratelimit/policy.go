@@ -1,0 +1,239 @@
+package ratelimit
+
+import (
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/hanchat/luagen/generated/vm1"
+)
+
+// Algorithm is how a route's limits count requests. Each algorithm keeps its
+// bucket in another Redis type (ZSET, string counter, HASH), so one key must
+// never be used by two algorithms: Redis would answer WRONGTYPE. A Policy binds
+// each route to exactly one algorithm and gives every limit a key of its own.
+type Algorithm string
+
+const (
+	// SlidingWindow counts the units taken over the last Window (a ZSET of
+	// request timestamps), so there is no double burst at a window edge.
+	SlidingWindow Algorithm = "sliding_window"
+	// FixedWindow counts units in a window opened by its first request (a
+	// counter that expires after Window plus up to the jitter).
+	FixedWindow Algorithm = "fixed_window"
+	// TokenBucket refills Limit tokens evenly over Window and allows bursts up
+	// to Limit (GCRA, a HASH). It is meant for service routes; it takes no
+	// dialog limit.
+	TokenBucket Algorithm = "token_bucket"
+)
+
+// Valid reports whether a is a declared Algorithm.
+func (a Algorithm) Valid() bool {
+	return a == SlidingWindow || a == FixedWindow || a == TokenBucket
+}
+
+// Scope is whose requests a limit counts; each scope has its own key pattern in
+// keyspec.yaml (han:api:rl:user:*, ...:ip:*, ...:dialog:*, ...:service:*).
+type Scope string
+
+const (
+	// ScopeUser counts per authenticated user (Subject.UserID).
+	ScopeUser Scope = "user"
+	// ScopeIP counts per client address (Subject.IP), kept in the key only as an
+	// HMAC made with the service's secret.
+	ScopeIP Scope = "ip"
+	// ScopeDialog counts per dialog (Subject.DialogID). Its key holds no route, so
+	// a policy may give it to one route per window only.
+	ScopeDialog Scope = "dialog"
+	// ScopeService counts per authenticated internal service (Subject.Service).
+	ScopeService Scope = "service"
+)
+
+// Valid reports whether s is a declared Scope.
+func (s Scope) Valid() bool {
+	return s == ScopeUser || s == ScopeIP || s == ScopeDialog || s == ScopeService
+}
+
+// Degraded is what a route does when Redis cannot answer (seed 000 §10).
+type Degraded string
+
+const (
+	// FailClosed refuses the request with an error matching ErrUnavailable,
+	// which StatusCode maps to 503. The zero value means FailClosed.
+	FailClosed Degraded = "fail_closed"
+	// FailOpen allows the request, marked Degraded; the edge's own limits
+	// still apply (profile and history reads, internal inbox).
+	FailOpen Degraded = "fail_open"
+	// LocalLimit applies the route's limits in this process only, with a
+	// bounded table that denies once full (a conservative local limiter).
+	LocalLimit Degraded = "local_limit"
+)
+
+// Valid reports whether d is a declared Degraded mode (the empty string is FailClosed).
+func (d Degraded) Valid() bool {
+	return d == "" || d == FailClosed || d == FailOpen || d == LocalLimit
+}
+
+// Limit is one limit of a route: at most Limit units per Window for one Scope.
+type Limit struct {
+	Scope Scope
+	// Limit is the units allowed per Window, 1..1000000.
+	Limit int64
+	// Window is whole seconds, 1s..24h; it is part of the key.
+	Window time.Duration
+}
+
+// Route is the policy of one route: one algorithm for all of its limits, the
+// limits (all must allow a request), and what to do without Redis.
+type Route struct {
+	Algorithm Algorithm
+	Limits    []Limit
+	Degraded  Degraded
+}
+
+// Policy binds routes of the api_route allow-list (keyspec.yaml) to their limits.
+//
+// A key holds the route and the window but not the algorithm: changing a
+// route's algorithm while its old buckets live (window + jitter) makes Redis
+// answer WRONGTYPE for them. Change the window with the algorithm, or deploy the
+// change after a pause of window + 2 s.
+type Policy map[vm1.APIRoute]Route
+
+const (
+	maxLimit  = 1000000
+	maxWindow = 24 * time.Hour
+)
+
+// PolicyError is a policy New refuses. It names the route and the limit.
+type PolicyError struct {
+	Route  vm1.APIRoute
+	Limit  int // index in Route.Limits; -1 for the route itself
+	Reason string
+}
+
+func (e *PolicyError) Error() string {
+	if e.Limit < 0 {
+		return fmt.Sprintf("ratelimit policy: route %s: %s", e.Route, e.Reason)
+	}
+	return fmt.Sprintf("ratelimit policy: route %s: limit %d: %s", e.Route, e.Limit, e.Reason)
+}
+
+// bucketID names the key a limit uses, without the subject: two limits with
+// the same bucketID would share keys (and, under two algorithms, get WRONGTYPE).
+type bucketID struct {
+	scope  Scope
+	route  vm1.APIRoute // empty for dialog keys, which hold no route
+	window int64
+}
+
+func bucketOf(route vm1.APIRoute, l Limit) bucketID {
+	b := bucketID{scope: l.Scope, route: route, window: int64(l.Window / time.Second)}
+	if l.Scope == ScopeDialog {
+		b.route = ""
+	}
+	return b
+}
+
+// Validate reports the first problem of p in route order: a route outside the
+// allow-list, an unknown algorithm, scope or degraded mode, a limit out of
+// bounds, a token bucket over dialogs, or two limits that would share a key.
+func (p Policy) Validate() error {
+	routes := make([]vm1.APIRoute, 0, len(p))
+	for r := range p {
+		routes = append(routes, r)
+	}
+	sort.Slice(routes, func(i, j int) bool { return routes[i] < routes[j] })
+	owner := map[bucketID]vm1.APIRoute{}
+	for _, r := range routes {
+		rt := p[r]
+		bad := func(i int, format string, args ...any) error {
+			return &PolicyError{Route: r, Limit: i, Reason: fmt.Sprintf(format, args...)}
+		}
+		switch {
+		case !r.Valid():
+			return bad(-1, "not a value of enum api_route in keyspec.yaml")
+		case !rt.Algorithm.Valid():
+			return bad(-1, "unknown algorithm %q", rt.Algorithm)
+		case !rt.Degraded.Valid():
+			return bad(-1, "unknown degraded mode %q", rt.Degraded)
+		case len(rt.Limits) == 0:
+			return bad(-1, "no limits: a route without limits is not rate limited, leave it out")
+		}
+		for i, l := range rt.Limits {
+			switch {
+			case !l.Scope.Valid():
+				return bad(i, "unknown scope %q", l.Scope)
+			case l.Limit < 1 || l.Limit > maxLimit:
+				return bad(i, "limit %d: want 1..%d", l.Limit, maxLimit)
+			case l.Window < time.Second || l.Window > maxWindow || l.Window%time.Second != 0:
+				return bad(i, "window %s: want whole seconds, 1s..24h", l.Window)
+			case rt.Algorithm == TokenBucket && l.Scope == ScopeDialog:
+				return bad(i, "a token bucket takes no dialog limit (rate_limit_token_bucket accepts no han:api:rl:dialog key)")
+			}
+			b := bucketOf(r, l)
+			if prev, taken := owner[b]; taken {
+				return bad(i, "its %s key for a %s window is already used by route %s: two limits sharing a key count each other's requests, and under two algorithms Redis answers WRONGTYPE", l.Scope, l.Window, prev)
+			}
+			owner[b] = r
+		}
+	}
+	return nil
+}
+
+// DefaultPolicy is a starting policy for every route of the allow-list. The
+// numbers are placeholders until the load profile fixes them; the shape is the
+// point: mutating calls use sliding windows and fail closed (seed 000 §10), reads
+// use fixed windows and fail open under the edge's limits, public and auth
+// routes fall back to a local limiter, and the internal inbox uses a token
+// bucket per service.
+func DefaultPolicy() Policy {
+	minute := time.Minute
+	return Policy{
+		vm1.APIRouteAuthLogin: {Algorithm: SlidingWindow, Degraded: LocalLimit, Limits: []Limit{
+			{Scope: ScopeIP, Limit: 10, Window: minute},
+			{Scope: ScopeIP, Limit: 50, Window: time.Hour},
+		}},
+		vm1.APIRouteAuthRefresh: {Algorithm: SlidingWindow, Degraded: LocalLimit, Limits: []Limit{
+			{Scope: ScopeIP, Limit: 60, Window: minute},
+		}},
+		vm1.APIRouteMessagesSend: {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{
+			{Scope: ScopeUser, Limit: 30, Window: minute},
+			{Scope: ScopeDialog, Limit: 60, Window: minute},
+			{Scope: ScopeIP, Limit: 120, Window: minute},
+		}},
+		vm1.APIRouteMessagesList: {Algorithm: FixedWindow, Degraded: FailOpen, Limits: []Limit{
+			{Scope: ScopeUser, Limit: 120, Window: minute},
+		}},
+		vm1.APIRouteDialogsList: {Algorithm: FixedWindow, Degraded: FailOpen, Limits: []Limit{
+			{Scope: ScopeUser, Limit: 60, Window: minute},
+		}},
+		vm1.APIRouteDialogsCreate: {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{
+			{Scope: ScopeUser, Limit: 10, Window: minute},
+		}},
+		vm1.APIRouteAttachmentsInit: {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{
+			{Scope: ScopeUser, Limit: 20, Window: minute},
+		}},
+		vm1.APIRouteAttachmentsDownloadURL: {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{
+			{Scope: ScopeUser, Limit: 60, Window: minute},
+		}},
+		vm1.APIRouteProfileGet: {Algorithm: FixedWindow, Degraded: FailOpen, Limits: []Limit{
+			{Scope: ScopeUser, Limit: 60, Window: minute},
+		}},
+		vm1.APIRouteProfileUpdate: {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{
+			{Scope: ScopeUser, Limit: 10, Window: minute},
+		}},
+		vm1.APIRouteHistoryGet: {Algorithm: FixedWindow, Degraded: FailOpen, Limits: []Limit{
+			{Scope: ScopeUser, Limit: 60, Window: minute},
+		}},
+		vm1.APIRoutePublicGet: {Algorithm: FixedWindow, Degraded: LocalLimit, Limits: []Limit{
+			{Scope: ScopeIP, Limit: 120, Window: minute},
+		}},
+		vm1.APIRouteRealtimeConnect: {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{
+			{Scope: ScopeUser, Limit: 10, Window: minute},
+			{Scope: ScopeIP, Limit: 30, Window: minute},
+		}},
+		vm1.APIRouteInternalInbox: {Algorithm: TokenBucket, Degraded: FailOpen, Limits: []Limit{
+			{Scope: ScopeService, Limit: 600, Window: minute},
+		}},
+	}
+}

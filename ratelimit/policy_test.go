@@ -1,0 +1,116 @@
+package ratelimit
+
+import (
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hanchat/luagen/generated/vm1"
+)
+
+func TestDefaultPolicyIsValidAndCoversEveryRoute(t *testing.T) {
+	p := DefaultPolicy()
+	if err := p.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range vm1.APIRouteValues {
+		if _, ok := p[r]; !ok {
+			t.Errorf("route %s has no default policy", r)
+		}
+	}
+	if len(p) != len(vm1.APIRouteValues) {
+		t.Errorf("the default policy has %d routes, the allow-list %d", len(p), len(vm1.APIRouteValues))
+	}
+}
+
+// Every limit of a valid policy has a key of its own: no two limits, and so no
+// two algorithms, ever meet on one Redis key (which would answer WRONGTYPE).
+func TestDefaultPolicyGivesEveryLimitItsOwnKey(t *testing.T) {
+	seen := map[bucketID]string{}
+	for route, rt := range DefaultPolicy() {
+		for _, l := range rt.Limits {
+			b := bucketOf(route, l)
+			where := string(route) + "/" + string(l.Scope)
+			if prev, ok := seen[b]; ok {
+				t.Errorf("%s and %s share a key", prev, where)
+			}
+			seen[b] = where
+		}
+	}
+}
+
+func TestValidateRefuses(t *testing.T) {
+	ok := Route{Algorithm: SlidingWindow, Limits: []Limit{{Scope: ScopeUser, Limit: 5, Window: time.Minute}}}
+	with := func(f func(*Route)) Route {
+		r := ok
+		r.Limits = append([]Limit(nil), ok.Limits...)
+		f(&r)
+		return r
+	}
+	cases := []struct {
+		name   string
+		policy Policy
+		want   string
+	}{
+		{"route outside the allow-list", Policy{"admin.secret": ok}, "not a value of enum api_route"},
+		{"unknown algorithm", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Algorithm = "leaky" })}, "unknown algorithm"},
+		{"unknown degraded mode", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Degraded = "maybe" })}, "unknown degraded mode"},
+		{"no limits", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Limits = nil })}, "no limits"},
+		{"unknown scope", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Limits[0].Scope = "tenant" })}, "unknown scope"},
+		{"limit 0", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Limits[0].Limit = 0 })}, "limit 0"},
+		{"limit too big", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Limits[0].Limit = maxLimit + 1 })}, "want 1..1000000"},
+		{"window not whole seconds", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Limits[0].Window = 1500 * time.Millisecond })}, "whole seconds"},
+		{"window above 24h", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Limits[0].Window = 25 * time.Hour })}, "whole seconds"},
+		{"token bucket over dialogs", Policy{vm1.APIRouteMessagesSend: with(func(r *Route) {
+			r.Algorithm = TokenBucket
+			r.Limits[0].Scope = ScopeDialog
+		})}, "token bucket takes no dialog limit"},
+		{"one key twice in a route", Policy{vm1.APIRouteProfileGet: with(func(r *Route) {
+			r.Limits = append(r.Limits, Limit{Scope: ScopeUser, Limit: 9, Window: time.Minute})
+		})}, "already used by route profile.get"},
+		// Dialog keys hold no route: two routes with dialog limits of one window
+		// would share keys, here under two algorithms (ZSET and counter).
+		{"a dialog key under two algorithms", Policy{
+			vm1.APIRouteMessagesSend: {Algorithm: SlidingWindow, Limits: []Limit{{Scope: ScopeDialog, Limit: 5, Window: time.Minute}}},
+			vm1.APIRouteHistoryGet:   {Algorithm: FixedWindow, Limits: []Limit{{Scope: ScopeDialog, Limit: 50, Window: time.Minute}}},
+		}, "Redis answers WRONGTYPE"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.policy.Validate()
+			var pe *PolicyError
+			if !errors.As(err, &pe) || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("Validate() = %v, want a PolicyError containing %q", err, c.want)
+			}
+		})
+	}
+	// Two dialog limits of different windows, or the same window on one route
+	// for two scopes, are fine.
+	fine := Policy{
+		vm1.APIRouteMessagesSend: {Algorithm: SlidingWindow, Limits: []Limit{
+			{Scope: ScopeDialog, Limit: 5, Window: time.Minute},
+			{Scope: ScopeUser, Limit: 5, Window: time.Minute},
+		}},
+		vm1.APIRouteHistoryGet: {Algorithm: FixedWindow, Limits: []Limit{{Scope: ScopeDialog, Limit: 50, Window: time.Hour}}},
+	}
+	if err := fine.Validate(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestNewRefusesBadConfig(t *testing.T) {
+	scripts, _ := vm1.NewScripts(vm1.Clients{})
+	if _, err := New(Config{Policy: DefaultPolicy()}); err == nil {
+		t.Error("no scripts: accepted")
+	}
+	if _, err := New(Config{Scripts: scripts, Policy: DefaultPolicy()}); err == nil || !strings.Contains(err.Error(), "IPKey") {
+		t.Errorf("ip limits without an HMAC key: %v", err)
+	}
+	if _, err := New(Config{Scripts: scripts, Policy: DefaultPolicy(), IPKey: testIPKey, MaxJitter: 3 * time.Second}); err == nil {
+		t.Error("a jitter above the spec's max_jitter: accepted")
+	}
+	if _, err := New(Config{Scripts: scripts, Policy: Policy{"nope": {}}, IPKey: testIPKey}); err == nil {
+		t.Error("an invalid policy: accepted")
+	}
+}

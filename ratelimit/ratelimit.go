@@ -1,0 +1,382 @@
+// Package ratelimit is the rate limiter api-backend handlers call (seed 000 §3,
+// §10, §11): Allow(ctx, subject, route) evaluates every limit the route's policy
+// sets for the subject in VM1 DB0, through the generated wrappers of the
+// sliding-window, fixed-window and token-bucket scripts, and returns a Decision
+// whose Retry-After is exact to the millisecond.
+//
+// Routes come only from the api_route allow-list of keyspec.yaml and are hashed
+// into keys by the generated builders, so an unknown route is an error and never
+// a new key. Client addresses enter keys only as an HMAC made with the service's
+// secret. A Policy binds each route to one algorithm and gives each limit a key of
+// its own, so two algorithms never meet on one key (Redis would answer WRONGTYPE).
+//
+// When Redis cannot answer, the route's Degraded mode decides: fail closed with an
+// error matching ErrUnavailable (503), fail open under the edge's limits, or a
+// bounded local limiter. Decisions are counted by route, scope and result, never
+// by subject.
+package ratelimit
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"net/netip"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/runtime"
+)
+
+// Errors callers match with errors.Is. Each returned error also names the route
+// (a label from the allow-list), never a subject.
+var (
+	// ErrUnknownRoute: the route is not a value of enum api_route.
+	ErrUnknownRoute = errors.New("route outside the api_route allow-list")
+	// ErrNoPolicy: the route is in the allow-list but the policy sets no limits for it.
+	ErrNoPolicy = errors.New("route has no rate-limit policy")
+	// ErrMissingSubject: a limit of the route needs a part of the Subject that is empty.
+	ErrMissingSubject = errors.New("subject lacks a part the route's limits need")
+	// ErrInvalidSubject: a part of the Subject is malformed (not a UUID, not a name).
+	ErrInvalidSubject = errors.New("malformed subject")
+	// ErrInvalidCost: the cost is below 1 or above a limit of the route.
+	ErrInvalidCost = errors.New("invalid cost")
+	// ErrUnavailable: Redis could not answer and the route fails closed; answer 503.
+	ErrUnavailable = errors.New("rate limiter unavailable")
+)
+
+// Subject is who a request comes from. Fill the parts the routes' limits need:
+// a limit whose part is empty is an error, never skipped.
+type Subject struct {
+	// UserID is the authenticated user's canonical lower-case UUID.
+	UserID string
+	// IP is the client address. It is hashed with the limiter's secret; an IPv6
+	// address counts by its /64 prefix, which one client usually owns whole.
+	IP netip.Addr
+	// DialogID is the dialog's canonical lower-case UUID (message sends).
+	DialogID string
+	// Service is the authenticated internal service name ([A-Za-z0-9._-], at most 32).
+	Service string
+}
+
+// Decision is the outcome of Allow. When several limits apply, it describes the
+// one that decided: the first that denied, or else the one with the fewest units
+// remaining.
+type Decision struct {
+	// Allowed reports whether the request may proceed.
+	Allowed bool
+	// Scope and Limit, Window describe the deciding limit.
+	Scope  Scope
+	Limit  int64
+	Window time.Duration
+	// Remaining is the units still available in the deciding limit.
+	Remaining int64
+	// RetryAfter is 0 when allowed; else the exact wait until the cost fits.
+	RetryAfter time.Duration
+	// ResetAt is when the deciding limit is full again, on the Redis clock.
+	ResetAt time.Time
+	// ResetAfter is ResetAt less the limiter's clock at the decision, at least 0.
+	ResetAfter time.Duration
+	// Degraded reports a decision made without Redis, by the route's Degraded mode.
+	Degraded bool
+}
+
+// Config configures a Limiter.
+type Config struct {
+	// Scripts runs the rate-limit scripts; it needs a DB0 client.
+	Scripts *vm1.Scripts
+	// Policy binds routes to limits; it is validated and copied.
+	Policy Policy
+	// IPKey hashes client addresses; required when a limit has ScopeIP. Build it
+	// with runtime.NewHMACKey from a secret in the service's config.
+	IPKey runtime.HMACKey
+	// Metrics counts decisions; nil counts nothing.
+	Metrics *Metrics
+	// MaxJitter bounds the random time added to each bucket's TTL (spreads
+	// expiries); 0 means none, at most vm1.APIRLUserMaxJitter (2 s).
+	MaxJitter time.Duration
+	// LocalMaxEntries bounds the LocalLimit table (default 10000); a full table
+	// denies new subjects.
+	LocalMaxEntries int
+	// LocalDivisor divides each limit for the LocalLimit fallback, e.g. the number
+	// of api-backend instances (default 1).
+	LocalDivisor int64
+	// Now is the limiter's clock (default time.Now); tests on the harness pass
+	// the fake clock's Now.
+	Now func() time.Time
+}
+
+// Limiter applies a Policy. It is safe for concurrent use.
+type Limiter struct {
+	scripts   *vm1.Scripts
+	policy    Policy
+	ipKey     runtime.HMACKey
+	metrics   *Metrics
+	jitterMS  int64
+	now       func() time.Time
+	local     *localLimiter
+	noncePfx  string
+	nonceNext atomic.Uint64
+}
+
+// New validates cfg and returns a Limiter.
+func New(cfg Config) (*Limiter, error) {
+	if cfg.Scripts == nil {
+		return nil, errors.New("ratelimit: Config.Scripts is nil")
+	}
+	if err := cfg.Policy.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.MaxJitter < 0 || cfg.MaxJitter > vm1.APIRLUserMaxJitter {
+		return nil, fmt.Errorf("ratelimit: MaxJitter %s: want 0..%s (keyspec.yaml max_jitter)", cfg.MaxJitter, vm1.APIRLUserMaxJitter)
+	}
+	policy := make(Policy, len(cfg.Policy))
+	needIPKey := false
+	for r, rt := range cfg.Policy {
+		rt.Limits = append([]Limit(nil), rt.Limits...)
+		if rt.Degraded == "" {
+			rt.Degraded = FailClosed
+		}
+		for _, l := range rt.Limits {
+			needIPKey = needIPKey || l.Scope == ScopeIP
+		}
+		policy[r] = rt
+	}
+	if needIPKey && cfg.IPKey.Sum("") == (runtime.HMACKey{}).Sum("") {
+		return nil, errors.New("ratelimit: the policy has ip limits but Config.IPKey is the zero key; build it with runtime.NewHMACKey")
+	}
+	if cfg.LocalMaxEntries < 0 || cfg.LocalDivisor < 0 {
+		return nil, errors.New("ratelimit: LocalMaxEntries and LocalDivisor must not be negative")
+	}
+	if cfg.LocalMaxEntries == 0 {
+		cfg.LocalMaxEntries = 10000
+	}
+	if cfg.LocalDivisor == 0 {
+		cfg.LocalDivisor = 1
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	var pfx [12]byte
+	if _, err := rand.Read(pfx[:]); err != nil {
+		return nil, fmt.Errorf("ratelimit: nonce prefix: %w", err)
+	}
+	return &Limiter{
+		scripts:  cfg.Scripts,
+		policy:   policy,
+		ipKey:    cfg.IPKey,
+		metrics:  cfg.Metrics,
+		jitterMS: cfg.MaxJitter.Milliseconds(),
+		now:      cfg.Now,
+		local:    newLocalLimiter(cfg.LocalMaxEntries, cfg.LocalDivisor),
+		noncePfx: base64.RawURLEncoding.EncodeToString(pfx[:]) + "-",
+	}, nil
+}
+
+// Allow takes one unit from every limit of route for s, in the policy's order.
+// The first limit that denies ends the evaluation: later limits are not charged
+// for a denied request, earlier ones were. Decisions are counted in Metrics;
+// peeks are not.
+func (l *Limiter) Allow(ctx context.Context, s Subject, route vm1.APIRoute) (Decision, error) {
+	return l.eval(ctx, s, route, 1, false)
+}
+
+// AllowN takes cost units (a weighted request) from every limit of route for s.
+// A cost above a limit of the route is ErrInvalidCost: it could never be allowed.
+func (l *Limiter) AllowN(ctx context.Context, s Subject, route vm1.APIRoute, cost int64) (Decision, error) {
+	return l.eval(ctx, s, route, cost, false)
+}
+
+// Peek evaluates cost units against every limit of route for s without taking
+// them and without writing to Redis.
+func (l *Limiter) Peek(ctx context.Context, s Subject, route vm1.APIRoute, cost int64) (Decision, error) {
+	return l.eval(ctx, s, route, cost, true)
+}
+
+// bucket is a key every rate-limit script takes; dialog keys are not token-bucket
+// keys, which run checks.
+type bucket interface {
+	vm1.RateLimitSlidingBucket
+	vm1.RateLimitFixedBucket
+}
+
+func (l *Limiter) eval(ctx context.Context, s Subject, route vm1.APIRoute, cost int64, peek bool) (Decision, error) {
+	if !route.Valid() {
+		return Decision{}, fmt.Errorf("ratelimit: %w", ErrUnknownRoute)
+	}
+	rt, ok := l.policy[route]
+	if !ok {
+		return Decision{}, fmt.Errorf("ratelimit %s: %w", route, ErrNoPolicy)
+	}
+	keys := make([]bucket, len(rt.Limits))
+	ids := make([]string, len(rt.Limits))
+	for i, lim := range rt.Limits {
+		if cost < 1 || cost > lim.Limit {
+			return Decision{}, fmt.Errorf("ratelimit %s: cost %d with a %s limit of %d: %w", route, cost, lim.Scope, lim.Limit, ErrInvalidCost)
+		}
+		k, id, err := l.key(s, route, lim)
+		if err != nil {
+			return Decision{}, fmt.Errorf("ratelimit %s: %s limit: %w", route, lim.Scope, err)
+		}
+		keys[i], ids[i] = k, id
+	}
+	observe := func(scope Scope, result string) {
+		if !peek {
+			l.metrics.observe(route, scope, result)
+		}
+	}
+	var out Decision
+	for i, lim := range rt.Limits {
+		d, err := l.run(ctx, rt.Algorithm, keys[i], lim, cost, peek)
+		if err != nil {
+			if ctx.Err() != nil || !redisFailure(err) {
+				return Decision{}, fmt.Errorf("ratelimit %s: %s limit: %w", route, lim.Scope, err)
+			}
+			if rt.Degraded == FailClosed {
+				observe(lim.Scope, resultUnavailable)
+				return Decision{}, fmt.Errorf("ratelimit %s: %w: %w", route, ErrUnavailable, err)
+			}
+			// Without Redis the whole route goes to its fallback: a partial
+			// Redis decision mixed with a local one would be neither.
+			d := l.degraded(route, rt, ids, cost, peek)
+			result := resultDegradedDenied
+			if d.Allowed {
+				result = resultDegradedAllowed
+			}
+			observe(d.Scope, result)
+			return d, nil
+		}
+		dec := Decision{
+			Allowed:    d.Allowed,
+			Scope:      lim.Scope,
+			Limit:      lim.Limit,
+			Window:     lim.Window,
+			Remaining:  d.Remaining,
+			RetryAfter: d.RetryAfter,
+			ResetAt:    d.ResetAt,
+			ResetAfter: max(d.ResetAt.Sub(l.now()), 0),
+		}
+		if !dec.Allowed {
+			observe(lim.Scope, resultDenied)
+			return dec, nil
+		}
+		if i == 0 || dec.Remaining < out.Remaining {
+			out = dec
+		}
+	}
+	observe(out.Scope, resultAllowed)
+	return out, nil
+}
+
+func (l *Limiter) degraded(route vm1.APIRoute, rt Route, ids []string, cost int64, peek bool) Decision {
+	if rt.Degraded == FailOpen {
+		lim := rt.Limits[0]
+		return Decision{Allowed: true, Scope: lim.Scope, Limit: lim.Limit, Window: lim.Window, Remaining: lim.Limit, Degraded: true}
+	}
+	d := l.local.allow(l.now(), route, rt.Limits, ids, cost, peek)
+	d.Degraded = true
+	return d
+}
+
+// key builds the limit's key for s; id is the subject part of the key (a UUID,
+// an HMAC or a service name), for the local fallback.
+func (l *Limiter) key(s Subject, route vm1.APIRoute, lim Limit) (bucket, string, error) {
+	window := int64(lim.Window / time.Second)
+	var (
+		k   bucket
+		id  string
+		err error
+	)
+	switch lim.Scope {
+	case ScopeUser:
+		if s.UserID == "" {
+			return nil, "", ErrMissingSubject
+		}
+		id = s.UserID
+		k, err = vm1.NewAPIRLUserKey(s.UserID, route, window)
+	case ScopeIP:
+		if !s.IP.IsValid() {
+			return nil, "", ErrMissingSubject
+		}
+		h := l.ipKey.Sum(ipIdentity(s.IP))
+		id = string(h)
+		k, err = vm1.NewAPIRLIPKey(h, route, window)
+	case ScopeDialog:
+		if s.DialogID == "" {
+			return nil, "", ErrMissingSubject
+		}
+		id = s.DialogID
+		k, err = vm1.NewAPIRLDialogKey(s.DialogID, window)
+	case ScopeService:
+		if s.Service == "" {
+			return nil, "", ErrMissingSubject
+		}
+		id = s.Service
+		k, err = vm1.NewAPIRLServiceKey(s.Service, route, window)
+	default:
+		return nil, "", fmt.Errorf("unknown scope %q", lim.Scope)
+	}
+	if err != nil {
+		// The builder's error names the key part, never its value.
+		return nil, "", fmt.Errorf("%w: %w", ErrInvalidSubject, err)
+	}
+	return k, id, nil
+}
+
+// ipIdentity is the text hashed for an address: IPv4 (also when IPv4-mapped)
+// as is, IPv6 as its /64 prefix, zones dropped.
+func ipIdentity(a netip.Addr) string {
+	a = a.Unmap().WithZone("")
+	if a.Is4() {
+		return a.String()
+	}
+	return netip.PrefixFrom(a, 64).Masked().String()
+}
+
+func (l *Limiter) run(ctx context.Context, alg Algorithm, k bucket, lim Limit, cost int64, peek bool) (vm1.RateDecision, error) {
+	var jitter time.Duration
+	if l.jitterMS > 0 {
+		jitter = time.Duration(mrand.Int64N(l.jitterMS+1)) * time.Millisecond
+	}
+	switch alg {
+	case SlidingWindow:
+		return l.scripts.RateLimitSliding(ctx, k, vm1.RateLimitSlidingArgs{
+			Limit: lim.Limit, Window: lim.Window, Jitter: jitter, Cost: cost, Peek: peek, Nonce: l.nonce(),
+		})
+	case FixedWindow:
+		return l.scripts.RateLimitFixed(ctx, k, vm1.RateLimitFixedArgs{
+			Limit: lim.Limit, Window: lim.Window, Jitter: jitter, Cost: cost, Peek: peek,
+		})
+	case TokenBucket:
+		tk, ok := k.(vm1.RateLimitTokenBucketBucket)
+		if !ok {
+			return vm1.RateDecision{}, fmt.Errorf("%s key: %w", lim.Scope, errNotTokenBucket)
+		}
+		return l.scripts.RateLimitTokenBucket(ctx, tk, vm1.RateLimitTokenBucketArgs{
+			Limit: lim.Limit, Window: lim.Window, Jitter: jitter, Cost: cost, Peek: peek,
+		})
+	}
+	return vm1.RateDecision{}, fmt.Errorf("unknown algorithm %q", alg)
+}
+
+// errNotTokenBucket: a key the token-bucket script does not take (Validate
+// refuses such a policy; this guards the type assertion).
+var errNotTokenBucket = errors.New("not a token-bucket key")
+
+// redisFailure tells a failure of Redis (network, timeout, an error reply such
+// as OOM, LOADING or WRONGTYPE) from a refusal of our own input, which no
+// degraded mode may hide.
+func redisFailure(err error) bool {
+	return !errors.Is(err, runtime.ErrInvalidArg) && !errors.Is(err, runtime.ErrInvalidKeyPart) &&
+		!errors.Is(err, vm1.ErrBadArg) && !errors.Is(err, errNotTokenBucket)
+}
+
+// nonce is unique per request in this process (a random prefix and a counter),
+// so sliding-window members of concurrent requests never collide.
+func (l *Limiter) nonce() string {
+	return l.noncePfx + strconv.FormatUint(l.nonceNext.Add(1), 36)
+}

@@ -1,0 +1,275 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/ratelimit"
+	"github.com/hanchat/luagen/runtime"
+	"github.com/redis/go-redis/v9"
+)
+
+// limiterOn is a ratelimit.Limiter on real Redis with policy p and no jitter.
+func limiterOn(t *testing.T, scripts *vm1.Scripts, p ratelimit.Policy) *ratelimit.Limiter {
+	t.Helper()
+	l, err := ratelimit.New(ratelimit.Config{Scripts: scripts, Policy: p, IPKey: testHMACKey})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// Seed 000 §12 "rate Lua concurrency": 500 concurrent requests against a limit
+// of 100 allow exactly 100, for each algorithm, and every key has a TTL.
+func TestRateLimitConcurrencyIsExactForEachAlgorithm(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range []struct {
+		alg    ratelimit.Algorithm
+		route  vm1.APIRoute
+		scope  ratelimit.Scope
+		window time.Duration // long enough that nothing leaves or refills during the burst
+	}{
+		{ratelimit.SlidingWindow, vm1.APIRouteMessagesSend, ratelimit.ScopeUser, time.Minute},
+		{ratelimit.FixedWindow, vm1.APIRoutePublicGet, ratelimit.ScopeIP, time.Minute},
+		{ratelimit.TokenBucket, vm1.APIRouteInternalInbox, ratelimit.ScopeService, 24 * time.Hour},
+	} {
+		t.Run(string(c.alg), func(t *testing.T) {
+			_, scripts, db0 := vm1Server(t)
+			p := ratelimit.Policy{c.route: {Algorithm: c.alg, Limits: []ratelimit.Limit{{Scope: c.scope, Limit: 100, Window: c.window}}}}
+			l := limiterOn(t, scripts, p)
+			s := ratelimit.Subject{UserID: uuid(t), IP: netip.MustParseAddr("198.51.100.20"), Service: "bitrix-sync"}
+			var allowed, denied atomic.Int64
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := 0; i < 500; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					d, err := l.Allow(ctx, s, c.route)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					if d.Allowed {
+						allowed.Add(1)
+					} else if d.RetryAfter > 0 {
+						denied.Add(1)
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			if allowed.Load() != 100 || denied.Load() != 400 {
+				t.Fatalf("allowed %d, denied with a Retry-After %d; want exactly 100 and 400", allowed.Load(), denied.Load())
+			}
+			if n := db0.DBSize(ctx).Val(); n != 1 {
+				t.Fatalf("%d keys, want the one bucket", n)
+			}
+			auditTTLs(t, db0, vm1.Keys)
+		})
+	}
+}
+
+// The buckets of every algorithm expire by themselves, window (or refill time)
+// plus jitter after their last write.
+func TestRateLimitBucketsExpireByThemselves(t *testing.T) {
+	ctx := context.Background()
+	_, scripts, db0 := vm1Server(t)
+	p := ratelimit.Policy{
+		vm1.APIRouteMessagesSend:  {Algorithm: ratelimit.SlidingWindow, Limits: []ratelimit.Limit{{Scope: ratelimit.ScopeUser, Limit: 5, Window: time.Second}}},
+		vm1.APIRouteProfileGet:    {Algorithm: ratelimit.FixedWindow, Limits: []ratelimit.Limit{{Scope: ratelimit.ScopeUser, Limit: 5, Window: time.Second}}},
+		vm1.APIRouteInternalInbox: {Algorithm: ratelimit.TokenBucket, Limits: []ratelimit.Limit{{Scope: ratelimit.ScopeService, Limit: 5, Window: time.Second}}},
+	}
+	l, err := ratelimit.New(ratelimit.Config{Scripts: scripts, Policy: p, MaxJitter: 200 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ratelimit.Subject{UserID: uuid(t), Service: "bitrix-sync"}
+	for _, r := range []vm1.APIRoute{vm1.APIRouteMessagesSend, vm1.APIRouteProfileGet, vm1.APIRouteInternalInbox} {
+		for i := 0; i < 5; i++ {
+			if d, err := l.Allow(ctx, s, r); err != nil || !d.Allowed {
+				t.Fatalf("%s: %+v %v", r, d, err)
+			}
+		}
+	}
+	if n := db0.DBSize(ctx).Val(); n != 3 {
+		t.Fatalf("%d keys, want 3", n)
+	}
+	auditTTLs(t, db0, vm1.Keys)
+	if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return db0.DBSize(ctx).Val() == 0 }) {
+		t.Fatalf("buckets left after window + jitter: %v", db0.Keys(ctx, "*").Val())
+	}
+}
+
+// Fixed window on real Redis: Retry-After is PTTL + 1 ms when the script ran,
+// and the caller is allowed again exactly then, not before.
+func TestFixedWindowRetryAfterOnRedis(t *testing.T) {
+	ctx := context.Background()
+	_, scripts, db0 := vm1Server(t)
+	p := ratelimit.Policy{vm1.APIRouteProfileGet: {Algorithm: ratelimit.FixedWindow, Limits: []ratelimit.Limit{{Scope: ratelimit.ScopeUser, Limit: 2, Window: time.Second}}}}
+	l := limiterOn(t, scripts, p)
+	s := ratelimit.Subject{UserID: uuid(t)}
+	key, _ := vm1.NewAPIRLUserKey(s.UserID, vm1.APIRouteProfileGet, 1)
+	for i := 0; i < 2; i++ {
+		if d, err := l.Allow(ctx, s, vm1.APIRouteProfileGet); err != nil || !d.Allowed {
+			t.Fatalf("request %d: %+v %v", i+1, d, err)
+		}
+	}
+	before := redisNow(t, db0)
+	d, err := l.Allow(ctx, s, vm1.APIRouteProfileGet)
+	if err != nil || d.Allowed {
+		t.Fatalf("third: %+v %v", d, err)
+	}
+	after := redisNow(t, db0)
+	pttl := db0.PTTL(ctx, key.String()).Val()
+	elapsed := redisNow(t, db0).Sub(before)
+	// The script saw PTTL p at its time n; we read PTTL q later: p - q is the time
+	// between them, which is at most elapsed.
+	if diff := d.RetryAfter - (pttl + time.Millisecond); diff < 0 || diff > elapsed+time.Millisecond {
+		t.Fatalf("retry_after %v, PTTL+1 read %v later is %v", d.RetryAfter, elapsed, pttl+time.Millisecond)
+	}
+	checkAllowedAt(t, db0, before, after, d.RetryAfter, func() bool {
+		p, err := l.Peek(ctx, s, vm1.APIRouteProfileGet, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Allowed
+	})
+	auditTTLs(t, db0, vm1.Keys)
+}
+
+// Token bucket on real Redis: Retry-After matches the bucket's state read back
+// from Redis, and the caller is allowed again exactly then, not before.
+func TestTokenBucketRetryAfterOnRedis(t *testing.T) {
+	ctx := context.Background()
+	_, scripts, db0 := vm1Server(t)
+	p := ratelimit.Policy{vm1.APIRouteInternalInbox: {Algorithm: ratelimit.TokenBucket, Limits: []ratelimit.Limit{{Scope: ratelimit.ScopeService, Limit: 4, Window: time.Second}}}}
+	l := limiterOn(t, scripts, p)
+	s := ratelimit.Subject{Service: "bitrix-sync"}
+	key, _ := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 1)
+	if d, err := l.AllowN(ctx, s, vm1.APIRouteInternalInbox, 4); err != nil || !d.Allowed {
+		t.Fatalf("burst: %+v %v", d, err)
+	}
+	before := redisNow(t, db0)
+	d, err := l.AllowN(ctx, s, vm1.APIRouteInternalInbox, 2)
+	if err != nil || d.Allowed {
+		t.Fatalf("denied: %+v %v", d, err)
+	}
+	after := redisNow(t, db0)
+	// Recompute from the stored state at a later Redis time: the script's answer
+	// exceeds it by the time in between.
+	st := db0.HMGet(ctx, key.String(), "base", "tat").Val()
+	base, _ := strconv.ParseInt(st[0].(string), 10, 64)
+	tat, _ := strconv.ParseInt(st[1].(string), 10, 64)
+	now := redisNow(t, db0)
+	const limit, window, cost = 4, 1000, 2
+	left := max(tat-(now.UnixMilli()-base)*limit, 0)
+	want := time.Duration((left+window*cost-window*limit+limit-1)/limit) * time.Millisecond
+	if diff := d.RetryAfter - want; diff < 0 || diff > now.Sub(before)+time.Millisecond {
+		t.Fatalf("retry_after %v, recomputed %v later: %v", d.RetryAfter, now.Sub(before), want)
+	}
+	checkAllowedAt(t, db0, before, after, d.RetryAfter, func() bool {
+		p, err := l.Peek(ctx, s, vm1.APIRouteInternalInbox, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Allowed
+	})
+	auditTTLs(t, db0, vm1.Keys)
+}
+
+// checkAllowedAt polls allowed until it is true and checks it happened inside
+// [before + retry, after + retry + polling slack] on the Redis clock, where
+// before and after bracket the denied call.
+func checkAllowedAt(t *testing.T, db0 *redis.Client, before, after time.Time, retry time.Duration, allowed func() bool) {
+	t.Helper()
+	var at time.Time
+	ok := redistest.WaitFor(context.Background(), retry+3*time.Second, func() bool {
+		start := redisNow(t, db0)
+		if !allowed() {
+			return false
+		}
+		end := redisNow(t, db0)
+		if end.Before(before.Add(retry)) {
+			t.Fatalf("allowed at %v, before retry_after ran out (%v)", end.Sub(before), retry)
+		}
+		at = start
+		return true
+	})
+	if !ok {
+		t.Fatal("never allowed again")
+	}
+	if late := at.Sub(after.Add(retry)); late > 30*time.Millisecond {
+		t.Fatalf("allowed only %v after retry_after ran out", late)
+	}
+}
+
+// The policy binds each route to one algorithm and each limit to its own key:
+// every route of the default policy runs on one Redis for one subject without a
+// WRONGTYPE, and each key holds the type of its route's algorithm. The control
+// at the end shows the hazard the policy avoids.
+func TestDefaultPolicyKeepsOneAlgorithmPerKeyOnRedis(t *testing.T) {
+	ctx := context.Background()
+	_, scripts, db0 := vm1Server(t)
+	policy := ratelimit.DefaultPolicy()
+	l := limiterOn(t, scripts, policy)
+	s := ratelimit.Subject{UserID: uuid(t), DialogID: uuid(t), IP: netip.MustParseAddr("192.0.2.44"), Service: "bitrix-sync"}
+	want := map[string]string{}
+	redisType := map[ratelimit.Algorithm]string{ratelimit.SlidingWindow: "zset", ratelimit.FixedWindow: "string", ratelimit.TokenBucket: "hash"}
+	for route, rt := range policy {
+		for round := 0; round < 3; round++ {
+			if _, err := l.Allow(ctx, s, route); err != nil {
+				t.Fatalf("%s: %v", route, err)
+			}
+		}
+		for _, lim := range rt.Limits {
+			w := int64(lim.Window / time.Second)
+			var k string
+			switch lim.Scope {
+			case ratelimit.ScopeUser:
+				key, _ := vm1.NewAPIRLUserKey(s.UserID, route, w)
+				k = key.String()
+			case ratelimit.ScopeIP:
+				key, _ := vm1.NewAPIRLIPKey(testHMACKey.Sum(s.IP.String()), route, w)
+				k = key.String()
+			case ratelimit.ScopeDialog:
+				key, _ := vm1.NewAPIRLDialogKey(s.DialogID, w)
+				k = key.String()
+			case ratelimit.ScopeService:
+				key, _ := vm1.NewAPIRLServiceKey(s.Service, route, w)
+				k = key.String()
+			}
+			if prev, ok := want[k]; ok {
+				t.Fatalf("route %s reuses a key of type %s", route, prev)
+			}
+			want[k] = redisType[rt.Algorithm]
+		}
+	}
+	keys := db0.Keys(ctx, "*").Val()
+	if len(keys) != len(want) {
+		t.Fatalf("%d keys in Redis, want one per limit (%d)", len(keys), len(want))
+	}
+	for k, typ := range want {
+		if got := db0.Type(ctx, k).Val(); got != typ {
+			t.Errorf("key %s is a %s, want %s", k, got, typ)
+		}
+	}
+	auditTTLs(t, db0, vm1.Keys)
+
+	// The control: the scripts themselves accept one key pattern under several
+	// algorithms, and a key used by two of them answers WRONGTYPE.
+	key, _ := vm1.NewAPIRLUserKey(s.UserID, vm1.APIRouteMessagesSend, 60)
+	_, err := scripts.RateLimitFixed(ctx, key, vm1.RateLimitFixedArgs{Limit: 5, Window: time.Minute, Cost: 1})
+	if err == nil || !errors.Is(err, runtime.ErrorCode("WRONGTYPE")) {
+		t.Fatalf("a fixed window on a sliding window's key: %v, want WRONGTYPE", err)
+	}
+}
