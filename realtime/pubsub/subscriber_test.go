@@ -1,0 +1,541 @@
+package pubsub_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/realtime/pubsub"
+	"github.com/redis/go-redis/v9"
+)
+
+// app stands for the application: db is its source of truth (PostgreSQL, in
+// production), applied what its client state holds. Events reach the state
+// through Pub/Sub deliveries and through reconciliation, which reads db.
+type app struct {
+	mu        sync.Mutex
+	db        []pubsub.Event
+	applied   map[string]bool
+	delivered []string // event ids in delivery order
+	gaps      []pubsub.Gap
+	lost      []error // why connections ended
+	fail      int     // reconcile calls still to fail
+}
+
+func (a *app) connectionLost(err error) {
+	a.mu.Lock()
+	a.lost = append(a.lost, err)
+	a.mu.Unlock()
+}
+
+func newApp() *app { return &app{applied: map[string]bool{}} }
+
+func (a *app) reconcile(_ context.Context, g pubsub.Gap) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.fail > 0 {
+		a.fail--
+		return errors.New("REST reconciliation unavailable")
+	}
+	for _, ev := range a.db {
+		a.applied[ev.ID] = true
+	}
+	a.gaps = append(a.gaps, g)
+	return nil
+}
+
+func (a *app) record(ev pubsub.Event) {
+	a.mu.Lock()
+	a.db = append(a.db, ev)
+	a.mu.Unlock()
+}
+
+func (a *app) consume(sub *pubsub.Subscriber) {
+	for d := range sub.Events() {
+		a.mu.Lock()
+		a.applied[d.Event.ID] = true
+		a.delivered = append(a.delivered, d.Event.ID)
+		a.mu.Unlock()
+	}
+}
+
+func (a *app) snapshot() (gaps []pubsub.Gap, delivered []string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return slices.Clone(a.gaps), slices.Clone(a.delivered)
+}
+
+func (a *app) hasApplied(ids ...string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for _, id := range ids {
+		if !a.applied[id] {
+			return false
+		}
+	}
+	return true
+}
+
+// dialGate holds new connections back while blocked, so a test decides when a
+// lost connection may come back.
+type dialGate struct {
+	mu      sync.Mutex
+	blocked chan struct{}
+}
+
+func (g *dialGate) block() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.blocked == nil {
+		g.blocked = make(chan struct{})
+	}
+}
+
+func (g *dialGate) open() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.blocked != nil {
+		close(g.blocked)
+		g.blocked = nil
+	}
+}
+
+func (g *dialGate) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	g.mu.Lock()
+	b := g.blocked
+	g.mu.Unlock()
+	if b != nil {
+		select {
+		case <-b:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	var d net.Dialer
+	return d.DialContext(ctx, network, addr)
+}
+
+type rig struct {
+	srv  *redistest.Server
+	pub  *pubsub.Publisher
+	raw  *redis.Client // a plain client for PUBSUB, CLIENT and raw PUBLISH
+	sub  *pubsub.Subscriber
+	app  *app
+	gate *dialGate
+	stop func() error // cancels Run and returns its error
+}
+
+func startRig(t *testing.T, protocol int, o pubsub.Options, channels ...pubsub.Channel) *rig {
+	t.Helper()
+	r := &rig{srv: redistest.Start(t), app: newApp(), gate: &dialGate{}}
+	r.raw = r.srv.Client(vm1.DB1)
+	var err error
+	if r.pub, err = pubsub.NewPublisher(r.srv.Client(vm1.DB1), testContract(t)); err != nil {
+		t.Fatal(err)
+	}
+	subClient := r.srv.Client(vm1.DB1, func(o *redis.Options) {
+		o.Protocol = protocol
+		o.Dialer = r.gate.dial
+		o.MaxRetries = -1
+	})
+	o.Contract = testContract(t)
+	if o.Reconcile == nil {
+		o.Reconcile = r.app.reconcile
+	}
+	if o.OnConnectionLost == nil {
+		o.OnConnectionLost = r.app.connectionLost
+	}
+	if o.MinBackoff == 0 {
+		o.MinBackoff, o.MaxBackoff = 10*time.Millisecond, 100*time.Millisecond
+	}
+	if r.sub, err = pubsub.NewSubscriber(subClient, o, channels...); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.sub.Run(ctx) }()
+	consumed := make(chan struct{})
+	if o.Buffer == 0 {
+		go func() { r.app.consume(r.sub); close(consumed) }()
+	} else {
+		close(consumed) // the test reads Events itself
+	}
+	var once sync.Once
+	var runErr error
+	r.stop = func() error {
+		once.Do(func() {
+			r.gate.open()
+			cancel()
+			runErr = <-done
+			<-consumed
+		})
+		return runErr
+	}
+	t.Cleanup(func() { _ = r.stop() })
+	return r
+}
+
+func (r *rig) publish(t *testing.T, ch pubsub.Channel, seq int64) (pubsub.Event, int64) {
+	t.Helper()
+	ev := pubsub.Event{ID: newUUID(t), Type: "message.created", Entity: newUUID(t), DTO: messageCreated{DialogID: strings.TrimPrefix(ch.String(), "han:rt:dialog:"), Seq: seq}}
+	r.app.record(ev) // the durable write comes first, as with an outbox
+	n, err := r.pub.Publish(context.Background(), ch, ev)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ev, n
+}
+
+func (r *rig) waitGaps(t *testing.T, n int) []pubsub.Gap {
+	t.Helper()
+	if !redistest.WaitFor(context.Background(), 10*time.Second, func() bool { g, _ := r.app.snapshot(); return len(g) >= n }) {
+		g, _ := r.app.snapshot()
+		t.Fatalf("%d reconciliations, want %d (stats %+v)", len(g), n, r.sub.Stats())
+	}
+	g, _ := r.app.snapshot()
+	return g
+}
+
+func (r *rig) waitDelivered(t *testing.T, n int) []string {
+	t.Helper()
+	if !redistest.WaitFor(context.Background(), 10*time.Second, func() bool { _, d := r.app.snapshot(); return len(d) >= n }) {
+		_, d := r.app.snapshot()
+		t.Fatalf("%d deliveries, want %d (stats %+v)", len(d), n, r.sub.Stats())
+	}
+	_, d := r.app.snapshot()
+	return d
+}
+
+func (r *rig) numSub(t *testing.T, ch pubsub.Channel) int64 {
+	t.Helper()
+	m, err := r.raw.PubSubNumSub(context.Background(), ch.String()).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m[ch.String()]
+}
+
+func dialog(t *testing.T) pubsub.Channel {
+	t.Helper()
+	c, err := pubsub.Dialog(newUUID(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// The subscriber reconciles its channels once they are subscribed, then
+// delivers events in order; Publish counts the receivers.
+func TestSubscriberReconcilesOnSubscribeThenDelivers(t *testing.T) {
+	a, b := dialog(t), dialog(t)
+	u, err := pubsub.User(newUUID(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := startRig(t, 3, pubsub.Options{}, b, a, u)
+	gaps := r.waitGaps(t, 1)
+	want := []pubsub.Channel{a, b, u}
+	slices.SortFunc(want, func(x, y pubsub.Channel) int { return strings.Compare(x.String(), y.String()) })
+	if gaps[0].Reason != pubsub.Subscribed || !slices.Equal(gaps[0].Channels, want) {
+		t.Fatalf("first gap %+v, want subscribed %v", gaps[0], want)
+	}
+	var ids []string
+	for i := int64(0); i < 10; i++ {
+		ch := []pubsub.Channel{a, b}[i%2]
+		ev, n := r.publish(t, ch, i)
+		if n != 1 {
+			t.Fatalf("publish %d reached %d subscribers, want 1", i, n)
+		}
+		ids = append(ids, ev.ID)
+	}
+	if got := r.waitDelivered(t, 10); !slices.Equal(got, ids) {
+		t.Fatalf("delivered %v, want %v in order", got, ids)
+	}
+	if err := r.stop(); !errors.Is(err, context.Canceled) {
+		t.Fatalf("Run returned %v, want the context's error", err)
+	}
+	if s := r.sub.Stats(); s != (pubsub.Stats{Delivered: 10, Reconciles: 1}) {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// Pub/Sub loss: the subscriber's connection is killed and held down while
+// events are published (no one receives them); once it is back, the reconcile
+// callback runs (the REST reconciliation recovers the lost events from the
+// source of truth), and later events arrive again. The lost events are never
+// delivered late.
+func TestSubscriberLossThenReconcile(t *testing.T) {
+	for _, protocol := range []int{2, 3} {
+		t.Run("RESP"+string(rune('0'+protocol)), func(t *testing.T) {
+			ctx := context.Background()
+			ch := dialog(t)
+			r := startRig(t, protocol, pubsub.Options{}, ch)
+			r.waitGaps(t, 1)
+			before, n := r.publish(t, ch, 1)
+			if n != 1 {
+				t.Fatalf("receivers %d", n)
+			}
+			r.waitDelivered(t, 1)
+
+			r.gate.block()
+			if err := r.raw.Do(ctx, "CLIENT", "KILL", "TYPE", "pubsub").Err(); err != nil {
+				t.Fatal(err)
+			}
+			if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return r.numSub(t, ch) == 0 }) {
+				t.Fatal("the subscriber is still subscribed after CLIENT KILL")
+			}
+			var lost []string
+			for i := int64(2); i <= 4; i++ {
+				ev, n := r.publish(t, ch, i)
+				if n != 0 {
+					t.Fatalf("an event published while the subscriber was down reached %d subscribers", n)
+				}
+				lost = append(lost, ev.ID)
+			}
+			r.gate.open()
+
+			gaps := r.waitGaps(t, 2)
+			if gaps[1].Reason != pubsub.Reconnected || !slices.Equal(gaps[1].Channels, []pubsub.Channel{ch}) {
+				t.Fatalf("gap after the loss: %+v", gaps[1])
+			}
+			if !r.app.hasApplied(lost...) {
+				t.Fatal("the reconciliation did not recover the lost events")
+			}
+			after, n := r.publish(t, ch, 5)
+			if n != 1 {
+				t.Fatalf("after the reconnect an event reached %d subscribers, want 1", n)
+			}
+			if got := r.waitDelivered(t, 2); !slices.Equal(got, []string{before.ID, after.ID}) {
+				t.Fatalf("delivered %v, want the event before the loss and the one after it", got)
+			}
+			_ = r.stop()
+			s := r.sub.Stats()
+			if s.Reconnects != 1 || s.Reconciles != 2 || s.Delivered != 2 || s.Malformed != 0 {
+				t.Fatalf("stats %+v", s)
+			}
+			r.app.mu.Lock()
+			defer r.app.mu.Unlock()
+			if len(r.app.lost) != 1 || r.app.lost[0] == nil {
+				t.Fatalf("connection losses reported: %v, want the one CLIENT KILL caused", r.app.lost)
+			}
+		})
+	}
+}
+
+// A restart of the server: publishing fails while it is down; afterwards the
+// subscriber is back, has reconciled, and receives again.
+func TestSubscriberSurvivesAServerRestart(t *testing.T) {
+	ch := dialog(t)
+	r := startRig(t, 3, pubsub.Options{}, ch)
+	r.waitGaps(t, 1)
+	r.srv.Stop()
+	ev := pubsub.Event{ID: newUUID(t), Type: "message.created", Entity: newUUID(t), DTO: messageCreated{Seq: 1}}
+	r.app.record(ev)
+	if _, err := r.pub.Publish(context.Background(), ch, ev); err == nil {
+		t.Fatal("publish succeeded with the server down")
+	}
+	r.srv.Restart()
+	gaps := r.waitGaps(t, 2)
+	if gaps[len(gaps)-1].Reason != pubsub.Reconnected || !r.app.hasApplied(ev.ID) {
+		t.Fatalf("after the restart: %+v", gaps)
+	}
+	after, n := r.publish(t, ch, 2)
+	if n != 1 {
+		t.Fatalf("receivers %d after the restart", n)
+	}
+	if got := r.waitDelivered(t, 1); !slices.Equal(got, []string{after.ID}) {
+		t.Fatalf("delivered %v", got)
+	}
+}
+
+// A connection that stops answering (CLIENT PAUSE) is noticed by the PING
+// health check, replaced, and reconciled.
+func TestSubscriberReplacesASilentConnection(t *testing.T) {
+	ctx := context.Background()
+	ch := dialog(t)
+	r := startRig(t, 3, pubsub.Options{PingEvery: 100 * time.Millisecond}, ch)
+	r.waitGaps(t, 1)
+	if err := r.raw.Do(ctx, "CLIENT", "PAUSE", "700", "ALL").Err(); err != nil {
+		t.Fatal(err)
+	}
+	gaps := r.waitGaps(t, 2)
+	if gaps[1].Reason != pubsub.Reconnected {
+		t.Fatalf("gap %+v", gaps[1])
+	}
+	ev, n := r.publish(t, ch, 1)
+	if n != 1 {
+		t.Fatalf("receivers %d", n)
+	}
+	if got := r.waitDelivered(t, 1); !slices.Equal(got, []string{ev.ID}) {
+		t.Fatalf("delivered %v", got)
+	}
+	if s := r.sub.Stats(); s.Reconnects != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+}
+
+// Malformed payloads, types outside the contract and oversized payloads are
+// counted and dropped; the subscriber keeps running and delivers the next
+// valid event.
+func TestSubscriberDropsMalformedPayloads(t *testing.T) {
+	ctx := context.Background()
+	ch := dialog(t)
+	var mu sync.Mutex
+	var reports []error
+	r := startRig(t, 3, pubsub.Options{OnMalformed: func(channel string, err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if channel != ch.String() {
+			t.Errorf("malformed report for %s", channel)
+		}
+		reports = append(reports, err)
+	}}, ch)
+	r.waitGaps(t, 1)
+	bad := [][]byte{
+		[]byte("SECRET-PAYLOAD"),
+		{0x95, 0x01},
+		make([]byte, ch.MaxBytes()+1),
+		{0xdd, 0xff, 0xff, 0xff, 0xff},
+	}
+	// A well-formed event of a type outside the contract.
+	other, err := pubsub.NewContract(pubsub.Allow[messageCreated]("message.text"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := other.Encode(pubsub.Event{ID: newUUID(t), Type: "message.text", Entity: newUUID(t), DTO: messageCreated{}}, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad = append(bad, b)
+	for _, p := range bad {
+		if err := r.raw.Publish(ctx, ch.String(), p).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev, _ := r.publish(t, ch, 1)
+	if got := r.waitDelivered(t, 1); !slices.Equal(got, []string{ev.ID}) {
+		t.Fatalf("delivered %v", got)
+	}
+	s := r.sub.Stats()
+	if s.Malformed != uint64(len(bad)) || s.Delivered != 1 || s.Reconnects != 0 {
+		t.Fatalf("stats %+v, want %d malformed", s, len(bad))
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for _, err := range reports {
+		if !errors.Is(err, pubsub.ErrMalformed) || strings.Contains(err.Error(), "SECRET-PAYLOAD") {
+			t.Errorf("report %v", err)
+		}
+	}
+}
+
+// A reader that falls behind: events beyond the buffer are dropped and counted,
+// and once the reader caught up their channel is reconciled.
+func TestSubscriberOverflowIsReconciled(t *testing.T) {
+	ch := dialog(t)
+	r := startRig(t, 3, pubsub.Options{Buffer: 2}, ch)
+	r.waitGaps(t, 1)
+	var ids []string
+	for i := int64(0); i < 5; i++ {
+		ev, _ := r.publish(t, ch, i)
+		ids = append(ids, ev.ID)
+	}
+	if !redistest.WaitFor(context.Background(), 5*time.Second, func() bool { return r.sub.Stats().Overflowed == 3 }) {
+		t.Fatalf("stats %+v, want 3 overflowed", r.sub.Stats())
+	}
+	if g, _ := r.app.snapshot(); len(g) != 1 {
+		t.Fatalf("reconciled %+v while the reader still lags", g)
+	}
+	for i := 0; i < 2; i++ {
+		d := <-r.sub.Events()
+		if d.Event.ID != ids[i] {
+			t.Fatalf("event %d: %s, want %s", i, d.Event.ID, ids[i])
+		}
+	}
+	gaps := r.waitGaps(t, 2)
+	if gaps[1].Reason != pubsub.Overflow || !slices.Equal(gaps[1].Channels, []pubsub.Channel{ch}) || !r.app.hasApplied(ids...) {
+		t.Fatalf("gap %+v", gaps[1])
+	}
+}
+
+// Channels added later are reconciled once confirmed; removed ones stop
+// receiving.
+func TestSubscriberSubscribeAndUnsubscribe(t *testing.T) {
+	ctx := context.Background()
+	a, b := dialog(t), dialog(t)
+	r := startRig(t, 3, pubsub.Options{}, a)
+	r.waitGaps(t, 1)
+	if err := r.sub.Subscribe(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	gaps := r.waitGaps(t, 2)
+	if gaps[1].Reason != pubsub.Subscribed || !slices.Equal(gaps[1].Channels, []pubsub.Channel{b}) {
+		t.Fatalf("gap %+v", gaps[1])
+	}
+	ev, n := r.publish(t, b, 1)
+	if n != 1 {
+		t.Fatalf("receivers %d", n)
+	}
+	r.sub.Unsubscribe(ctx, a)
+	if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return r.numSub(t, a) == 0 }) {
+		t.Fatal("still subscribed to the removed channel")
+	}
+	if _, n := r.publish(t, a, 2); n != 0 {
+		t.Fatalf("a removed channel reached %d subscribers", n)
+	}
+	last, _ := r.publish(t, b, 3)
+	if got := r.waitDelivered(t, 2); !slices.Equal(got, []string{ev.ID, last.ID}) {
+		t.Fatalf("delivered %v", got)
+	}
+	if err := r.sub.Subscribe(ctx, pubsub.Channel{}); err == nil {
+		t.Fatal("an empty Channel was accepted")
+	}
+}
+
+// A failing reconciliation is retried until it succeeds; events flow after it.
+func TestSubscriberRetriesAFailedReconcile(t *testing.T) {
+	ch := dialog(t)
+	r := startRig(t, 3, pubsub.Options{}, ch)
+	r.app.mu.Lock()
+	r.app.fail = 2
+	r.app.mu.Unlock()
+	r.waitGaps(t, 1)
+	ev, _ := r.publish(t, ch, 1)
+	r.waitDelivered(t, 1)
+	if s := r.sub.Stats(); s.ReconcileErrors != 2 || s.Reconciles != 1 {
+		t.Fatalf("stats %+v", s)
+	}
+	if !r.app.hasApplied(ev.ID) {
+		t.Fatal("event not applied")
+	}
+}
+
+func TestNewSubscriberRefusesBadOptions(t *testing.T) {
+	srv := redistest.Start(t)
+	c := srv.Client(vm1.DB1)
+	rec := func(context.Context, pubsub.Gap) error { return nil }
+	ct := testContract(t)
+	for name, o := range map[string]pubsub.Options{
+		"no contract":  {Reconcile: rec},
+		"no reconcile": {Contract: ct},
+		"buffer -1":    {Contract: ct, Reconcile: rec, Buffer: -1},
+		"backoff":      {Contract: ct, Reconcile: rec, MinBackoff: time.Second, MaxBackoff: time.Millisecond},
+	} {
+		if _, err := pubsub.NewSubscriber(c, o); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
+	if _, err := pubsub.NewSubscriber(c, pubsub.Options{Contract: ct, Reconcile: rec}, pubsub.Channel{}); err == nil {
+		t.Error("an empty Channel was accepted")
+	}
+	if _, err := pubsub.Dialog("dialog:*"); err == nil {
+		t.Error("a forging dialog id was accepted")
+	}
+}
