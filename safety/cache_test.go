@@ -1,0 +1,383 @@
+package safety
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net/netip"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/luatest"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// t0 is the harness clock's start.
+var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+var basePolicy = Policy{Generation: 7, TextTTL: 6 * time.Hour, VerdictTTL: 7 * 24 * time.Hour, LinkTTL: 12 * time.Hour, DNSMaxTTL: 900 * time.Second}
+
+// harness is a Client on the gopher-lua harness with a fake clock; every script run
+// is checked for undeclared keys and missing TTLs when the test ends.
+func harness(t *testing.T) (*luatest.Server, *Client, *prometheus.Registry) {
+	t.Helper()
+	h := luatest.NewServer(luatest.NewClock(t0))
+	sc := h.Scripter()
+	reg := prometheus.NewRegistry()
+	c, err := New(sc, Options{Registerer: reg, Now: h.Clock().Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := sc.Check(); err != nil {
+			t.Errorf("a script broke a rule: %v", err)
+		}
+	})
+	return h, c, reg
+}
+
+func newCache(t *testing.T, c *Client, p Policy) *Cache {
+	t.Helper()
+	k, err := NewCache(c, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func digest(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}
+
+// metric is the value of the series of name with exactly these labels (0 when absent).
+func metric(t *testing.T, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
+	t.Helper()
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range fams {
+		if f.GetName() != name {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			if labelsEqual(m.GetLabel(), labels) {
+				switch {
+				case m.Counter != nil:
+					return m.GetCounter().GetValue()
+				case m.Gauge != nil:
+					return m.GetGauge().GetValue()
+				}
+			}
+		}
+	}
+	return 0
+}
+
+func labelsEqual(got []*dto.LabelPair, want map[string]string) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for _, l := range got {
+		if want[l.GetName()] != l.GetValue() {
+			return false
+		}
+	}
+	return true
+}
+
+func ttlOf(t *testing.T, h *luatest.Server, key string) time.Duration {
+	t.Helper()
+	e, ok := h.Keyspace()[key]
+	if !ok {
+		t.Fatalf("no key %s", key)
+	}
+	return e.TTL
+}
+
+// The TTL comes from the active policy, clamped to each key's maximum in the spec,
+// and each clamp is counted; the entry is gone exactly when Redis would drop it.
+func TestCacheTTLFromPolicyClampedToSpecMax(t *testing.T) {
+	ctx := context.Background()
+	h, c, reg := harness(t)
+	p := basePolicy
+	p.TextTTL, p.VerdictTTL, p.LinkTTL = 72*time.Hour, 10*24*time.Hour, 49*time.Hour
+	k := newCache(t, c, p)
+	text, _ := vm2.NewSafetyTextKey(digest("hello"), "rules-42")
+	verdict, _ := vm2.NewSafetyVerdictKey(digest("file"), "cfg-3", "clamav-1.4")
+	link, _ := vm2.NewSafetyLinkKey(digest("https://example.com"), "rules-42", "cfg-3")
+
+	res, err := k.SetText(ctx, text, sampleText)
+	if err != nil || res != (SetResult{Outcome: SetWritten, TTL: vm2.SafetyTextMaxTTL, Capped: true, Stamp: 7}) {
+		t.Fatalf("text: %+v %v", res, err)
+	}
+	if res, err = k.SetVerdict(ctx, verdict, sampleVerdict); err != nil || res != (SetResult{Outcome: SetWritten, TTL: 10 * 24 * time.Hour, Stamp: 7}) {
+		t.Fatalf("verdict: %+v %v", res, err)
+	}
+	if res, err = k.SetLink(ctx, link, sampleLink); err != nil || !res.Capped || res.TTL != vm2.SafetyLinkMaxTTL {
+		t.Fatalf("link: %+v %v", res, err)
+	}
+	for key, want := range map[string]time.Duration{text.String(): 48 * time.Hour, verdict.String(): 240 * time.Hour, link.String(): 48 * time.Hour} {
+		if got := ttlOf(t, h, key); got != want {
+			t.Errorf("%s: TTL %v, want %v", key, got, want)
+		}
+	}
+	for kind, want := range map[Kind]float64{KindText: 1, KindVerdict: 0, KindLink: 1, KindDNS: 0} {
+		if got := metric(t, reg, "han_safety_cache_ttl_clamped_total", map[string]string{"kind": string(kind)}); got != want {
+			t.Errorf("clamps of %s: %v, want %v", kind, got, want)
+		}
+	}
+
+	if got, hit, err := k.GetText(ctx, text); err != nil || !hit || !cmp.Equal(got, sampleText) {
+		t.Fatalf("get text: %+v %v %v", got, hit, err)
+	}
+	// Redis keeps a key until the clock is strictly past its expiry.
+	h.Clock().Advance(48 * time.Hour)
+	if _, hit, _ := k.GetText(ctx, text); !hit {
+		t.Fatal("the text entry left before its TTL")
+	}
+	h.Clock().Advance(time.Millisecond)
+	if _, hit, _ := k.GetText(ctx, text); hit {
+		t.Fatal("the text entry outlived its TTL")
+	}
+	if got := metric(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "text", "result": "hit"}); got != 2 {
+		t.Fatalf("text hits %v, want 2", got)
+	}
+	if got := metric(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "text", "result": "miss"}); got != 1 {
+		t.Fatalf("text misses %v, want 1", got)
+	}
+}
+
+// A DNS answer keeps its own TTL, capped at 900 s (or the policy's lower maximum);
+// every cap is counted; a read serves what is left of the TTL; TTL 0 is not cached.
+func TestDNSTTLIsTheAnswersCappedAt900s(t *testing.T) {
+	ctx := context.Background()
+	h, c, reg := harness(t)
+	k := newCache(t, c, basePolicy)
+	key := func(host string, rr vm2.DNSRRType) vm2.SafetyDNSKey {
+		dk, err := vm2.NewSafetyDNSKey(digest(host), rr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return dk
+	}
+	a := DNSAnswer{RRType: vm2.DNSRRTypeA, Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.10")}}
+	set := func(dk vm2.SafetyDNSKey, ttl time.Duration) SetResult {
+		t.Helper()
+		a.TTL = ttl
+		res, err := k.SetDNS(ctx, dk, a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	short, long := key("short.example", vm2.DNSRRTypeA), key("long.example", vm2.DNSRRTypeA)
+	if res := set(short, 300*time.Second); res.Capped || res.TTL != 300*time.Second || ttlOf(t, h, short.String()) != 300*time.Second {
+		t.Fatalf("300 s answer: %+v", res)
+	}
+	if res := set(long, 24*time.Hour); !res.Capped || res.TTL != 900*time.Second || ttlOf(t, h, long.String()) != 900*time.Second {
+		t.Fatalf("24 h answer: %+v", res)
+	}
+	if res := set(key("exact.example", vm2.DNSRRTypeA), 900*time.Second); res.Capped {
+		t.Fatalf("900 s answer capped: %+v", res)
+	}
+	// The active policy may lower the cap, never raise it above the spec's.
+	p := basePolicy
+	p.DNSMaxTTL = time.Minute
+	if err := k.SetPolicy(p); err != nil {
+		t.Fatal(err)
+	}
+	if res := set(key("lowered.example", vm2.DNSRRTypeA), 300*time.Second); !res.Capped || res.TTL != time.Minute {
+		t.Fatalf("policy cap: %+v", res)
+	}
+	p.DNSMaxTTL = 2 * time.Hour
+	if err := k.SetPolicy(p); err != nil {
+		t.Fatal(err)
+	}
+	if res := set(key("raised.example", vm2.DNSRRTypeA), 1200*time.Second); !res.Capped || res.TTL != 900*time.Second {
+		t.Fatalf("a policy above 900 s: %+v", res)
+	}
+	if got := metric(t, reg, "han_safety_dns_ttl_capped_total", nil); got != 3 {
+		t.Fatalf("DNS TTL caps counted %v, want 3", got)
+	}
+	// TTL 0 means "do not cache".
+	if res := set(key("zero.example", vm2.DNSRRTypeA), 0); res.Outcome != SetSkipped {
+		t.Fatalf("TTL 0: %+v", res)
+	}
+	if _, ok := h.Keyspace()[key("zero.example", vm2.DNSRRTypeA).String()]; ok {
+		t.Fatal("an answer with TTL 0 was cached")
+	}
+
+	// A read serves the answer with what is left of its TTL, never a fresh one.
+	h.Clock().Advance(100 * time.Second)
+	got, hit, err := k.GetDNS(ctx, short)
+	if err != nil || !hit || got.TTL != 200*time.Second || !cmp.Equal(got.Addrs, a.Addrs, addrCmp) {
+		t.Fatalf("cached answer: %+v %v %v", got, hit, err)
+	}
+	h.Clock().Advance(200*time.Second + time.Millisecond)
+	if _, hit, _ := k.GetDNS(ctx, short); hit {
+		t.Fatal("the answer outlived its own TTL")
+	}
+	// The answer's type must be the key's.
+	if _, err := k.SetDNS(ctx, key("x.example", vm2.DNSRRTypeAAAA), a); !errors.Is(err, ErrInvalidRecord) {
+		t.Fatalf("an A answer under an AAAA key: %v", err)
+	}
+}
+
+// An older generation never replaces a newer one, the same generation refreshes,
+// and only the active generation's entry is a hit.
+func TestCacheVersionStamps(t *testing.T) {
+	ctx := context.Background()
+	h, c, reg := harness(t)
+	old, cur := basePolicy, basePolicy
+	old.Generation, cur.Generation = 6, 7
+	kOld, kCur := newCache(t, c, old), newCache(t, c, cur)
+	key, _ := vm2.NewSafetyVerdictKey(digest("file"), "cfg-3", "bundle-1")
+	newer := FileVerdict{Verdict: VerdictBlock, RuleIDs: []string{"gen-7"}}
+	older := FileVerdict{Verdict: VerdictAllow, RuleIDs: []string{"gen-6"}}
+
+	if res, err := kCur.SetVerdict(ctx, key, newer); err != nil || res.Outcome != SetWritten || res.Stamp != 7 {
+		t.Fatalf("gen 7 write: %+v %v", res, err)
+	}
+	h.Clock().Advance(time.Hour)
+	ttl := ttlOf(t, h, key.String())
+	if res, err := kOld.SetVerdict(ctx, key, older); err != nil || res.Outcome != SetStale || res.Stamp != 7 {
+		t.Fatalf("gen 6 write over gen 7: %+v %v", res, err)
+	}
+	if ttlOf(t, h, key.String()) != ttl {
+		t.Fatal("a refused write touched the TTL")
+	}
+	if got, hit, err := kCur.GetVerdict(ctx, key); err != nil || !hit || !cmp.Equal(got, newer) {
+		t.Fatalf("gen 7 read: %+v %v %v", got, hit, err)
+	}
+	if _, hit, err := kOld.GetVerdict(ctx, key); err != nil || hit {
+		t.Fatalf("gen 6 read of a gen 7 entry: hit %v, %v", hit, err)
+	}
+	// The same generation refreshes value and TTL.
+	if res, err := kCur.SetVerdict(ctx, key, newer); err != nil || res.Outcome != SetWritten || ttlOf(t, h, key.String()) != cur.VerdictTTL {
+		t.Fatalf("gen 7 refresh: %+v %v", res, err)
+	}
+	// A newer generation replaces it, and gen 7 now misses.
+	next := cur
+	next.Generation = 8
+	if err := kCur.SetPolicy(next); err != nil {
+		t.Fatal(err)
+	}
+	if _, hit, _ := kCur.GetVerdict(ctx, key); hit {
+		t.Fatal("gen 8 read a gen 7 entry")
+	}
+	if res, err := kCur.SetVerdict(ctx, key, older); err != nil || res.Outcome != SetWritten || res.Stamp != 8 {
+		t.Fatalf("gen 8 write: %+v %v", res, err)
+	}
+	if err := kCur.SetPolicy(cur); !errors.Is(err, ErrStalePolicy) {
+		t.Fatalf("going back to gen 7: %v", err)
+	}
+	if got := metric(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "verdict", "result": "stale"}); got != 2 {
+		t.Fatalf("stale reads %v, want 2", got)
+	}
+	if got := metric(t, reg, "han_safety_cache_writes_total", map[string]string{"kind": "verdict", "result": "stale"}); got != 1 {
+		t.Fatalf("stale writes %v, want 1", got)
+	}
+}
+
+// A lost cache (eviction, flush, an empty restart) reads as misses and is rebuilt by
+// the callers' own writes.
+func TestCacheLossAndRebuild(t *testing.T) {
+	ctx := context.Background()
+	h, c, _ := harness(t)
+	k := newCache(t, c, basePolicy)
+	var keys []vm2.SafetyTextKey
+	for i := 0; i < 20; i++ {
+		key, _ := vm2.NewSafetyTextKey(digest(string(rune('a'+i))), "rules-1")
+		keys = append(keys, key)
+		if _, err := k.SetText(ctx, key, sampleText); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, key := range keys {
+		if _, err := h.Do("DEL", key.String()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, key := range keys {
+		if _, hit, err := k.GetText(ctx, key); hit || err != nil {
+			t.Fatalf("after the loss: hit %v, %v", hit, err)
+		}
+		if res, err := k.SetText(ctx, key, sampleText); err != nil || res.Outcome != SetWritten {
+			t.Fatalf("rebuild: %+v %v", res, err)
+		}
+		if got, hit, err := k.GetText(ctx, key); !hit || err != nil || !cmp.Equal(got, sampleText) {
+			t.Fatalf("after the rebuild: %+v %v %v", got, hit, err)
+		}
+	}
+}
+
+// Damaged entries: a bad value is ErrCorrupt (and a miss), a bad stamp is a miss,
+// and the next write repairs both.
+func TestCacheDamagedEntries(t *testing.T) {
+	ctx := context.Background()
+	h, c, reg := harness(t)
+	k := newCache(t, c, basePolicy)
+	key, _ := vm2.NewSafetyTextKey(digest("x"), "rules-1")
+	verdict, _ := EncodeVerdict(sampleVerdict)
+	for _, value := range [][]byte{[]byte("\xc1garbage"), verdict, rawRecord(tagText, "allow", []string{"http://x.example/?sig=1"}, []string{})} {
+		if _, err := h.Do("HSET", key.String(), "stamp", basePolicy.Generation, "value", value); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := h.Do("PEXPIRE", key.String(), 60000); err != nil {
+			t.Fatal(err)
+		}
+		if _, hit, err := k.GetText(ctx, key); hit || !errors.Is(err, ErrCorrupt) {
+			t.Fatalf("damaged value: hit %v, %v", hit, err)
+		}
+	}
+	if got := metric(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "text", "result": "corrupt"}); got != 3 {
+		t.Fatalf("corrupt reads %v, want 3", got)
+	}
+	if _, err := h.Do("HSET", key.String(), "stamp", "not-a-number"); err != nil {
+		t.Fatal(err)
+	}
+	if _, hit, err := k.GetText(ctx, key); hit || err != nil {
+		t.Fatalf("damaged stamp: hit %v, %v", hit, err)
+	}
+	if res, err := k.SetText(ctx, key, sampleText); err != nil || res.Outcome != SetWritten {
+		t.Fatalf("repair: %+v %v", res, err)
+	}
+	if got, hit, err := k.GetText(ctx, key); !hit || err != nil || !cmp.Equal(got, sampleText) {
+		t.Fatalf("after the repair: %+v %v %v", got, hit, err)
+	}
+}
+
+func TestCacheRefusesBadInput(t *testing.T) {
+	ctx := context.Background()
+	h, c, _ := harness(t)
+	k := newCache(t, c, basePolicy)
+	key, _ := vm2.NewSafetyTextKey(digest("x"), "rules-1")
+	if _, err := k.SetText(ctx, key, TextResult{Verdict: VerdictAllow, RuleIDs: []string{"raw message text here"}}); !errors.Is(err, ErrInvalidRecord) {
+		t.Fatalf("free text: %v", err)
+	}
+	if _, err := k.SetText(ctx, vm2.SafetyTextKey{}, sampleText); err == nil {
+		t.Fatal("a zero key was accepted")
+	}
+	if _, _, err := k.GetLink(ctx, vm2.SafetyLinkKey{}); err == nil {
+		t.Fatal("a zero key was read")
+	}
+	if len(h.Keyspace()) != 0 {
+		t.Fatalf("refused writes left keys: %v", h.Keyspace())
+	}
+	for _, p := range []Policy{
+		{Generation: 0, TextTTL: time.Hour, VerdictTTL: time.Hour, LinkTTL: time.Hour, DNSMaxTTL: time.Hour},
+		{Generation: 1 << 53, TextTTL: time.Hour, VerdictTTL: time.Hour, LinkTTL: time.Hour, DNSMaxTTL: time.Hour},
+		{Generation: 1, VerdictTTL: time.Hour, LinkTTL: time.Hour, DNSMaxTTL: time.Hour},
+		{Generation: 1, TextTTL: time.Hour, VerdictTTL: time.Hour, LinkTTL: time.Hour},
+	} {
+		if _, err := NewCache(c, p); !errors.Is(err, ErrInvalidPolicy) {
+			t.Fatalf("%+v: %v", p, err)
+		}
+	}
+}

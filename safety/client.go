@@ -1,0 +1,346 @@
+package safety
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/runtime"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/redis/go-redis/v9"
+)
+
+// Default timeouts and retry interval of Options.
+const (
+	DefaultCacheTimeout     = 100 * time.Millisecond
+	DefaultRateLimitTimeout = 100 * time.Millisecond
+	DefaultPublishTimeout   = 100 * time.Millisecond
+	DefaultProbeTimeout     = 500 * time.Millisecond
+	DefaultRetryInterval    = time.Second
+)
+
+// Options configure a Client. Zero fields take the defaults.
+type Options struct {
+	// CacheTimeout bounds each cache read or write (DefaultCacheTimeout).
+	CacheTimeout time.Duration
+	// RateLimitTimeout bounds each rate-limit evaluation (DefaultRateLimitTimeout).
+	RateLimitTimeout time.Duration
+	// PublishTimeout bounds each wake-up publish (DefaultPublishTimeout).
+	PublishTimeout time.Duration
+	// ProbeTimeout bounds the PING of Health (DefaultProbeTimeout).
+	ProbeTimeout time.Duration
+	// RetryInterval is how often, while Redis is unreachable, one call tries it again;
+	// every other call skips Redis at once (DefaultRetryInterval).
+	RetryInterval time.Duration
+	// Registerer receives the package's metrics. Nil: a private registry, so the
+	// metrics are counted but exported nowhere.
+	Registerer prometheus.Registerer
+	// Now is the clock of the degraded mode and of the local rate limiter (time.Now).
+	Now func() time.Time
+}
+
+// Client is Message Safety's connection to its Redis (vm2, MESSAGE_SAFETY_REDIS_URL):
+// it runs the generated vm2 scripts with a timeout per call and runs degraded while
+// Redis is unreachable. Build a Cache, a Limiter and a Waker on it. It is safe for
+// concurrent use.
+type Client struct {
+	rdb     redis.Scripter
+	scripts *vm2.Scripts
+	opts    Options
+	m       *metrics
+	inline  bool // rdb bounds each command by its context's deadline itself
+
+	mu       sync.Mutex
+	degraded bool
+	since    time.Time // start of the current degraded period
+	reason   string    // why Redis is unreachable: a class, never an address or a secret
+	nextTry  time.Time // while degraded: when the next call may try Redis
+}
+
+// New makes a Client on rdb, a client of vm2's db0. Any go-redis client works (a
+// *redis.Client, *redis.Ring, *redis.ClusterClient, or luatest's Scripter in tests);
+// Health PINGs when rdb can, and a Waker needs one that can PUBLISH and SUBSCRIBE.
+// Every call returns within its timeout whatever rdb's own timeouts are. Give a
+// *redis.Client ContextTimeoutEnabled: go-redis then ends a hung call at the
+// deadline itself and the call runs inline; otherwise it runs on a goroutine of its
+// own that returns at the deadline, while its connection stays busy until
+// go-redis's ReadTimeout or WriteTimeout.
+func New(rdb redis.Scripter, o Options) (*Client, error) {
+	if rdb == nil {
+		return nil, errors.New("safety: New: nil Redis client")
+	}
+	for _, d := range []*time.Duration{&o.CacheTimeout, &o.RateLimitTimeout, &o.PublishTimeout, &o.ProbeTimeout, &o.RetryInterval} {
+		if *d < 0 {
+			return nil, fmt.Errorf("safety: New: negative timeout or interval: %w", ErrInvalidPolicy)
+		}
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d == 0 {
+			*d = v
+		}
+	}
+	def(&o.CacheTimeout, DefaultCacheTimeout)
+	def(&o.RateLimitTimeout, DefaultRateLimitTimeout)
+	def(&o.PublishTimeout, DefaultPublishTimeout)
+	def(&o.ProbeTimeout, DefaultProbeTimeout)
+	def(&o.RetryInterval, DefaultRetryInterval)
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Registerer == nil {
+		o.Registerer = prometheus.NewRegistry()
+	}
+	scripts, err := vm2.NewScripts(vm2.Clients{DB0: rdb})
+	if err != nil {
+		return nil, fmt.Errorf("safety: New: %w", err)
+	}
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("safety: New: metrics: %w", err)
+	}
+	return &Client{rdb: rdb, scripts: scripts, opts: o, m: m, inline: honorsDeadlines(rdb)}, nil
+}
+
+// honorsDeadlines reports whether rdb is a *redis.Client with ContextTimeoutEnabled,
+// which bounds dialing, waiting for a connection, writing and reading by the
+// context's deadline (tests/safety_degraded_test.go checks it on a hung server), so
+// a call needs no goroutine of its own. Rings and cluster clients, which route and
+// redirect, always get one.
+func honorsDeadlines(rdb redis.Scripter) bool {
+	c, ok := rdb.(*redis.Client)
+	return ok && c.Options().ContextTimeoutEnabled
+}
+
+// errUnavailable marks a call that did not reach Redis, got no answer within its
+// timeout, or was skipped because Redis is known to be unreachable.
+var errUnavailable = errors.New("safety: Redis unavailable")
+
+// unavailable keeps the class of an outage (for Health) without its text, which may
+// name an address.
+type unavailable struct{ reason string }
+
+func (u *unavailable) Error() string        { return "safety: Redis unavailable (" + u.reason + ")" }
+func (u *unavailable) Is(target error) bool { return target == errUnavailable }
+
+// replyCode is the first word of an error reply Redis sent (through a script or
+// not), and whether err is one: Redis answered, so it is reachable.
+func replyCode(err error) (string, bool) {
+	var se *runtime.ScriptError
+	if errors.As(err, &se) {
+		return se.Code, true
+	}
+	var re redis.Error
+	if errors.As(err, &re) && !errors.Is(err, redis.Nil) {
+		code, _, _ := strings.Cut(re.Error(), " ")
+		return code, true
+	}
+	return "", false
+}
+
+// outage classifies err: whether Redis is unavailable for this call (reason "" when
+// not), and whether that puts the Client into degraded mode.
+func outage(err error) (reason string, trip bool) {
+	if err == nil {
+		return "", false
+	}
+	var ne net.Error
+	if code, ok := replyCode(err); ok {
+		switch code {
+		case "LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN":
+			return "busy", true // answering, but not serving data
+		case "OOM":
+			return "out-of-memory", false // refuses writes; reads still work
+		}
+		return "", false // the script's own error, NOPERM, ...: not an outage
+	}
+	switch {
+	case errors.Is(err, runtime.ErrInvalidArg), errors.Is(err, runtime.ErrInvalidKeyPart),
+		errors.Is(err, runtime.ErrReplyShape), errors.Is(err, runtime.ErrSHAMismatch),
+		errors.Is(err, runtime.ErrNoClient):
+		return "", false
+	case errors.Is(err, context.DeadlineExceeded):
+		return "timeout", true
+	case errors.As(err, &ne) && ne.Timeout():
+		return "timeout", true
+	case errors.Is(err, redis.ErrClosed):
+		return "closed", true
+	}
+	return "unreachable", true // network errors, EOF, pool timeouts
+}
+
+// allow reports whether a call may try Redis now: always while healthy; while
+// degraded, one call per RetryInterval.
+func (c *Client) allow() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.degraded {
+		return true
+	}
+	now := c.opts.Now()
+	if now.Before(c.nextTry) {
+		return false
+	}
+	c.nextTry = now.Add(c.opts.RetryInterval)
+	return true
+}
+
+func (c *Client) fail(reason string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	now := c.opts.Now()
+	c.nextTry = now.Add(c.opts.RetryInterval)
+	c.reason = reason
+	if !c.degraded {
+		c.degraded, c.since = true, now
+		c.m.degraded.Set(1)
+		c.m.degradations.Inc()
+	}
+}
+
+func (c *Client) recovered() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.degraded {
+		c.degraded, c.since, c.reason = false, time.Time{}, ""
+		c.m.degraded.Set(0)
+	}
+}
+
+// Degraded reports whether the Client treats Redis as unreachable.
+func (c *Client) Degraded() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.degraded
+}
+
+// call runs fn against Redis with a context that ends at timeout and returns by
+// then whatever Redis does: inline when the client honours deadlines itself, else
+// with fn on a goroutine of its own whose hung connection is left to go-redis's own
+// timeouts. While Redis is known to be unreachable, only one call per
+// RetryInterval tries it. An error matching errUnavailable means Redis was not
+// usable; the caller's own cancellation is returned as is and says nothing about
+// Redis.
+func call[T any](ctx context.Context, c *Client, timeout time.Duration, fn func(context.Context) (T, error)) (T, error) {
+	var zero T
+	if err := ctx.Err(); err != nil {
+		return zero, err
+	}
+	if !c.allow() {
+		return zero, &unavailable{reason: c.currentReason()}
+	}
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	type result struct {
+		v   T
+		err error
+	}
+	var r result
+	if c.inline {
+		r.v, r.err = fn(cctx)
+		if r.err != nil && cctx.Err() != nil {
+			r.err = cctx.Err()
+		}
+	} else {
+		done := make(chan result, 1)
+		go func() {
+			v, err := fn(cctx)
+			done <- result{v, err}
+		}()
+		select {
+		case r = <-done:
+		case <-cctx.Done():
+			r.err = cctx.Err()
+		}
+	}
+	if r.err != nil && ctx.Err() != nil {
+		return zero, ctx.Err() // the caller gave up: not Redis's fault
+	}
+	reason, trip := outage(r.err)
+	switch {
+	case reason != "" && trip:
+		c.fail(reason)
+		return zero, &unavailable{reason: reason}
+	case reason != "":
+		c.recovered() // Redis answered
+		return zero, &unavailable{reason: reason}
+	}
+	if r.err == nil {
+		c.recovered() // Redis answered
+	} else if _, answered := replyCode(r.err); answered {
+		c.recovered()
+	}
+	return r.v, r.err
+}
+
+func (c *Client) currentReason() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.reason
+}
+
+// HealthStatus is the state of Message Safety's Redis as the health probe reports it.
+type HealthStatus string
+
+// Health statuses. There is no "down": Redis is not a readiness gate (seed 004 §6),
+// and Message Safety serves without it.
+const (
+	HealthOK       HealthStatus = "ok"
+	HealthDegraded HealthStatus = "degraded"
+)
+
+// Health is one health probe's answer.
+type Health struct {
+	// Capability names what this report covers in the service's capability map.
+	Capability string       `json:"capability"`
+	Status     HealthStatus `json:"status"`
+	// Critical is always false: readiness never waits for this Redis.
+	Critical bool `json:"critical"`
+	// Since is when the degraded period began (zero when ok).
+	Since time.Time `json:"since,omitzero"`
+	// Reason is the class of the outage: timeout, unreachable, busy, closed. Never an
+	// address, a URL or a secret.
+	Reason string `json:"reason,omitempty"`
+}
+
+// HealthCapability is Health.Capability.
+const HealthCapability = "safety_redis_hot_cache"
+
+// Health probes Redis with PING (bounded by ProbeTimeout) when the client can, so a
+// probe both notices an outage and ends one, and reports ok or degraded. A client
+// that cannot PING (luatest's Scripter) reports what the last calls saw.
+func (c *Client) Health(ctx context.Context) Health {
+	if p, ok := c.rdb.(interface {
+		Ping(context.Context) *redis.StatusCmd
+	}); ok {
+		c.mu.Lock()
+		c.nextTry = time.Time{} // a probe always tries
+		c.mu.Unlock()
+		_, _ = call(ctx, c, c.opts.ProbeTimeout, func(ctx context.Context) (string, error) {
+			return p.Ping(ctx).Result()
+		})
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	h := Health{Capability: HealthCapability, Status: HealthOK}
+	if c.degraded {
+		h.Status, h.Since, h.Reason = HealthDegraded, c.since, c.reason
+	}
+	return h
+}
+
+// HealthHandler serves Health as JSON, always with status 200: Redis being degraded
+// never fails a readiness check.
+func (c *Client) HealthHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Header().Set("Cache-Control", "no-store")
+		_ = json.NewEncoder(w).Encode(c.Health(r.Context()))
+	})
+}

@@ -1,0 +1,63 @@
+package safety
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrInvalidRecord: a record given to a Set method breaks its type's rules (an
+	// unknown verdict, a string that is not an identifier, too many entries).
+	ErrInvalidRecord = errors.New("invalid cache record")
+	// ErrTooLarge: a record's encoding exceeds its key's max_bytes in keyspec.yaml.
+	ErrTooLarge = errors.New("cache record too large")
+	// ErrCorrupt: a stored value is not a valid record of its key's kind (bad
+	// MessagePack, another kind, a field that breaks the rules, trailing bytes).
+	ErrCorrupt = errors.New("corrupt cache value")
+	// ErrInvalidPolicy: a Policy or CallerPolicy the package cannot use.
+	ErrInvalidPolicy = errors.New("invalid policy")
+	// ErrStalePolicy: SetPolicy was given a generation older than the active one.
+	ErrStalePolicy = errors.New("policy generation older than the active one")
+	// ErrUnknownCaller: a rate-limit call for a caller the Limiter was not configured with.
+	ErrUnknownCaller = errors.New("unknown rate-limited caller")
+	// ErrInvalidCost: a rate-limit cost outside 1..the caller's limit.
+	ErrInvalidCost = errors.New("invalid rate-limit cost")
+	// ErrInvalidWakeup: a wake-up that may not be published, or a payload that is not one.
+	ErrInvalidWakeup = errors.New("invalid wake-up")
+	// ErrNoPubSub: the Client's Redis client cannot PUBLISH and SUBSCRIBE.
+	ErrNoPubSub = errors.New("client without Pub/Sub")
+)
+
+// RecordError says which record and field broke which rule. It never holds the
+// field's value, which may be hostile or personal.
+type RecordError struct {
+	Record string // text, verdict, link, dns or wakeup
+	Field  string // e.g. "rule_ids[3]"
+	Reason string
+	err    error // ErrInvalidRecord, ErrTooLarge, ErrCorrupt or ErrInvalidWakeup
+}
+
+func (e *RecordError) Error() string {
+	if e.Field == "" {
+		return fmt.Sprintf("safety: %s record: %s: %v", e.Record, e.Reason, e.err)
+	}
+	return fmt.Sprintf("safety: %s record: %s: %s: %v", e.Record, e.Field, e.Reason, e.err)
+}
+
+// Unwrap is the sentinel the error matches.
+func (e *RecordError) Unwrap() error { return e.err }
+
+func invalid(record, field, reason string) error {
+	return &RecordError{Record: record, Field: field, Reason: reason, err: ErrInvalidRecord}
+}
+
+// corrupt re-labels a rule broken by a decoded value: the stored bytes, not the
+// caller, are at fault.
+func corrupt(record string, err error) error {
+	var re *RecordError
+	if errors.As(err, &re) {
+		return &RecordError{Record: re.Record, Field: re.Field, Reason: re.Reason, err: ErrCorrupt}
+	}
+	return &RecordError{Record: record, Reason: err.Error(), err: ErrCorrupt}
+}

@@ -1,0 +1,121 @@
+package safety
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/hanchat/luagen/generated/vm2"
+)
+
+func newLimiter(t *testing.T, c *Client, callers map[string]CallerPolicy) *Limiter {
+	t.Helper()
+	l, err := NewLimiter(c, callers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l
+}
+
+// The Redis path on the harness's fake clock: exact remaining, exact Retry-After
+// (the key lives until strictly past its expiry), and a window that reopens.
+func TestLimiterExactOnTheHarness(t *testing.T) {
+	ctx := context.Background()
+	h, c, reg := harness(t)
+	l := newLimiter(t, c, map[string]CallerPolicy{"api-backend": {Limit: 3, Window: time.Second}})
+	for i := 0; i < 3; i++ {
+		d, err := l.Allow(ctx, "api-backend", 1)
+		if err != nil || !d.Allowed || d.Remaining != int64(2-i) || d.Source != SourceRedis || !d.ResetAt.Equal(t0.Add(1001*time.Millisecond)) {
+			t.Fatalf("request %d: %+v %v", i+1, d, err)
+		}
+		h.Clock().Advance(5 * time.Millisecond)
+	}
+	// t0+15ms; the counter expires at t0+1000ms and is gone at t0+1001ms.
+	d, err := l.Allow(ctx, "api-backend", 1)
+	if err != nil || d.Allowed || d.Remaining != 0 || d.RetryAfter != 986*time.Millisecond {
+		t.Fatalf("fourth: %+v %v", d, err)
+	}
+	h.Clock().Advance(985 * time.Millisecond)
+	if d, _ := l.Allow(ctx, "api-backend", 1); d.Allowed || d.RetryAfter != time.Millisecond {
+		t.Fatalf("1 ms early: %+v", d)
+	}
+	h.Clock().Advance(time.Millisecond)
+	if d, _ := l.Allow(ctx, "api-backend", 2); !d.Allowed || d.Remaining != 1 {
+		t.Fatalf("new window: %+v", d)
+	}
+	key, _ := vm2.NewSafetyRLServiceKey("api-backend", 1)
+	if ttl := ttlOf(t, h, key.String()); ttl != time.Second {
+		t.Fatalf("counter TTL %v, want the window", ttl)
+	}
+	for _, c := range []struct {
+		decision string
+		want     float64
+	}{{"allowed", 4}, {"denied", 2}} {
+		if got := metric(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "api-backend", "decision": c.decision, "source": "redis"}); got != c.want {
+			t.Errorf("%s: %v, want %v", c.decision, got, c.want)
+		}
+	}
+}
+
+func TestLimiterRefusesBadCalls(t *testing.T) {
+	ctx := context.Background()
+	h, c, _ := harness(t)
+	l := newLimiter(t, c, map[string]CallerPolicy{"api-backend": {Limit: 3, Window: time.Second, MaxJitter: 2 * time.Second}})
+	if _, err := l.Allow(ctx, "someone-else", 1); !errors.Is(err, ErrUnknownCaller) {
+		t.Fatalf("unknown caller: %v", err)
+	}
+	for _, cost := range []int64{0, -1, 4} {
+		if _, err := l.Allow(ctx, "api-backend", cost); !errors.Is(err, ErrInvalidCost) {
+			t.Fatalf("cost %d: %v", cost, err)
+		}
+	}
+	if len(h.Keyspace()) != 0 {
+		t.Fatal("a refused call wrote a counter")
+	}
+	// Jitter stays within MaxJitter.
+	if _, err := l.Allow(ctx, "api-backend", 1); err != nil {
+		t.Fatal(err)
+	}
+	key, _ := vm2.NewSafetyRLServiceKey("api-backend", 1)
+	if ttl := ttlOf(t, h, key.String()); ttl < time.Second || ttl > 3*time.Second {
+		t.Fatalf("TTL %v outside window..window+2s", ttl)
+	}
+	bad := map[string]CallerPolicy{
+		"zero limit":          {Window: time.Second},
+		"fractional window":   {Limit: 1, Window: 1500 * time.Millisecond},
+		"window over 24h":     {Limit: 1, Window: 25 * time.Hour},
+		"jitter over 2s":      {Limit: 1, Window: time.Second, MaxJitter: 3 * time.Second},
+		"fail-open no local":  {Limit: 1, Window: time.Second, Degraded: FailOpen},
+		"local above limit":   {Limit: 1, Window: time.Second, Degraded: FailOpen, LocalLimit: 2},
+		"fail-closed + local": {Limit: 1, Window: time.Second, LocalLimit: 1},
+		"unknown policy":      {Limit: 1, Window: time.Second, Degraded: 7},
+	}
+	for name, p := range bad {
+		if _, err := NewLimiter(c, map[string]CallerPolicy{"x": p}); !errors.Is(err, ErrInvalidPolicy) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if _, err := NewLimiter(c, map[string]CallerPolicy{"bad:caller*": {Limit: 1, Window: time.Second}}); err == nil {
+		t.Error("a caller name that could forge a key was accepted")
+	}
+}
+
+// FailOpen's local window: exact counts, and it reopens when the window has passed.
+func TestLocalWindow(t *testing.T) {
+	var w localWindow
+	now := t0
+	for i := 0; i < 5; i++ {
+		if d := w.allow(now, 5, time.Minute, 1); !d.Allowed || d.Remaining != int64(4-i) {
+			t.Fatalf("request %d: %+v", i+1, d)
+		}
+	}
+	now = now.Add(20 * time.Second)
+	if d := w.allow(now, 5, time.Minute, 1); d.Allowed || d.RetryAfter != 40*time.Second || !d.ResetAt.Equal(t0.Add(time.Minute)) {
+		t.Fatalf("sixth: %+v", d)
+	}
+	now = t0.Add(time.Minute)
+	if d := w.allow(now, 5, time.Minute, 5); !d.Allowed || d.Remaining != 0 {
+		t.Fatalf("next window: %+v", d)
+	}
+}
