@@ -80,7 +80,10 @@ func TestACLAPIBackendRunsEveryVM1Script(t *testing.T) {
 			_, err := s.IdemComplete(ctx, record, lock, vm1.IdemCompleteArgs{Owner: owner, Fingerprint: fp, Status: 201, Response: []byte{0x90}, ResourceID: msg})
 			return err
 		},
-		"idem_release": func() error { _, err := s.IdemRelease(ctx, record, lock, vm1.IdemReleaseArgs{Owner: other}); return err },
+		"idem_release": func() error {
+			_, err := s.IdemRelease(ctx, record, lock, vm1.IdemReleaseArgs{Owner: other})
+			return err
+		},
 		"idem_warm": func() error {
 			_, err := s.IdemWarm(ctx, warmRecord, warmLock, vm1.IdemWarmArgs{Owner: owner, Fingerprint: fp, Status: 201, Response: []byte{0x90}, ResourceID: msg, Version: 2, TTL: time.Hour})
 			return err
