@@ -23,9 +23,11 @@ lint:
 	$(GO) run ./cmd/luagen lint
 	cd $(EXAMPLE) && $(GO) vet ./...
 
-## deps: what the tests need on this machine: redis-server, Go modules
+## deps: what the tests need on this machine: redis-server, PostgreSQL on 127.0.0.1:5432 with database test, Go modules
 deps:
 	@command -v redis-server >/dev/null 2>&1 || { echo "installing redis-server"; apt-get update -q && apt-get install -y -q redis-server; }
+	@pg_isready -q -h 127.0.0.1 -p 5432 || { echo "starting PostgreSQL"; pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql | head -1) main start; }
+	@psql -h 127.0.0.1 -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" | grep -q 1 || createdb -h 127.0.0.1 -U postgres test
 	$(GO) mod download
 	cd $(EXAMPLE) && $(GO) mod download
 
