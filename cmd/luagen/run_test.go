@@ -104,6 +104,18 @@ func TestCheckFailsAfterASpecEdit(t *testing.T) {
 	}
 }
 
+func TestCheckFailsAfterACommentOnlySpecEdit(t *testing.T) {
+	dir := workspace(t)
+	luagen(t, dir, "generate")
+	f := filepath.Join(dir, "keyspec.yaml")
+	src, _ := os.ReadFile(f)
+	os.WriteFile(f, append(src, []byte("# a reviewer's note\n")...), 0o644)
+	code, _, stderr := luagen(t, dir, "check")
+	if code != 1 || !strings.Contains(stderr, "vm1/keys.go: changed") || !strings.Contains(stderr, "SpecSHA256") {
+		t.Fatalf("check after a comment-only spec edit: %d\n%s", code, stderr)
+	}
+}
+
 func TestInvalidSpecNamesTheLine(t *testing.T) {
 	dir := workspace(t)
 	f := filepath.Join(dir, "keyspec.yaml")

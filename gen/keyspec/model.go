@@ -22,6 +22,7 @@ type Pos struct {
 // anything derived from a Spec is deterministic.
 type Spec struct {
 	Pos
+	SHA256    string // hex SHA-256 of the spec file's bytes
 	Version   int
 	Instances []*Instance
 	Users     []*User

@@ -1,6 +1,8 @@
 package keyspec
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -27,7 +29,8 @@ func Parse(file string, src []byte) (*Spec, error) {
 	if err != nil {
 		return nil, err
 	}
-	p := &parser{file: file, ln: ln, spec: &Spec{Pos: Pos{File: file, Line: 1}, Version: raw.Version}}
+	sum := sha256.Sum256(src)
+	p := &parser{file: file, ln: ln, spec: &Spec{Pos: Pos{File: file, Line: 1}, SHA256: hex.EncodeToString(sum[:]), Version: raw.Version}}
 	p.build(raw)
 	if len(p.errs) > 0 {
 		return nil, p.errs.sorted()

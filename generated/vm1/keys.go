@@ -10,8 +10,14 @@ import (
 	"time"
 )
 
-// Instance is this package's Redis instance in keyspec.yaml.
-const Instance = "vm1"
+const (
+	// Instance is this package's Redis instance in keyspec.yaml.
+	Instance = "vm1"
+	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
+	// check` fails after any edit to it, and a running service can say which spec it was built
+	// from.
+	SpecSHA256 = "b1cc863be864feb153d3cb59a85a180870a539fda19adafef0bee8a6a20735a3"
+)
 
 // DB0 is database 0 of vm1 (seed 000 §2, §3, §4), reached through REDIS_URL as ACL user
 // api_backend. API rate limits, JWKS negative markers, idempotency records and their

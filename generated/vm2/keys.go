@@ -9,8 +9,14 @@ import (
 	"time"
 )
 
-// Instance is this package's Redis instance in keyspec.yaml.
-const Instance = "vm2"
+const (
+	// Instance is this package's Redis instance in keyspec.yaml.
+	Instance = "vm2"
+	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
+	// check` fails after any edit to it, and a running service can say which spec it was built
+	// from.
+	SpecSHA256 = "b1cc863be864feb153d3cb59a85a180870a539fda19adafef0bee8a6a20735a3"
+)
 
 // DB0 is database 0 of vm2 (seed 004 §2, §3), reached through MESSAGE_SAFETY_REDIS_URL
 // as ACL user message_safety. Message Safety hot caches, caller rate limits; /0 is local

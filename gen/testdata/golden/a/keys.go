@@ -9,8 +9,14 @@ import (
 	"time"
 )
 
-// Instance is this package's Redis instance in keyspec.yaml.
-const Instance = "a"
+const (
+	// Instance is this package's Redis instance in keyspec.yaml.
+	Instance = "a"
+	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
+	// check` fails after any edit to it, and a running service can say which spec it was built
+	// from.
+	SpecSHA256 = "9f49445d2d2308998ffa67a380dc59d1fbe99a29690ba7462a1fa658c8f989ce"
+)
 
 // DB0 is database 0 of a (seed ), reached through A_URL as ACL user u.
 const (
