@@ -233,9 +233,12 @@ func selectInstances(spec *keyspec.Spec, names []string) ([]*keyspec.Instance, e
 // header is how a file luagen owns begins.
 var header = []byte("// " + codegen.Header)
 
-// Write puts files under dir and removes generated files of the same instance
-// directories that files no longer has. It never removes a file it did not generate.
-func Write(dir string, files Files) error {
+// Write puts files under dir and removes stale generated files: those of the
+// instance directories files has that files no longer holds, and, when all is
+// true (files are every instance of the spec), those of any other directory under
+// dir, such as an instance the spec no longer declares. It never removes a file it
+// did not generate.
+func Write(dir string, files Files, all bool) error {
 	for _, p := range files.Paths() {
 		full := filepath.Join(dir, filepath.FromSlash(p))
 		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
@@ -248,7 +251,7 @@ func Write(dir string, files Files) error {
 			return err
 		}
 	}
-	for _, p := range stale(dir, files) {
+	for _, p := range stale(dir, files, all) {
 		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(p))); err != nil {
 			return err
 		}
@@ -256,12 +259,20 @@ func Write(dir string, files Files) error {
 	return nil
 }
 
-// stale lists generated files in the instance directories of files that files
-// does not hold.
-func stale(dir string, files Files) []string {
+// stale lists generated files that files does not hold, in the instance
+// directories of files or, when all, in every directory under dir.
+func stale(dir string, files Files, all bool) []string {
 	dirs := map[string]bool{}
 	for p := range files {
 		dirs[path.Dir(p)] = true
+	}
+	if all {
+		entries, _ := os.ReadDir(dir)
+		for _, e := range entries {
+			if e.IsDir() {
+				dirs[e.Name()] = true
+			}
+		}
 	}
 	var out []string
 	for d := range dirs {
@@ -294,8 +305,8 @@ type Drift struct {
 const maxDiffLines = 40
 
 // Diff compares files with dir: a file missing or different on disk, and a
-// generated file on disk that files does not hold, are drift.
-func Diff(dir string, files Files) ([]Drift, error) {
+// generated file on disk that files does not hold (see Write for all), are drift.
+func Diff(dir string, files Files, all bool) ([]Drift, error) {
 	var out []Drift
 	for _, p := range files.Paths() {
 		got, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
@@ -308,7 +319,7 @@ func Diff(dir string, files Files) ([]Drift, error) {
 			out = append(out, Drift{Path: p, Kind: "changed", Diff: lineDiff(p, string(got), string(files[p]))})
 		}
 	}
-	for _, p := range stale(dir, files) {
+	for _, p := range stale(dir, files, all) {
 		out = append(out, Drift{Path: p, Kind: "stale"})
 	}
 	return out, nil

@@ -110,7 +110,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitProblem
 	}
-	if err := gen.Write(g.out, files); err != nil {
+	if err := gen.Write(g.out, files, len(g.instances) == 0); err != nil {
 		fmt.Fprintf(stderr, "luagen generate: %v\n", err)
 		return exitProblem
 	}
@@ -128,7 +128,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitProblem
 	}
-	drift, err := gen.Diff(g.out, files)
+	drift, err := gen.Diff(g.out, files, len(g.instances) == 0)
 	if err != nil {
 		fmt.Fprintf(stderr, "luagen check: %v\n", err)
 		return exitProblem
