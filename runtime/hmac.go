@@ -36,6 +36,9 @@ func (k HMACKey) Sum(v string) HMAC {
 	return HMAC(hex.EncodeToString(m.Sum(nil)))
 }
 
+// IsZero reports whether the key was never made by NewHMACKey.
+func (k HMACKey) IsZero() bool { return len(k.secret) == 0 }
+
 // String hides the secret.
 func (k HMACKey) String() string { return "HMACKey(redacted)" }
 
