@@ -113,18 +113,6 @@ func LoadScripts(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Sour
 	return out, nil
 }
 
-// WriteCommands are the commands the project's scripts may call that write.
-var WriteCommands = map[string]bool{
-	"set": true, "setex": true, "psetex": true, "setnx": true, "getset": true, "getdel": true, "getex": true,
-	"del": true, "unlink": true, "incr": true, "incrby": true, "incrbyfloat": true, "decr": true, "decrby": true,
-	"append": true, "expire": true, "pexpire": true, "expireat": true, "pexpireat": true, "persist": true,
-	"hset": true, "hsetnx": true, "hmset": true, "hdel": true, "hincrby": true, "hincrbyfloat": true,
-	"zadd": true, "zincrby": true, "zrem": true, "zremrangebyscore": true, "zremrangebyrank": true, "zremrangebylex": true,
-	"lpush": true, "rpush": true, "lpop": true, "rpop": true, "ltrim": true, "sadd": true, "srem": true,
-	"xadd": true, "xtrim": true, "xdel": true, "rename": true, "copy": true, "flushdb": true, "flushall": true,
-	"publish": true,
-}
-
 func checkSignature(s *keyspec.Script, info *luascript.Info, display string) keyspec.List {
 	var errs keyspec.List
 	entry := fmt.Sprintf("script %q", s.Name)
@@ -172,11 +160,39 @@ func checkSignature(s *keyspec.Script, info *luascript.Info, display string) key
 	case !s.ReadOnly && noWrites:
 		errs = append(errs, &keyspec.Error{Pos: s.Pos, Entry: entry, Msg: fmt.Sprintf("%s says flags=no-writes; declare read_only: true", display)})
 	}
-	if s.ReadOnly {
-		for _, c := range info.Calls {
-			if WriteCommands[c.Command] {
-				errs = append(errs, &keyspec.Error{Pos: at(c.Line), Msg: fmt.Sprintf("%s is read_only but calls %s", entry, strings.ToUpper(c.Command))})
-			}
+	for _, d := range info.Dynamic {
+		errs = append(errs, &keyspec.Error{Pos: at(d.Line), Msg: fmt.Sprintf("%s: the static reading cannot follow it, and the ACL, read-only and key checks rest on that reading", d.What)})
+	}
+	for _, c := range info.Calls {
+		cmd, known := luascript.Commands[c.Command]
+		switch {
+		case c.Command == "":
+			// A dynamic command: luagen lint and luagen acl refuse it.
+		case !known:
+			errs = append(errs, &keyspec.Error{Pos: at(c.Line), Msg: fmt.Sprintf("redis.%s(%q, ...): not a command luascript.Commands knows; add it with its write and key flags", c.Fn, c.Command)})
+		case s.ReadOnly && cmd.Write:
+			errs = append(errs, &keyspec.Error{Pos: at(c.Line), Msg: fmt.Sprintf("%s is read_only but calls %s", entry, strings.ToUpper(c.Command))})
+		case cmd.Keyed && c.NArgs > 0 && c.FirstKey == 0:
+			errs = append(errs, &keyspec.Error{Pos: at(c.Line), Msg: fmt.Sprintf("%s on a key not taken from KEYS: a script touches only the keys passed in KEYS", strings.ToUpper(c.Command))})
+		}
+	}
+	declared := map[string]bool{}
+	for _, e := range s.Errors {
+		declared[e.Code] = true
+	}
+	used := map[string]bool{}
+	for _, r := range info.Errors {
+		switch {
+		case r.Code == "":
+			errs = append(errs, &keyspec.Error{Pos: at(r.Line), Msg: "redis.error_reply without a literal 'CODE message': callers match errors by their declared code"})
+		case !declared[r.Code]:
+			errs = append(errs, &keyspec.Error{Pos: at(r.Line), Msg: fmt.Sprintf("error reply %s is not declared under %s's errors", r.Code, entry)})
+		}
+		used[r.Code] = true
+	}
+	for _, e := range s.Errors {
+		if !used[e.Code] {
+			errs = append(errs, &keyspec.Error{Pos: e.Pos, Entry: entry, Msg: fmt.Sprintf("declares error %s, which %s never replies", e.Code, display)})
 		}
 	}
 	return errs

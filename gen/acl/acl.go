@@ -14,6 +14,7 @@ import (
 
 	"github.com/hanchat/luagen/gen"
 	"github.com/hanchat/luagen/gen/keyspec"
+	"github.com/hanchat/luagen/gen/luascript"
 )
 
 // ErrDangerous: a script calls a command no generated ACL grants.
@@ -83,6 +84,9 @@ func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*gen.Sourc
 			for _, c := range src.Info.Calls {
 				if c.Command == "" {
 					return nil, nil, fmt.Errorf("%s:%d: redis.%s with a command that is not a literal: no allow-list can be derived", src.Info.File, c.Line, c.Fn)
+				}
+				if _, known := luascript.Commands[c.Command]; !known {
+					return nil, nil, fmt.Errorf("%s:%d: %q is not a known command", src.Info.File, c.Line, c.Command)
 				}
 				if keyspec.Dangerous[c.Command] {
 					return nil, nil, fmt.Errorf("%s:%d: script %s calls %s: %w", src.Info.File, c.Line, s.Name, strings.ToUpper(c.Command), ErrDangerous)

@@ -40,26 +40,40 @@ func (e *SyntaxError) Is(target error) bool { return target == ErrSyntax }
 // Info is what a static reading of one script finds.
 type Info struct {
 	File    string
-	Shebang bool     // the script starts with "#!lua"
-	Flags   []string // shebang flags, e.g. no-writes
-	Calls   []Call   // every redis.call / redis.pcall, in source order
-	Keys    []Ref    // every KEYS[...] read
-	Argv    []Ref    // every ARGV[...] read
-	Globals []Global // every global name read or written that Redis does not provide
+	Shebang bool      // the script starts with "#!lua"
+	Flags   []string  // shebang flags, e.g. no-writes
+	Calls   []Call    // every redis.call / redis.pcall, in source order
+	Keys    []Ref     // every KEYS[...] read
+	Argv    []Ref     // every ARGV[...] read
+	Globals []Global  // every global name read or written that Redis does not provide
+	Dynamic []Dynamic // code the static reading cannot follow (redis aliased, loadstring, _G, ...)
+	Errors  []Ref     // every redis.error_reply('CODE ...') literal; Code holds its first word
+}
+
+// Dynamic is a use the static reading cannot follow, which could call any
+// command on any key: redis used other than as redis.call(...), redis.pcall(...)
+// or one of its known fields, loadstring/load, _G, rawget/rawset.
+type Dynamic struct {
+	Line int
+	What string
 }
 
 // Call is one redis.call or redis.pcall.
 type Call struct {
-	Line    int
-	Fn      string // "call" or "pcall"
-	Command string // lower-cased command name; "" when not a string literal
-	Keys    []int  // KEYS positions (1-based) among its literal arguments
+	Line     int
+	Fn       string // "call" or "pcall"
+	Command  string // lower-cased command name; "" when not a string literal
+	Keys     []int  // KEYS positions (1-based) among its arguments: KEYS[n], or a local set to KEYS[n]
+	FirstKey int    // the KEYS position of its first argument after the command, 0 when it is not one
+	NArgs    int    // arguments after the command
 }
 
-// Ref is one KEYS[i] or ARGV[i] read; Index is 0 when i is not a number literal.
+// Ref is one KEYS[i] or ARGV[i] read (Index is 0 when i is not a number literal),
+// or one error_reply code (Code).
 type Ref struct {
 	Line  int
 	Index int
+	Code  string
 }
 
 // Global is a global variable a script uses that Redis does not provide. Redis 7
@@ -186,30 +200,69 @@ var Provided = map[string]bool{
 	"assert": true, "error": true, "getmetatable": true, "ipairs": true, "next": true, "pairs": true,
 	"pcall": true, "rawequal": true, "rawget": true, "rawset": true, "select": true, "setmetatable": true,
 	"tonumber": true, "tostring": true, "type": true, "unpack": true, "xpcall": true, "gcinfo": true,
-	"loadstring": true,
 }
+
+// redisFields are the fields of the redis table a script may use as values.
+var redisFields = map[string]bool{
+	"error_reply": true, "status_reply": true, "sha1hex": true, "log": true, "setresp": true, "set_repl": true,
+	"replicate_commands": true, "breakpoint": true, "debug": true, "acl_check_cmd": true,
+	"LOG_DEBUG": true, "LOG_VERBOSE": true, "LOG_NOTICE": true, "LOG_WARNING": true,
+	"REPL_ALL": true, "REPL_AOF": true, "REPL_REPLICA": true, "REPL_SLAVE": true, "REPL_NONE": true,
+	"REDIS_VERSION": true, "REDIS_VERSION_NUM": true,
+}
+
+// opaque are globals Redis provides through which code the reading cannot see runs.
+var opaque = map[string]bool{"loadstring": true, "load": true, "_G": true, "rawget": true, "rawset": true, "getfenv": true, "setfenv": true}
 
 type walker struct {
 	info   *Info
-	scopes []map[string]bool
-	err    error // the first syntax error inside a function expression
+	scopes []map[string]int // local name -> KEYS position it holds (0: anything else)
+	err    error            // the first syntax error inside a function expression
 }
 
-func (w *walker) push() { w.scopes = append(w.scopes, map[string]bool{}) }
+func (w *walker) push() { w.scopes = append(w.scopes, map[string]int{}) }
 func (w *walker) pop()  { w.scopes = w.scopes[:len(w.scopes)-1] }
 func (w *walker) declare(n ...string) {
 	for _, name := range n {
-		w.scopes[len(w.scopes)-1][name] = true
+		w.scopes[len(w.scopes)-1][name] = 0
 	}
 }
 
 func (w *walker) local(name string) bool {
 	for i := len(w.scopes) - 1; i >= 0; i-- {
-		if w.scopes[i][name] {
+		if _, ok := w.scopes[i][name]; ok {
 			return true
 		}
 	}
 	return false
+}
+
+// keyOf is the KEYS position e holds: KEYS[n], or a local set to KEYS[n] and
+// never reassigned; 0 otherwise.
+func (w *walker) keyOf(e ast.Expr) int {
+	switch e := e.(type) {
+	case *ast.AttrGetExpr:
+		if id, ok := e.Object.(*ast.IdentExpr); ok && id.Value == "KEYS" && !w.local("KEYS") {
+			return literalIndex(e.Key)
+		}
+	case *ast.IdentExpr:
+		for i := len(w.scopes) - 1; i >= 0; i-- {
+			if n, ok := w.scopes[i][e.Value]; ok {
+				return n
+			}
+		}
+	}
+	return 0
+}
+
+// forget ends a local's KEYS alias when it is assigned again.
+func (w *walker) forget(name string) {
+	for i := len(w.scopes) - 1; i >= 0; i-- {
+		if _, ok := w.scopes[i][name]; ok {
+			w.scopes[i][name] = 0
+			return
+		}
+	}
 }
 
 func (w *walker) block(stmts []ast.Stmt) error {
@@ -237,13 +290,23 @@ func (w *walker) stmt(s ast.Stmt) error {
 				if !w.local(id.Value) {
 					w.info.Globals = append(w.info.Globals, Global{Line: id.Line(), Name: id.Value, Write: true})
 				}
+				w.forget(id.Value)
 				continue
 			}
 			w.expr(l)
 		}
 	case *ast.LocalAssignStmt:
 		w.exprs(s.Exprs)
+		keys := make([]int, len(s.Names))
+		for i := range s.Names {
+			if i < len(s.Exprs) {
+				keys[i] = w.keyOf(s.Exprs[i])
+			}
+		}
 		w.declare(s.Names...)
+		for i, n := range s.Names {
+			w.scopes[len(w.scopes)-1][n] = keys[i]
+		}
 	case *ast.FuncCallStmt:
 		w.expr(s.Expr)
 	case *ast.DoBlockStmt:
@@ -315,7 +378,15 @@ func (w *walker) exprs(es []ast.Expr) {
 func (w *walker) expr(e ast.Expr) {
 	switch e := e.(type) {
 	case *ast.IdentExpr:
-		if !w.local(e.Value) && !Provided[e.Value] {
+		switch {
+		case w.local(e.Value):
+		case e.Value == "redis":
+			// Reached only when redis is used as a value (aliased, passed, indexed
+			// dynamically): redis.call(...) and known fields return before.
+			w.info.Dynamic = append(w.info.Dynamic, Dynamic{Line: e.Line(), What: "redis used as a value"})
+		case opaque[e.Value]:
+			w.info.Dynamic = append(w.info.Dynamic, Dynamic{Line: e.Line(), What: e.Value})
+		case !Provided[e.Value]:
 			w.info.Globals = append(w.info.Globals, Global{Line: e.Line(), Name: e.Value})
 		}
 	case *ast.AttrGetExpr:
@@ -329,6 +400,10 @@ func (w *walker) expr(e ast.Expr) {
 				if s, ok := e.Key.(*ast.StringExpr); ok && (s.Value == "call" || s.Value == "pcall") {
 					// redis.call used other than as a direct call: the command cannot be read.
 					w.info.Calls = append(w.info.Calls, Call{Line: e.Line(), Fn: s.Value})
+					return
+				}
+				if s, ok := e.Key.(*ast.StringExpr); ok && redisFields[s.Value] {
+					return
 				}
 			}
 		}
@@ -341,19 +416,22 @@ func (w *walker) expr(e ast.Expr) {
 				if s, ok := e.Args[0].(*ast.StringExpr); ok {
 					c.Command = strings.ToLower(s.Value)
 				}
+				c.NArgs = len(e.Args) - 1
 			}
-			for _, a := range e.Args {
-				if ae, ok := a.(*ast.AttrGetExpr); ok {
-					if id, ok := ae.Object.(*ast.IdentExpr); ok && id.Value == "KEYS" {
-						if i := literalIndex(ae.Key); i > 0 {
-							c.Keys = append(c.Keys, i)
-						}
+			for i, a := range e.Args {
+				if k := w.keyOf(a); k > 0 {
+					c.Keys = append(c.Keys, k)
+					if i == 1 {
+						c.FirstKey = k
 					}
 				}
 			}
 			w.info.Calls = append(w.info.Calls, c)
 			w.exprs(e.Args)
 			return
+		}
+		if code, line, ok := errorReply(e); ok && !w.local("redis") {
+			w.info.Errors = append(w.info.Errors, Ref{Line: line, Code: code})
 		}
 		if e.Func != nil {
 			w.expr(e.Func)
@@ -392,6 +470,39 @@ func (w *walker) expr(e ast.Expr) {
 			w.err = err
 		}
 	}
+}
+
+// errorReply reads redis.error_reply('CODE message'): its code, or "" when the
+// message is not a string literal.
+func errorReply(e *ast.FuncCallExpr) (string, int, bool) {
+	ag, ok := e.Func.(*ast.AttrGetExpr)
+	if !ok {
+		return "", 0, false
+	}
+	id, ok := ag.Object.(*ast.IdentExpr)
+	if !ok || id.Value != "redis" {
+		return "", 0, false
+	}
+	if k, ok := ag.Key.(*ast.StringExpr); !ok || k.Value != "error_reply" {
+		return "", 0, false
+	}
+	if len(e.Args) != 1 {
+		return "", e.Line(), true
+	}
+	msg := e.Args[0]
+	for {
+		// 'CODE text ' .. detail: the code is in the leftmost literal.
+		cat, ok := msg.(*ast.StringConcatOpExpr)
+		if !ok {
+			break
+		}
+		msg = cat.Lhs
+	}
+	if s, ok := msg.(*ast.StringExpr); ok {
+		code, _, _ := strings.Cut(strings.TrimPrefix(s.Value, "-"), " ")
+		return code, e.Line(), true
+	}
+	return "", e.Line(), true
 }
 
 // redisCall reports whether e is redis.call(...) or redis.pcall(...).

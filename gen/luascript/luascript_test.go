@@ -2,6 +2,7 @@ package luascript_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -34,10 +35,10 @@ return {v, ok, n}
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 	wantCalls := []luascript.Call{
-		{Line: 4, Fn: "call", Command: "get", Keys: []int{1}},
-		{Line: 5, Fn: "pcall", Command: "hget", Keys: []int{2}},
-		{Line: 7, Fn: "call", Command: "exists"},
-		{Line: 10, Fn: "call"},
+		{Line: 4, Fn: "call", Command: "get", Keys: []int{1}, FirstKey: 1, NArgs: 1},
+		{Line: 5, Fn: "pcall", Command: "hget", Keys: []int{2}, FirstKey: 2, NArgs: 2},
+		{Line: 7, Fn: "call", Command: "exists", NArgs: 1},
+		{Line: 10, Fn: "call", Keys: []int{1}, FirstKey: 1, NArgs: 1}, // k = KEYS[1]
 		{Line: 11, Fn: "call"},
 	}
 	if diff := cmp.Diff(wantCalls, info.Calls); diff != "" {
@@ -101,5 +102,51 @@ func TestBodyKeepsLineNumbers(t *testing.T) {
 	}
 	if got := string(luascript.Body([]byte("return 1"))); got != "return 1" {
 		t.Fatalf("Body without shebang = %q", got)
+	}
+}
+
+// Whatever could call a command or touch a key out of the reading's sight is
+// reported: redis as a value, loadstring, _G, rawget; a local that held KEYS[n]
+// stops counting as that key once reassigned; error_reply codes are read.
+func TestAnalyzeReportsWhatItCannotFollow(t *testing.T) {
+	src := `local r = redis
+r.call('FLUSHALL')
+local f = loadstring("return 1")
+local g = _G['redis']
+local x = rawget(_G, 'redis')
+local k = KEYS[1]
+k = 'han:api:forged'
+redis.call('GET', k)
+redis.call('SET', 'literal:key', 1)
+if ARGV[1] == 'x' then return redis.error_reply('NOT_OWNER no') end
+redis.log(redis.LOG_NOTICE, 'fine')
+return redis.error_reply('BAD_ARG ' .. ARGV[1])
+`
+	info, err := luascript.Analyze("d.lua", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dyn []string
+	for _, d := range info.Dynamic {
+		dyn = append(dyn, fmt.Sprintf("%d:%s", d.Line, d.What))
+	}
+	want := []string{"1:redis used as a value", "3:loadstring", "4:_G", "5:rawget", "5:_G"}
+	if diff := cmp.Diff(want, dyn); diff != "" {
+		t.Errorf("dynamic uses (-want +got):\n%s", diff)
+	}
+	for _, c := range info.Calls {
+		if c.Line == 8 && c.FirstKey != 0 {
+			t.Errorf("a reassigned local still counts as KEYS[%d]", c.FirstKey)
+		}
+		if c.Line == 9 && c.FirstKey != 0 {
+			t.Error("a literal key counts as a KEYS position")
+		}
+	}
+	if diff := cmp.Diff([]luascript.Ref{{Line: 10, Code: "NOT_OWNER"}, {Line: 12, Code: "BAD_ARG"}}, info.Errors); diff != "" {
+		t.Errorf("error codes (-want +got):\n%s", diff)
+	}
+	other, _ := luascript.Analyze("e.lua", []byte("return redis.error_reply(ARGV[1])"))
+	if len(other.Errors) != 1 || other.Errors[0].Code != "" {
+		t.Errorf("a message that is not a literal: %+v", other.Errors)
 	}
 }
