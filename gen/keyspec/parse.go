@@ -246,6 +246,16 @@ var Dangerous = set("flushall", "flushdb", "keys", "config", "debug", "shutdown"
 	"acl", "save", "bgsave", "bgrewriteaof", "replicaof", "slaveof", "module", "migrate", "restore", "sync", "psync",
 	"swapdb", "move", "failover", "cluster", "eval", "eval_ro", "function", "fcall", "fcall_ro", "client|kill", "sort")
 
+// hasDangerousSub reports whether a dangerous subcommand of cmd exists.
+func hasDangerousSub(cmd string) bool {
+	for d := range Dangerous {
+		if strings.HasPrefix(d, cmd+"|") {
+			return true
+		}
+	}
+	return false
+}
+
 var commandRe = regexp.MustCompile(`^[a-z][a-z_-]*(\|[a-z][a-z_-]*)?$`)
 
 func (p *parser) buildUsers(raw *rawSpec) {
@@ -289,6 +299,8 @@ func (p *parser) buildUsers(raw *rawSpec) {
 				p.errf(ep, entry, "extra command %q: want a lower-case command, or command|subcommand", ex.Command)
 			case Dangerous[ex.Command] || Dangerous[strings.SplitN(ex.Command, "|", 2)[0]]:
 				p.errf(ep, entry, "extra command %q is never granted (dangerous)", ex.Command)
+			case !strings.Contains(ex.Command, "|") && hasDangerousSub(ex.Command):
+				p.errf(ep, entry, "extra command %q would grant all its subcommands, some dangerous: grant %s|<subcommand>", ex.Command, ex.Command)
 			case ex.Reason == "":
 				p.errf(ep, entry, "extra command %q needs a reason: a hand-added command says why", ex.Command)
 			}
@@ -438,6 +450,9 @@ func (p *parser) param(path, entry, name string, r rawParam) *Param {
 		if r.Len <= 0 || r.Len > 128 {
 			p.errf(path, entry, "hex needs len between 1 and 128")
 		}
+		extra("min/max", r.Min != "" || r.Max != "")
+		extra("max_len", r.MaxLen != 0)
+		extra("enum", r.Enum != "")
 	case TypeName:
 		if prm.MaxLen == 0 {
 			prm.MaxLen = 64
@@ -445,7 +460,13 @@ func (p *parser) param(path, entry, name string, r rawParam) *Param {
 		if prm.MaxLen < 1 || prm.MaxLen > 256 {
 			p.errf(path, entry, "max_len %d: want 1..256", prm.MaxLen)
 		}
+		extra("min/max", r.Min != "" || r.Max != "")
+		extra("len", r.Len != 0)
+		extra("enum", r.Enum != "")
 	case TypeEnum:
+		extra("min/max", r.Min != "" || r.Max != "")
+		extra("len", r.Len != 0)
+		extra("max_len", r.MaxLen != 0)
 		prm.Enum = p.enums[r.Enum]
 		if prm.Enum == nil {
 			p.errf(path, entry, "enum %q is not declared", r.Enum)
@@ -663,6 +684,8 @@ func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 					p.errf(ap, aentry, "ttl_of key %q has a %s TTL; only fixed and heartbeat TTLs are constants", ra.TTLOf, a.TTLOf.TTL.Rule)
 				case s.Instance != nil && a.TTLOf.DB != nil && a.TTLOf.DB.Instance != s.Instance:
 					p.errf(ap, aentry, "ttl_of key %q lives on instance %s, the script on %s", ra.TTLOf, a.TTLOf.DB.Instance.Name, s.Instance.Name)
+				case a.TTLOf.DB != nil && !a.TTLOf.Live() && s.Live():
+					p.errf(ap, aentry, "ttl_of key %q lives in cut-over %s: its TTL is not generated", ra.TTLOf, a.TTLOf.DB.ID())
 				}
 				bad(ra.Min != "" || ra.Max != "", "min/max (the TTL is the key's)")
 			} else {
@@ -807,6 +830,9 @@ func (p *parser) duration(path, entry, field, s string, positive bool) time.Dura
 	return d
 }
 
+// maxExact is the largest integer a Lua number (a double) holds exactly.
+const maxExact = 1<<53 - 1
+
 func (p *parser) int64(path, entry, field, s string, def int64) int64 {
 	if s == "" {
 		return def
@@ -814,6 +840,8 @@ func (p *parser) int64(path, entry, field, s string, def int64) int64 {
 	n, err := strconv.ParseInt(s, 10, 64)
 	if err != nil {
 		p.errf(path, entry, "%s %q is not an integer", field, s)
+	} else if n > maxExact || n < -maxExact {
+		p.errf(path, entry, "%s %d: Lua numbers hold integers exactly only within ±(2^53-1)", field, n)
 	}
 	return n
 }

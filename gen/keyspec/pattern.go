@@ -172,7 +172,15 @@ func (p *Param) samples() []string {
 	case TypeUUID:
 		return []string{"00000000-0000-0000-0000-000000000000"}
 	case TypeInt:
-		return []string{strconv.FormatInt(p.Min, 10), strconv.FormatInt(p.Max, 10)}
+		// The bounds, and the smallest value of every digit count in between, so
+		// that an overlap with a fixed-length hex or a name is found exactly.
+		out := []string{strconv.FormatInt(p.Min, 10), strconv.FormatInt(p.Max, 10)}
+		for pow := int64(1); pow <= p.Max && pow > 0; pow *= 10 {
+			if v := max(pow, p.Min); v <= p.Max {
+				out = append(out, strconv.FormatInt(v, 10))
+			}
+		}
+		return out
 	case TypeHex:
 		return []string{strings.Repeat("0", p.Len), strings.Repeat("a", p.Len)}
 	case TypeSHA256, TypeHMAC:

@@ -105,7 +105,14 @@ func Spec(spec *keyspec.Spec) []Finding {
 			if d.Legacy != nil {
 				budget := d.Legacy.PollBudget + d.Legacy.RecoveryBudget
 				for _, k := range spec.Keys {
-					if k.DB == d && k.TTL.Rule == keyspec.TTLFixed && k.TTL.Value <= budget {
+					if k.DB != d {
+						continue
+					}
+					switch {
+					case k.TTL.Rule != keyspec.TTLFixed && k.TTL.Rule != keyspec.TTLHeartbeat:
+						out = append(out, Finding{Pos: k.TTL.Pos, Rule: RuleLegacyBudget, Msg: fmt.Sprintf(
+							"key %q has a %s TTL in legacy %s: only a fixed or heartbeat TTL can be shown to outlast the poll/recovery budget", k.Name, k.TTL.Rule, d.ID())})
+					case k.TTL.Value <= budget:
 						out = append(out, Finding{Pos: k.TTL.Pos, Rule: RuleLegacyBudget, Msg: fmt.Sprintf(
 							"key %q expires after %s, within the poll/recovery budget %s of %s (poll %s + recovery %s): seed 000 §7 wants the task TTL above it",
 							k.Name, k.TTL.Value, budget, d.ID(), d.Legacy.PollBudget, d.Legacy.RecoveryBudget)})

@@ -1,6 +1,7 @@
 package serverconf_test
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -51,6 +52,28 @@ func TestPublicBindIsRefused(t *testing.T) {
 		o.Bind = bind
 		if _, err := serverconf.Render(spec, spec.Instance("vm1"), o); err != nil {
 			t.Errorf("bind %q refused: %v", bind, err)
+		}
+	}
+}
+
+// Spec text (seeds, reasons) is folded into comments: it can never add a directive.
+func TestSpecTextCannotInjectDirectives(t *testing.T) {
+	src, err := os.ReadFile("../../keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evil := strings.Replace(string(src), `persistence: {mode: aof_everysec, seed: "000 §12`, `persistence: {mode: aof_everysec, seed: "x\nenable-debug-command yes\nprotected-mode no\n000 §12`, 1)
+	spec, err := keyspec.Parse("keyspec.yaml", []byte(evil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := serverconf.Render(spec, spec.Instance("vm1"), serverconf.DefaultOptions)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "enable-debug-command yes") || strings.HasPrefix(line, "protected-mode no") {
+			t.Fatalf("spec text became a directive: %q", line)
 		}
 	}
 }
