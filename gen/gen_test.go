@@ -274,3 +274,32 @@ func TestRemovedInstanceIsStale(t *testing.T) {
 		t.Fatal("a file luagen did not write was removed")
 	}
 }
+
+// Two spec names that become one Go name are an error naming both, never a
+// package that does not compile.
+func TestGoNameCollisions(t *testing.T) {
+	src, err := os.ReadFile("testdata/small/keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct{ old, new, want string }{
+		"enum values": {"color: {values: [red, green]}", "color: {values: [red, green, x.y, x_y]}", "ColorXY is declared in keys.go and keys.go"},
+		"placeholders": {`pattern: "t:rl:{who}:{route_hash}:{ip_hmac}:{kid_hash}:{digest}"`, `pattern: "t:rl:{who}:{route_hash}:{ip_hmac}:{kid_hash}:{digest}:{route}"`,
+			`{route_hash} and {route} both become "route"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			edited := strings.Replace(string(src), tc.old, tc.new, 1)
+			if name == "placeholders" {
+				edited = strings.Replace(edited, "      digest: {type: hex, len: 8}", "      digest: {type: hex, len: 8}\n      route: {type: name, max_len: 8}", 1)
+			}
+			spec, err := keyspec.Parse("keyspec.yaml", []byte(edited))
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = gen.Generate(spec, os.DirFS("testdata/small/lua"), gen.Options{})
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err = %v, want %q", err, tc.want)
+			}
+		})
+	}
+}

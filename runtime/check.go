@@ -132,7 +132,9 @@ func ArgName(script, arg, v string, maxLen int) (any, error) {
 	return v, nil
 }
 
-// MissingKey is the error of a wrapper given a nil key.
+// MissingKey is the error of a wrapper given no key for a KEYS position: nil, a
+// zero value, or a value that is not one of the position's key types (a pointer,
+// another type embedding one).
 func MissingKey(script, position string) error {
-	return &ArgError{Script: script, Arg: "KEYS " + position, Reason: "no key given (build it with its key builder)"}
+	return &ArgError{Script: script, Arg: "KEYS " + position, Reason: "no key of a type this position takes (build it with its key builder)"}
 }

@@ -6,7 +6,11 @@ package codegen
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"sort"
 	"strconv"
 	"strings"
@@ -44,6 +48,11 @@ func Instance(spec *keyspec.Spec, in *keyspec.Instance, scripts []Script) (files
 		}
 	}()
 	g := &gen{spec: spec, in: in, scripts: scripts, emitted: map[string]bool{}}
+	defer func() {
+		if err == nil && len(g.errs) > 0 {
+			files, err = nil, errors.Join(g.errs...)
+		}
+	}()
 	sort.Slice(g.scripts, func(i, j int) bool { return g.scripts[i].Spec.Name < g.scripts[j].Spec.Name })
 	files = map[string][]byte{}
 	for name, f := range map[string]*jen.File{
@@ -58,7 +67,67 @@ func Instance(spec *keyspec.Spec, in *keyspec.Instance, scripts []Script) (files
 		}
 		files[name] = buf.Bytes()
 	}
+	if err := duplicateDecls(in.Name, files); err != nil {
+		return nil, err
+	}
 	return files, nil
+}
+
+// duplicateDecls finds two spec names that became one Go name at package level
+// (enum values "x.y" and "x_y", say): the package would not compile.
+func duplicateDecls(pkg string, files map[string][]byte) error {
+	fset := token.NewFileSet()
+	seen := map[string]string{}
+	var errs []error
+	note := func(name, file string) {
+		if name == "_" {
+			return
+		}
+		if other, dup := seen[name]; dup {
+			errs = append(errs, fmt.Errorf("codegen %s: %s is declared in %s and %s: two spec names map to one Go name; rename one", pkg, name, other, file))
+			return
+		}
+		seen[name] = file
+	}
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		f, err := parser.ParseFile(fset, name, files[name], 0)
+		if err != nil {
+			return fmt.Errorf("codegen %s/%s: %w", pkg, name, err)
+		}
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					note(d.Name.Name, name)
+					continue
+				}
+				recv := d.Recv.List[0].Type
+				if st, ok := recv.(*ast.StarExpr); ok {
+					recv = st.X
+				}
+				if id, ok := recv.(*ast.Ident); ok {
+					note(id.Name+"."+d.Name.Name, name)
+				}
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					switch sp := spec.(type) {
+					case *ast.TypeSpec:
+						note(sp.Name.Name, name)
+					case *ast.ValueSpec:
+						for _, id := range sp.Names {
+							note(id.Name, name)
+						}
+					}
+				}
+			}
+		}
+	}
+	return errors.Join(errs...)
 }
 
 type gen struct {
@@ -66,6 +135,7 @@ type gen struct {
 	in      *keyspec.Instance
 	scripts []Script
 	emitted map[string]bool // shared result types already written
+	errs    []error         // names that collide inside a function
 }
 
 func (g *gen) newFile() *jen.File {
@@ -380,8 +450,19 @@ func (g *gen) builder(f *jen.File, fn, t, field, name string, pat keyspec.Patter
 		return jen.If(jen.Err().Op(":=").Add(errCode), jen.Err().Op("!=").Nil()).Block(jen.Return(zero, jen.Err()))
 	}
 	partExpr := map[string]jen.Code{}
+	locals := map[string]string{"ok": "a local", "err": "a local"}
+	use := func(id, what string) {
+		if other, dup := locals[id]; dup {
+			g.errs = append(g.errs, fmt.Errorf("codegen %s: %s of %s: %s and %s both become %q; rename one", g.in.Name, fn, pat.Raw, other, what, id))
+		}
+		locals[id] = what
+	}
 	for _, p := range params {
 		v := paramVar(p)
+		use(v, "{"+p.Name+"}")
+		if p.Type == keyspec.TypeEnum && p.Encode == keyspec.EncodeSHA256 {
+			use(unexported(p.Name), "the digest of {"+p.Name+"}")
+		}
 		sig = append(sig, jen.Id(v).Add(paramGoType(p)))
 		switch p.Type {
 		case keyspec.TypeUUID:

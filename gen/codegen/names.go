@@ -67,4 +67,5 @@ var goKeywords = map[string]bool{
 	"select": true, "struct": true, "switch": true, "type": true, "var": true,
 	// names the generated code itself uses inside functions
 	"ctx": true, "err": true, "args": true, "keys": true, "argv": true, "v": true, "r": true, "s": true, "c": true, "b": true, "ok": true,
+	"a": true, "k": true, "zero": true, "out": true,
 }

@@ -329,12 +329,26 @@ func (g *gen) inputFunc(f *jen.File, s *keyspec.Script, kps []keyParam, cargs []
 	for i, kp := range kps {
 		params = append(params, jen.Id(kp.name).Id(kp.goType))
 		missing := jen.Qual(runtimePkg, "MissingKey").Call(jen.Lit(s.Name), jen.Lit(s.Keys[i].Name))
-		cond := jen.Id(kp.name).Dot("String").Call().Op("==").Lit("")
-		if kp.iface {
-			cond = jen.Id(kp.name).Op("==").Nil().Op("||").Add(cond)
+		if !kp.iface {
+			// A key type of this package: its name is its unexported field.
+			body = append(body, jen.If(jen.Id(kp.name).Dot("key").Op("==").Lit("")).Block(jen.Return(jen.Nil(), jen.Nil(), missing)))
+			keys = append(keys, jen.Id(kp.name).Dot("key"))
+			continue
 		}
-		body = append(body, jen.If(cond).Block(jen.Return(jen.Nil(), jen.Nil(), missing)))
-		keys = append(keys, jen.Id(kp.name).Dot("String").Call())
+		// Only the declared key types themselves are accepted: not a nil
+		// interface, not a pointer to one, not another package's type that embeds
+		// one and overrides String.
+		local := kp.name + "Name"
+		var cases []jen.Code
+		for _, k := range s.Keys[i].OneOf {
+			cases = append(cases, jen.Case(jen.Id(keyType(k))).Block(jen.Id(local).Op("=").Id("k").Dot("key")))
+		}
+		body = append(body,
+			jen.Var().Id(local).String(),
+			jen.Switch(jen.Id("k").Op(":=").Id(kp.name).Assert(jen.Type())).Block(cases...),
+			jen.If(jen.Id(local).Op("==").Lit("")).Block(jen.Return(jen.Nil(), jen.Nil(), missing)),
+		)
+		keys = append(keys, jen.Id(local))
 	}
 	if len(cargs) > 0 {
 		params = append(params, jen.Id("a").Id(base+"Args"))

@@ -54,10 +54,10 @@ var PeekScript = runtime.MustScript("peek", peekSource, PeekSHA1, true)
 
 func peekInput(item TItemKey) ([]string, []any, error) {
 	var argv []any
-	if item.String() == "" {
+	if item.key == "" {
 		return nil, nil, runtime.MissingKey("peek", "item")
 	}
-	return []string{item.String()}, argv, nil
+	return []string{item.key}, argv, nil
 }
 
 func decodePeek(v any) ([]string, error) {
@@ -100,14 +100,14 @@ type PutArgs struct {
 func putInput(item TItemKey, a PutArgs) ([]string, []any, error) {
 	argv := make([]any, 2)
 	var err error
-	if item.String() == "" {
+	if item.key == "" {
 		return nil, nil, runtime.MissingKey("put", "item")
 	}
 	if argv[0], err = runtime.ArgBytes("put", "value", a.Value, 100); err != nil {
 		return nil, nil, err
 	}
 	argv[1] = TItemTTL.Milliseconds()
-	return []string{item.String()}, argv, nil
+	return []string{item.key}, argv, nil
 }
 
 func decodePut(v any) (bool, error) {
@@ -179,10 +179,17 @@ type WorkResult struct {
 func workInput(lock TLockKey, bucket WorkBucket, a WorkArgs) ([]string, []any, error) {
 	argv := make([]any, 9)
 	var err error
-	if lock.String() == "" {
+	if lock.key == "" {
 		return nil, nil, runtime.MissingKey("work", "lock")
 	}
-	if bucket == nil || bucket.String() == "" {
+	var bucketName string
+	switch k := bucket.(type) {
+	case TRateKey:
+		bucketName = k.key
+	case TItemKey:
+		bucketName = k.key
+	}
+	if bucketName == "" {
 		return nil, nil, runtime.MissingKey("work", "bucket")
 	}
 	if argv[0], err = runtime.ArgToken("work", "owner", a.Owner); err != nil {
@@ -208,7 +215,7 @@ func workInput(lock TLockKey, bucket WorkBucket, a WorkArgs) ([]string, []any, e
 		return nil, nil, err
 	}
 	argv[8] = TLockTTL.Milliseconds()
-	return []string{lock.String(), bucket.String()}, argv, nil
+	return []string{lock.key, bucketName}, argv, nil
 }
 
 func decodeWork(v any) (WorkResult, error) {
