@@ -3,74 +3,26 @@ package luatest
 import (
 	"context"
 	"errors"
-	"fmt"
-	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"strconv"
 	"testing"
-	"time"
 
+	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/redis/go-redis/v9"
 )
 
-// startRedis starts a private redis-server on a free loopback port for the test
-// and returns a client to it. The server saves nothing and is killed when the
-// test ends. It never uses the default port 6379.
+// startRedis starts a private redis-server (internal/redistest: a free loopback
+// port, a temporary directory, never 6379, killed when the test ends) and returns
+// a RESP2 client to it, as the harness converts replies: with RESP3 a script's
+// {double=...}, {map=...} and {set=...} replies reach go-redis as float64 and maps.
 func startRedis(t *testing.T) *redis.Client {
 	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		t.Fatalf("redis-server is not on PATH: the conformance tests compare the harness with a real Redis 7.0 (install it, e.g. apt-get install redis-server): %v", err)
-	}
-	port := freePort(t)
-	dir := t.TempDir()
-	logf, err := os.Create(filepath.Join(dir, "redis.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin, "--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	if err := cmd.Start(); err != nil {
-		t.Fatalf("starting redis-server: %v", err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	// RESP2, as the harness converts replies: with RESP3 a script's {double=...},
-	// {map=...} and {set=...} replies reach go-redis as float64 and maps.
-	client := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port), Protocol: 2, DialTimeout: time.Second, MaxRetries: -1})
-	t.Cleanup(func() {
-		_ = client.Close()
-		_ = cmd.Process.Kill()
-		<-exited
-		_ = logf.Close()
-	})
-
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-		err := client.Ping(ctx).Err()
-		cancel()
-		if err == nil {
-			break
-		}
-		select {
-		case werr := <-exited:
-			exited <- werr
-			log, _ := os.ReadFile(logf.Name())
-			t.Fatalf("redis-server exited before answering PING (%v):\n%s", werr, log)
-		case <-time.After(20 * time.Millisecond): // poll interval, bounded by the deadline below
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("redis-server on port %d did not answer PING within 10s: %v", port, err)
-		}
-	}
+	srv := redistest.Start(t)
+	client := srv.Client(0, func(o *redis.Options) { o.Protocol = 2; o.MaxRetries = -1 })
 	info, err := client.Info(context.Background(), "server").Result()
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("redis-server on 127.0.0.1:%d (%s)", port, versionLine(info))
+	t.Logf("redis-server on %s (%s)", srv.Addr, versionLine(info))
 	return client
 }
 
@@ -100,24 +52,6 @@ func trimCR(s string) string {
 		return s[:len(s)-1]
 	}
 	return s
-}
-
-// freePort picks a free loopback port other than 6379.
-func freePort(t *testing.T) int {
-	t.Helper()
-	for range 10 {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		port := l.Addr().(*net.TCPAddr).Port
-		_ = l.Close()
-		if port != 6379 {
-			return port
-		}
-	}
-	t.Fatal("no free port")
-	return 0
 }
 
 // flush empties the private test server (never a server on 6379).

@@ -79,6 +79,9 @@ func TestHMACKeyNeverPrintsItsSecret(t *testing.T) {
 	if a == b || runtime.CheckHMAC("k", "p", a) != nil {
 		t.Fatal("Sum is not a distinct valid digest")
 	}
+	if runtime.CheckHMAC("k", "p", (runtime.HMACKey{}).Sum("192.0.2.1")) == nil {
+		t.Fatal("the zero key's digest passes a key builder: a forgotten secret would hash with an empty one")
+	}
 	if _, err := runtime.NewHMACKey([]byte("short")); !errors.Is(err, runtime.ErrWeakSecret) {
 		t.Fatal("short secret accepted")
 	}

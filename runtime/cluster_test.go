@@ -7,6 +7,7 @@ import (
 
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/redis/go-redis/v9"
 )
 
 // The runtime on Redis Cluster: Preload reaches every node, calls route by their
@@ -61,5 +62,46 @@ func TestRuntimeOnCluster(t *testing.T) {
 		if v, err := p.Result(); err != nil || v != 3 {
 			t.Fatalf("%s in a cluster pipeline: %v %v", keys[i], v, err)
 		}
+	}
+}
+
+// On a Ring, SCRIPT LOAD has no key and go-redis sends it to one shard; the
+// runtime loads on every shard so NOSCRIPT recovery works wherever a key lands.
+func TestRuntimeOnRing(t *testing.T) {
+	ctx := context.Background()
+	a, b := redistest.Start(t), redistest.Start(t)
+	ring := redis.NewRing(&redis.RingOptions{Addrs: map[string]string{"a": a.Addr, "b": b.Addr}})
+	defer ring.Close()
+	incr := mustScript(t, "incr", incrSrc, false)
+	keys := make([]string, 40)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("r%d", i)
+	}
+	for round := 1; round <= 2; round++ {
+		a.Client(0).ScriptFlush(ctx)
+		b.Client(0).ScriptFlush(ctx)
+		for _, k := range keys {
+			if _, err := incr.Run(ctx, ring, []string{k}, 1); err != nil {
+				t.Fatalf("round %d, %s: %v", round, k, err)
+			}
+		}
+		bt := &runtime.Batch{}
+		var ps []*runtime.Pending[int64]
+		for _, k := range keys {
+			ps = append(ps, runtime.Queue(bt, incr, []string{k}, []any{1}, nil, func(v any) (int64, error) { return v.(int64), nil }))
+		}
+		a.Client(0).ScriptFlush(ctx)
+		b.Client(0).ScriptFlush(ctx)
+		if err := bt.Exec(ctx, ring); err != nil {
+			t.Fatal(err)
+		}
+		for i, p := range ps {
+			if v, err := p.Result(); err != nil || v != int64(2*round) {
+				t.Fatalf("round %d, %s in a ring pipeline: %v %v", round, keys[i], v, err)
+			}
+		}
+	}
+	if a.Client(0).DBSize(ctx).Val() == 0 || b.Client(0).DBSize(ctx).Val() == 0 {
+		t.Fatal("the keys did not spread over both shards: the test proves nothing")
 	}
 }

@@ -29,8 +29,13 @@ func NewHMACKey(secret []byte) (HMACKey, error) {
 	return HMACKey{secret: append([]byte(nil), secret...)}, nil
 }
 
-// Sum is the HMAC-SHA256 of v.
+// Sum is the HMAC-SHA256 of v. The zero HMACKey hashes nothing: its Sum is "",
+// which every key builder refuses, so a forgotten secret fails closed instead of
+// hashing with an empty (guessable) one.
 func (k HMACKey) Sum(v string) HMAC {
+	if k.IsZero() {
+		return ""
+	}
 	m := hmac.New(sha256.New, k.secret)
 	m.Write([]byte(v))
 	return HMAC(hex.EncodeToString(m.Sum(nil)))

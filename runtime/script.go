@@ -85,7 +85,17 @@ func (s *Script) Run(ctx context.Context, c redis.Scripter, keys []string, args 
 	return v, nil
 }
 
+// load loads the script where c's next EVALSHA may land: on every shard of a
+// Ring (whose SCRIPT LOAD, having no key, would reach one random shard), else
+// through c (a ClusterClient's SCRIPT LOAD reaches every node).
 func (s *Script) load(ctx context.Context, c redis.Scripter) error {
+	if ring, ok := c.(*redis.Ring); ok {
+		return ring.ForEachShard(ctx, func(ctx context.Context, shard *redis.Client) error { return s.loadOne(ctx, shard) })
+	}
+	return s.loadOne(ctx, c)
+}
+
+func (s *Script) loadOne(ctx context.Context, c redis.Scripter) error {
 	sha, err := c.ScriptLoad(ctx, s.src).Result()
 	if err != nil {
 		return replyError(s.name, fmt.Errorf("SCRIPT LOAD: %w", err))
@@ -100,21 +110,12 @@ func (s *Script) load(ctx context.Context, c redis.Scripter) error {
 // on a single server, on every shard of a Ring, and on every node (primaries and
 // replicas) of a cluster. Scripts loaded this way survive script-cache eviction.
 func Preload(ctx context.Context, c redis.UniversalClient, scripts ...*Script) error {
-	loadAll := func(ctx context.Context, sc redis.Scripter) error {
-		for _, s := range scripts {
-			if err := s.load(ctx, sc); err != nil {
-				return err
-			}
+	for _, s := range scripts {
+		if err := s.load(ctx, c); err != nil {
+			return err
 		}
-		return nil
 	}
-	switch c := c.(type) {
-	case *redis.Ring:
-		return c.ForEachShard(ctx, func(ctx context.Context, shard *redis.Client) error { return loadAll(ctx, shard) })
-	default:
-		// A ClusterClient's SCRIPT LOAD already goes to every node.
-		return loadAll(ctx, c)
-	}
+	return nil
 }
 
 // CheckDB reports ErrWrongDB when c is a client whose selected database is not db.

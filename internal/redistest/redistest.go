@@ -37,6 +37,7 @@ type Server struct {
 }
 
 type config struct {
+	port  int // first port to try (tests of this package); 0: a free one
 	lines []string
 	acl   string
 	funcs []func(port int, dir string) []string
@@ -86,6 +87,9 @@ func Start(t testing.TB, opts ...Option) *Server {
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		s.Port = freePort(t)
+		if attempt == 0 && c.port != 0 {
+			s.Port = c.port
+		}
 		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.Port))
 		if err := s.writeConfig(c); err != nil {
 			t.Fatal(err)
@@ -121,7 +125,7 @@ func (s *Server) writeConfig(c config) error {
 		"protected-mode yes",
 		"daemonize no",
 		"dir " + s.Dir,
-		"logfile " + filepath.Join(s.Dir, "redis.log"),
+		"logfile " + s.logPath(),
 		`save ""`,
 		"appendonly no",
 	}
@@ -143,6 +147,12 @@ func (s *Server) writeConfig(c config) error {
 func (s *Server) ConfigPath() string { return filepath.Join(s.Dir, "redis.conf") }
 
 func (s *Server) launch(bin string) error {
+	// Readiness is read from this launch's part of our own log, so a server of
+	// another process that took the port in between is never mistaken for ours.
+	var logStart int64
+	if fi, err := os.Stat(s.logPath()); err == nil {
+		logStart = fi.Size()
+	}
 	cmd := exec.Command(bin, s.ConfigPath())
 	cmd.Dir = s.Dir
 	if err := cmd.Start(); err != nil {
@@ -153,7 +163,7 @@ func (s *Server) launch(bin string) error {
 	s.mu.Lock()
 	s.cmd, s.done = cmd, done
 	s.mu.Unlock()
-	if err := s.waitReady(done); err != nil {
+	if err := s.waitReady(done, logStart); err != nil {
 		_ = cmd.Process.Kill()
 		<-done
 		return fmt.Errorf("%w; log:\n%s", err, s.Log())
@@ -161,9 +171,10 @@ func (s *Server) launch(bin string) error {
 	return nil
 }
 
-// waitReady polls the port until the server answers PING (any reply, even NOAUTH,
-// means it is up), the process exits, or the deadline passes.
-func (s *Server) waitReady(done <-chan struct{}) error {
+// waitReady waits until this launch's log says the server accepts connections
+// and the port answers PING (any reply, even NOAUTH), the process exits, or the
+// deadline passes.
+func (s *Server) waitReady(done <-chan struct{}, logStart int64) error {
 	deadline := time.Now().Add(startTimeout)
 	for {
 		select {
@@ -171,14 +182,25 @@ func (s *Server) waitReady(done <-chan struct{}) error {
 			return fmt.Errorf("redis-server on port %d exited", s.Port)
 		default:
 		}
-		if answers(s.Addr) {
+		if s.logSince(logStart, "Ready to accept connections") && answers(s.Addr) {
 			return nil
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("redis-server on port %d did not answer within %s", s.Port, startTimeout)
+			return fmt.Errorf("redis-server on port %d did not become ready within %s", s.Port, startTimeout)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+}
+
+func (s *Server) logPath() string { return filepath.Join(s.Dir, "redis.log") }
+
+// logSince reports whether the log, from offset on, contains text.
+func (s *Server) logSince(offset int64, text string) bool {
+	b, err := os.ReadFile(s.logPath())
+	if err != nil || int64(len(b)) < offset {
+		return false
+	}
+	return strings.Contains(string(b[offset:]), text)
 }
 
 // answers reports whether a RESP server at addr replies to PING.
@@ -241,7 +263,7 @@ func (s *Server) Running() bool {
 
 // Log is the server's log file.
 func (s *Server) Log() string {
-	b, _ := os.ReadFile(filepath.Join(s.Dir, "redis.log"))
+	b, _ := os.ReadFile(s.logPath())
 	return string(b)
 }
 

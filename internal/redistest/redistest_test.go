@@ -2,6 +2,8 @@ package redistest
 
 import (
 	"context"
+	"net"
+	"strings"
 	"testing"
 	"time"
 )
@@ -41,5 +43,42 @@ func TestWaitFor(t *testing.T) {
 	}
 	if time.Since(start) > 5*time.Second {
 		t.Fatal("WaitFor did not respect its timeout")
+	}
+}
+
+// A port another process holds is never mistaken for the server's: Start sees
+// its own server fail to bind and moves to another port.
+func TestStartDoesNotAdoptAnotherServer(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	go func() {
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer conn.Close()
+				buf := make([]byte, 64)
+				for {
+					if _, err := conn.Read(buf); err != nil {
+						return
+					}
+					conn.Write([]byte("+PONG\r\n")) // answers like a Redis would
+				}
+			}()
+		}
+	}()
+	taken := l.Addr().(*net.TCPAddr).Port
+	s := Start(t, func(c *config) { c.port = taken })
+	if s.Port == taken {
+		t.Fatalf("Start adopted the process already on port %d", taken)
+	}
+	info, err := s.Client(0).Info(context.Background(), "server").Result()
+	if err != nil || !strings.Contains(info, "redis_version:") {
+		t.Fatalf("the started server does not answer as redis-server: %v", err)
 	}
 }
