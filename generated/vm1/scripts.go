@@ -63,8 +63,11 @@ func AllScripts() []*runtime.Script {
 		LockExtendScript,
 		LockReleaseScript,
 		RateLimitFixedScript,
+		RateLimitFixedRefundScript,
 		RateLimitSlidingScript,
+		RateLimitSlidingRefundScript,
 		RateLimitTokenBucketScript,
+		RateLimitTokenBucketRefundScript,
 		RTCleanupScript,
 		RTConnectionsScript,
 		RTDisconnectScript,
@@ -78,9 +81,11 @@ func AllScripts() []*runtime.Script {
 
 var (
 	// ErrBadArg is the error reply BAD_ARG of lock_acquire, rate_limit_fixed,
-	// rate_limit_sliding, rate_limit_token_bucket, rt_disconnect, rt_heartbeat. Lock and fence
-	// keys name different locks. Cost above limit, or an argument the script cannot use. The
-	// keys are not those of connection_id and user_id. Match it with errors.Is.
+	// rate_limit_fixed_refund, rate_limit_sliding, rate_limit_sliding_refund,
+	// rate_limit_token_bucket, rate_limit_token_bucket_refund, rt_disconnect, rt_heartbeat.
+	// Lock and fence keys name different locks. Cost above limit, or an argument the script
+	// cannot use. The keys are not those of connection_id and user_id. Match it with
+	// errors.Is.
 	ErrBadArg = runtime.ErrorCode("BAD_ARG")
 	// ErrConflict is the error reply CONFLICT of idem_complete. The record holds another
 	// fingerprint. Match it with errors.Is.
@@ -112,10 +117,10 @@ type IdemCompleteArgs struct {
 func idemCompleteInput(record APIIdemKey, lock APIIdemLockKey, a IdemCompleteArgs) ([]string, []any, error) {
 	argv := make([]any, 6)
 	var err error
-	if record.String() == "" {
+	if record.key == "" {
 		return nil, nil, runtime.MissingKey("idem_complete", "record")
 	}
-	if lock.String() == "" {
+	if lock.key == "" {
 		return nil, nil, runtime.MissingKey("idem_complete", "lock")
 	}
 	if argv[0], err = runtime.ArgToken("idem_complete", "owner", a.Owner); err != nil {
@@ -134,7 +139,7 @@ func idemCompleteInput(record APIIdemKey, lock APIIdemLockKey, a IdemCompleteArg
 		return nil, nil, err
 	}
 	argv[5] = APIIdemTTL.Milliseconds()
-	return []string{record.String(), lock.String()}, argv, nil
+	return []string{record.key, lock.key}, argv, nil
 }
 
 func decodeIdemComplete(v any) (int64, error) {
@@ -180,14 +185,14 @@ type IdemExtendArgs struct {
 func idemExtendInput(lock APIIdemLockKey, a IdemExtendArgs) ([]string, []any, error) {
 	argv := make([]any, 2)
 	var err error
-	if lock.String() == "" {
+	if lock.key == "" {
 		return nil, nil, runtime.MissingKey("idem_extend", "lock")
 	}
 	if argv[0], err = runtime.ArgToken("idem_extend", "owner", a.Owner); err != nil {
 		return nil, nil, err
 	}
 	argv[1] = APIIdemLockTTL.Milliseconds()
-	return []string{lock.String()}, argv, nil
+	return []string{lock.key}, argv, nil
 }
 
 func decodeIdemExtend(v any) (bool, error) {
@@ -232,16 +237,16 @@ type IdemReleaseArgs struct {
 func idemReleaseInput(record APIIdemKey, lock APIIdemLockKey, a IdemReleaseArgs) ([]string, []any, error) {
 	argv := make([]any, 1)
 	var err error
-	if record.String() == "" {
+	if record.key == "" {
 		return nil, nil, runtime.MissingKey("idem_release", "record")
 	}
-	if lock.String() == "" {
+	if lock.key == "" {
 		return nil, nil, runtime.MissingKey("idem_release", "lock")
 	}
 	if argv[0], err = runtime.ArgToken("idem_release", "owner", a.Owner); err != nil {
 		return nil, nil, err
 	}
-	return []string{record.String(), lock.String()}, argv, nil
+	return []string{record.key, lock.key}, argv, nil
 }
 
 func decodeIdemRelease(v any) (bool, error) {
@@ -298,10 +303,10 @@ type IdemReserveResult struct {
 func idemReserveInput(record APIIdemKey, lock APIIdemLockKey, a IdemReserveArgs) ([]string, []any, error) {
 	argv := make([]any, 4)
 	var err error
-	if record.String() == "" {
+	if record.key == "" {
 		return nil, nil, runtime.MissingKey("idem_reserve", "record")
 	}
-	if lock.String() == "" {
+	if lock.key == "" {
 		return nil, nil, runtime.MissingKey("idem_reserve", "lock")
 	}
 	if argv[0], err = runtime.ArgHex("idem_reserve", "fingerprint", a.Fingerprint, 64); err != nil {
@@ -312,7 +317,7 @@ func idemReserveInput(record APIIdemKey, lock APIIdemLockKey, a IdemReserveArgs)
 	}
 	argv[2] = APIIdemLockTTL.Milliseconds()
 	argv[3] = APIIdemTTL.Milliseconds()
-	return []string{record.String(), lock.String()}, argv, nil
+	return []string{record.key, lock.key}, argv, nil
 }
 
 func decodeIdemReserve(v any) (IdemReserveResult, error) {
@@ -372,10 +377,10 @@ type IdemWarmArgs struct {
 func idemWarmInput(record APIIdemKey, lock APIIdemLockKey, a IdemWarmArgs) ([]string, []any, error) {
 	argv := make([]any, 7)
 	var err error
-	if record.String() == "" {
+	if record.key == "" {
 		return nil, nil, runtime.MissingKey("idem_warm", "record")
 	}
-	if lock.String() == "" {
+	if lock.key == "" {
 		return nil, nil, runtime.MissingKey("idem_warm", "lock")
 	}
 	if argv[0], err = runtime.ArgToken("idem_warm", "owner", a.Owner); err != nil {
@@ -399,7 +404,7 @@ func idemWarmInput(record APIIdemKey, lock APIIdemLockKey, a IdemWarmArgs) ([]st
 	if argv[6], err = runtime.ArgDuration("idem_warm", "ttl", a.TTL, 1*time.Millisecond, 24*time.Hour); err != nil {
 		return nil, nil, err
 	}
-	return []string{record.String(), lock.String()}, argv, nil
+	return []string{record.key, lock.key}, argv, nil
 }
 
 func decodeIdemWarm(v any) (bool, error) {
@@ -439,10 +444,10 @@ var JWKSNegativeCheckScript = runtime.MustScript("jwks_negative_check", jwksNega
 
 func jwksNegativeCheckInput(marker APIJWKSNegativeKey) ([]string, []any, error) {
 	var argv []any
-	if marker.String() == "" {
+	if marker.key == "" {
 		return nil, nil, runtime.MissingKey("jwks_negative_check", "marker")
 	}
-	return []string{marker.String()}, argv, nil
+	return []string{marker.key}, argv, nil
 }
 
 func decodeJWKSNegativeCheck(v any) (bool, error) {
@@ -482,11 +487,11 @@ var JWKSNegativeMarkScript = runtime.MustScript("jwks_negative_mark", jwksNegati
 
 func jwksNegativeMarkInput(marker APIJWKSNegativeKey) ([]string, []any, error) {
 	argv := make([]any, 1)
-	if marker.String() == "" {
+	if marker.key == "" {
 		return nil, nil, runtime.MissingKey("jwks_negative_mark", "marker")
 	}
 	argv[0] = APIJWKSNegativeTTL.Milliseconds()
-	return []string{marker.String()}, argv, nil
+	return []string{marker.key}, argv, nil
 }
 
 func decodeJWKSNegativeMark(v any) (bool, error) {
@@ -495,8 +500,9 @@ func decodeJWKSNegativeMark(v any) (bool, error) {
 	return out, r.Err()
 }
 
-// JWKSNegativeMark runs jwks_negative_mark (vm1 db0). Remembers for 30 s that a kid was
-// not found in the JWKS.
+// JWKSNegativeMark runs jwks_negative_mark (vm1 db0). Remembers that a kid was not found
+// in the JWKS, for a fixed 30 s from the first miss (SET NX PX): marking again does not
+// restart it, so the kid is looked up again.
 func (s *Scripts) JWKSNegativeMark(ctx context.Context, marker APIJWKSNegativeKey) (bool, error) {
 	var zero bool
 	if s.c.DB0 == nil {
@@ -563,10 +569,28 @@ type LockAcquireResult struct {
 func lockAcquireInput(lock LockAcquireLock, fence LockAcquireFence, a LockAcquireArgs) ([]string, []any, error) {
 	argv := make([]any, 3)
 	var err error
-	if lock == nil || lock.String() == "" {
+	var lockName string
+	switch k := lock.(type) {
+	case CoordLockSafetyRecoveryKey:
+		lockName = k.key
+	case CoordLockDeliveryKey:
+		lockName = k.key
+	case CoordLockSettingsRefreshKey:
+		lockName = k.key
+	}
+	if lockName == "" {
 		return nil, nil, runtime.MissingKey("lock_acquire", "lock")
 	}
-	if fence == nil || fence.String() == "" {
+	var fenceName string
+	switch k := fence.(type) {
+	case CoordFenceSafetyRecoveryKey:
+		fenceName = k.key
+	case CoordFenceDeliveryKey:
+		fenceName = k.key
+	case CoordFenceSettingsRefreshKey:
+		fenceName = k.key
+	}
+	if fenceName == "" {
 		return nil, nil, runtime.MissingKey("lock_acquire", "fence")
 	}
 	if argv[0], err = runtime.ArgToken("lock_acquire", "owner", a.Owner); err != nil {
@@ -576,7 +600,7 @@ func lockAcquireInput(lock LockAcquireLock, fence LockAcquireFence, a LockAcquir
 		return nil, nil, err
 	}
 	argv[2] = CoordFenceDeliveryTTL.Milliseconds()
-	return []string{lock.String(), fence.String()}, argv, nil
+	return []string{lockName, fenceName}, argv, nil
 }
 
 func decodeLockAcquire(v any) (LockAcquireResult, error) {
@@ -637,7 +661,16 @@ type LockExtendArgs struct {
 func lockExtendInput(lock LockExtendLock, a LockExtendArgs) ([]string, []any, error) {
 	argv := make([]any, 2)
 	var err error
-	if lock == nil || lock.String() == "" {
+	var lockName string
+	switch k := lock.(type) {
+	case CoordLockSafetyRecoveryKey:
+		lockName = k.key
+	case CoordLockDeliveryKey:
+		lockName = k.key
+	case CoordLockSettingsRefreshKey:
+		lockName = k.key
+	}
+	if lockName == "" {
 		return nil, nil, runtime.MissingKey("lock_extend", "lock")
 	}
 	if argv[0], err = runtime.ArgToken("lock_extend", "owner", a.Owner); err != nil {
@@ -646,7 +679,7 @@ func lockExtendInput(lock LockExtendLock, a LockExtendArgs) ([]string, []any, er
 	if argv[1], err = runtime.ArgDuration("lock_extend", "lock_ttl", a.LockTTL, 1*time.Millisecond, 30*time.Second); err != nil {
 		return nil, nil, err
 	}
-	return []string{lock.String()}, argv, nil
+	return []string{lockName}, argv, nil
 }
 
 func decodeLockExtend(v any) (LockOutcome, error) {
@@ -702,13 +735,22 @@ type LockReleaseArgs struct {
 func lockReleaseInput(lock LockReleaseLock, a LockReleaseArgs) ([]string, []any, error) {
 	argv := make([]any, 1)
 	var err error
-	if lock == nil || lock.String() == "" {
+	var lockName string
+	switch k := lock.(type) {
+	case CoordLockSafetyRecoveryKey:
+		lockName = k.key
+	case CoordLockDeliveryKey:
+		lockName = k.key
+	case CoordLockSettingsRefreshKey:
+		lockName = k.key
+	}
+	if lockName == "" {
 		return nil, nil, runtime.MissingKey("lock_release", "lock")
 	}
 	if argv[0], err = runtime.ArgToken("lock_release", "owner", a.Owner); err != nil {
 		return nil, nil, err
 	}
-	return []string{lock.String()}, argv, nil
+	return []string{lockName}, argv, nil
 }
 
 func decodeLockRelease(v any) (LockOutcome, error) {
@@ -782,7 +824,18 @@ type RateDecision struct {
 func rateLimitFixedInput(bucket RateLimitFixedBucket, a RateLimitFixedArgs) ([]string, []any, error) {
 	argv := make([]any, 5)
 	var err error
-	if bucket == nil || bucket.String() == "" {
+	var bucketName string
+	switch k := bucket.(type) {
+	case APIRLUserKey:
+		bucketName = k.key
+	case APIRLIPKey:
+		bucketName = k.key
+	case APIRLDialogKey:
+		bucketName = k.key
+	case APIRLServiceKey:
+		bucketName = k.key
+	}
+	if bucketName == "" {
 		return nil, nil, runtime.MissingKey("rate_limit_fixed", "bucket")
 	}
 	if argv[0], err = runtime.ArgInt("rate_limit_fixed", "limit", a.Limit, 1, 1000000); err != nil {
@@ -798,7 +851,7 @@ func rateLimitFixedInput(bucket RateLimitFixedBucket, a RateLimitFixedArgs) ([]s
 		return nil, nil, err
 	}
 	argv[4] = runtime.ArgBool(a.Peek)
-	return []string{bucket.String()}, argv, nil
+	return []string{bucketName}, argv, nil
 }
 
 func decodeRateLimitFixed(v any) (RateDecision, error) {
@@ -813,7 +866,8 @@ func decodeRateLimitFixed(v any) (RateDecision, error) {
 
 // RateLimitFixed runs rate_limit_fixed (vm1 db0). Fixed-window counter: INCRBY and the
 // first PEXPIRE in one script, so no counter is ever left without expiry. The window
-// starts with its first request.
+// starts with its first request. A bucket of another type (left by another algorithm) is
+// dropped, or read as empty by a peek.
 // Its declared error replies match ErrBadArg with errors.Is.
 func (s *Scripts) RateLimitFixed(ctx context.Context, bucket RateLimitFixedBucket, args RateLimitFixedArgs) (RateDecision, error) {
 	var zero RateDecision
@@ -838,6 +892,92 @@ func QueueRateLimitFixed(b *runtime.Batch, bucket RateLimitFixedBucket, args Rat
 	return runtime.Queue(b, RateLimitFixedScript, keys, argv, err, decodeRateLimitFixed)
 }
 
+// RateLimitFixedRefundScript is script rate_limit_fixed_refund
+// (lua/vm1/rate_limit_fixed_refund.lua), run with EVALSHA.
+var RateLimitFixedRefundScript = runtime.MustScript("rate_limit_fixed_refund", rateLimitFixedRefundSource, RateLimitFixedRefundSHA1, false)
+
+// RateLimitFixedRefundBucket is a key rate_limit_fixed_refund takes as KEYS[1] (bucket):
+// APIRLUserKey, APIRLIPKey, APIRLDialogKey, APIRLServiceKey.
+type RateLimitFixedRefundBucket interface {
+	String() string
+	rateLimitFixedRefundBucket()
+}
+
+func (APIRLUserKey) rateLimitFixedRefundBucket()    {}
+func (APIRLIPKey) rateLimitFixedRefundBucket()      {}
+func (APIRLDialogKey) rateLimitFixedRefundBucket()  {}
+func (APIRLServiceKey) rateLimitFixedRefundBucket() {}
+
+// RateLimitFixedRefundArgs are the ARGV of rate_limit_fixed_refund.
+type RateLimitFixedRefundArgs struct {
+	Cost   int64
+	Window time.Duration
+	// ResetAt: The charge's reset_at, ms since the epoch.
+	ResetAt int64
+}
+
+func rateLimitFixedRefundInput(bucket RateLimitFixedRefundBucket, a RateLimitFixedRefundArgs) ([]string, []any, error) {
+	argv := make([]any, 3)
+	var err error
+	var bucketName string
+	switch k := bucket.(type) {
+	case APIRLUserKey:
+		bucketName = k.key
+	case APIRLIPKey:
+		bucketName = k.key
+	case APIRLDialogKey:
+		bucketName = k.key
+	case APIRLServiceKey:
+		bucketName = k.key
+	}
+	if bucketName == "" {
+		return nil, nil, runtime.MissingKey("rate_limit_fixed_refund", "bucket")
+	}
+	if argv[0], err = runtime.ArgInt("rate_limit_fixed_refund", "cost", a.Cost, 1, 1000000); err != nil {
+		return nil, nil, err
+	}
+	if argv[1], err = runtime.ArgDuration("rate_limit_fixed_refund", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
+		return nil, nil, err
+	}
+	if argv[2], err = runtime.ArgInt("rate_limit_fixed_refund", "reset_at", a.ResetAt, 1, 9007199254740991); err != nil {
+		return nil, nil, err
+	}
+	return []string{bucketName}, argv, nil
+}
+
+func decodeRateLimitFixedRefund(v any) (bool, error) {
+	r := runtime.ValueReply("rate_limit_fixed_refund", v)
+	out := r.Bool("refunded")
+	return out, r.Err()
+}
+
+// RateLimitFixedRefund runs rate_limit_fixed_refund (vm1 db0). Gives back what
+// rate_limit_fixed took for a request a later limit of its route denied, only within the
+// window it was taken from (known by the charge's reset_at).
+// Its declared error replies match ErrBadArg with errors.Is.
+func (s *Scripts) RateLimitFixedRefund(ctx context.Context, bucket RateLimitFixedRefundBucket, args RateLimitFixedRefundArgs) (bool, error) {
+	var zero bool
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("vm1", "db0", "rate_limit_fixed_refund")
+	}
+	keys, argv, err := rateLimitFixedRefundInput(bucket, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := RateLimitFixedRefundScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeRateLimitFixedRefund(v)
+}
+
+// QueueRateLimitFixedRefund adds a rate_limit_fixed_refund call to a batch; run the batch
+// on a client of vm1 db0.
+func QueueRateLimitFixedRefund(b *runtime.Batch, bucket RateLimitFixedRefundBucket, args RateLimitFixedRefundArgs) *runtime.Pending[bool] {
+	keys, argv, err := rateLimitFixedRefundInput(bucket, args)
+	return runtime.Queue(b, RateLimitFixedRefundScript, keys, argv, err, decodeRateLimitFixedRefund)
+}
+
 // RateLimitSlidingScript is script rate_limit_sliding (lua/vm1/rate_limit_sliding.lua),
 // run with EVALSHA.
 var RateLimitSlidingScript = runtime.MustScript("rate_limit_sliding", rateLimitSlidingSource, RateLimitSlidingSHA1, false)
@@ -856,6 +996,7 @@ func (APIRLServiceKey) rateLimitSlidingBucket() {}
 
 // RateLimitSlidingArgs are the ARGV of rate_limit_sliding.
 type RateLimitSlidingArgs struct {
+	// Limit: One ZSET member per unit: a bucket stays small and a call short.
 	Limit  int64
 	Window time.Duration
 	Jitter time.Duration
@@ -869,10 +1010,21 @@ type RateLimitSlidingArgs struct {
 func rateLimitSlidingInput(bucket RateLimitSlidingBucket, a RateLimitSlidingArgs) ([]string, []any, error) {
 	argv := make([]any, 6)
 	var err error
-	if bucket == nil || bucket.String() == "" {
+	var bucketName string
+	switch k := bucket.(type) {
+	case APIRLUserKey:
+		bucketName = k.key
+	case APIRLIPKey:
+		bucketName = k.key
+	case APIRLDialogKey:
+		bucketName = k.key
+	case APIRLServiceKey:
+		bucketName = k.key
+	}
+	if bucketName == "" {
 		return nil, nil, runtime.MissingKey("rate_limit_sliding", "bucket")
 	}
-	if argv[0], err = runtime.ArgInt("rate_limit_sliding", "limit", a.Limit, 1, 1000000); err != nil {
+	if argv[0], err = runtime.ArgInt("rate_limit_sliding", "limit", a.Limit, 1, 10000); err != nil {
 		return nil, nil, err
 	}
 	if argv[1], err = runtime.ArgDuration("rate_limit_sliding", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
@@ -881,14 +1033,14 @@ func rateLimitSlidingInput(bucket RateLimitSlidingBucket, a RateLimitSlidingArgs
 	if argv[2], err = runtime.ArgDuration("rate_limit_sliding", "jitter", a.Jitter, 0, 2*time.Second); err != nil {
 		return nil, nil, err
 	}
-	if argv[3], err = runtime.ArgInt("rate_limit_sliding", "cost", a.Cost, 1, 1000000); err != nil {
+	if argv[3], err = runtime.ArgInt("rate_limit_sliding", "cost", a.Cost, 1, 10000); err != nil {
 		return nil, nil, err
 	}
 	argv[4] = runtime.ArgBool(a.Peek)
 	if argv[5], err = runtime.ArgToken("rate_limit_sliding", "nonce", a.Nonce); err != nil {
 		return nil, nil, err
 	}
-	return []string{bucket.String()}, argv, nil
+	return []string{bucketName}, argv, nil
 }
 
 func decodeRateLimitSliding(v any) (RateDecision, error) {
@@ -903,7 +1055,9 @@ func decodeRateLimitSliding(v any) (RateDecision, error) {
 
 // RateLimitSliding runs rate_limit_sliding (vm1 db0). Sliding-window limit over a ZSET of
 // request timestamps: drop entries older than the window, count, add this request's cost,
-// set the expiry, all in one script.
+// set the expiry, all in one script. One member per unit, so limit and cost stop at 10000.
+// A bucket of another type (left by another algorithm) is dropped, or read as empty by a
+// peek.
 // Its declared error replies match ErrBadArg with errors.Is.
 func (s *Scripts) RateLimitSliding(ctx context.Context, bucket RateLimitSlidingBucket, args RateLimitSlidingArgs) (RateDecision, error) {
 	var zero RateDecision
@@ -926,6 +1080,88 @@ func (s *Scripts) RateLimitSliding(ctx context.Context, bucket RateLimitSlidingB
 func QueueRateLimitSliding(b *runtime.Batch, bucket RateLimitSlidingBucket, args RateLimitSlidingArgs) *runtime.Pending[RateDecision] {
 	keys, argv, err := rateLimitSlidingInput(bucket, args)
 	return runtime.Queue(b, RateLimitSlidingScript, keys, argv, err, decodeRateLimitSliding)
+}
+
+// RateLimitSlidingRefundScript is script rate_limit_sliding_refund
+// (lua/vm1/rate_limit_sliding_refund.lua), run with EVALSHA.
+var RateLimitSlidingRefundScript = runtime.MustScript("rate_limit_sliding_refund", rateLimitSlidingRefundSource, RateLimitSlidingRefundSHA1, false)
+
+// RateLimitSlidingRefundBucket is a key rate_limit_sliding_refund takes as KEYS[1]
+// (bucket): APIRLUserKey, APIRLIPKey, APIRLDialogKey, APIRLServiceKey.
+type RateLimitSlidingRefundBucket interface {
+	String() string
+	rateLimitSlidingRefundBucket()
+}
+
+func (APIRLUserKey) rateLimitSlidingRefundBucket()    {}
+func (APIRLIPKey) rateLimitSlidingRefundBucket()      {}
+func (APIRLDialogKey) rateLimitSlidingRefundBucket()  {}
+func (APIRLServiceKey) rateLimitSlidingRefundBucket() {}
+
+// RateLimitSlidingRefundArgs are the ARGV of rate_limit_sliding_refund.
+type RateLimitSlidingRefundArgs struct {
+	Cost int64
+	// Nonce: The nonce the charge ran with.
+	Nonce string
+}
+
+func rateLimitSlidingRefundInput(bucket RateLimitSlidingRefundBucket, a RateLimitSlidingRefundArgs) ([]string, []any, error) {
+	argv := make([]any, 2)
+	var err error
+	var bucketName string
+	switch k := bucket.(type) {
+	case APIRLUserKey:
+		bucketName = k.key
+	case APIRLIPKey:
+		bucketName = k.key
+	case APIRLDialogKey:
+		bucketName = k.key
+	case APIRLServiceKey:
+		bucketName = k.key
+	}
+	if bucketName == "" {
+		return nil, nil, runtime.MissingKey("rate_limit_sliding_refund", "bucket")
+	}
+	if argv[0], err = runtime.ArgInt("rate_limit_sliding_refund", "cost", a.Cost, 1, 10000); err != nil {
+		return nil, nil, err
+	}
+	if argv[1], err = runtime.ArgToken("rate_limit_sliding_refund", "nonce", a.Nonce); err != nil {
+		return nil, nil, err
+	}
+	return []string{bucketName}, argv, nil
+}
+
+func decodeRateLimitSlidingRefund(v any) (bool, error) {
+	r := runtime.ValueReply("rate_limit_sliding_refund", v)
+	out := r.Bool("refunded")
+	return out, r.Err()
+}
+
+// RateLimitSlidingRefund runs rate_limit_sliding_refund (vm1 db0). Gives back what
+// rate_limit_sliding took for a request a later limit of its route denied: removes exactly
+// that request's members (nonce:1 .. nonce:cost).
+// Its declared error replies match ErrBadArg with errors.Is.
+func (s *Scripts) RateLimitSlidingRefund(ctx context.Context, bucket RateLimitSlidingRefundBucket, args RateLimitSlidingRefundArgs) (bool, error) {
+	var zero bool
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("vm1", "db0", "rate_limit_sliding_refund")
+	}
+	keys, argv, err := rateLimitSlidingRefundInput(bucket, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := RateLimitSlidingRefundScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeRateLimitSlidingRefund(v)
+}
+
+// QueueRateLimitSlidingRefund adds a rate_limit_sliding_refund call to a batch; run the
+// batch on a client of vm1 db0.
+func QueueRateLimitSlidingRefund(b *runtime.Batch, bucket RateLimitSlidingRefundBucket, args RateLimitSlidingRefundArgs) *runtime.Pending[bool] {
+	keys, argv, err := rateLimitSlidingRefundInput(bucket, args)
+	return runtime.Queue(b, RateLimitSlidingRefundScript, keys, argv, err, decodeRateLimitSlidingRefund)
 }
 
 // RateLimitTokenBucketScript is script rate_limit_token_bucket
@@ -956,7 +1192,16 @@ type RateLimitTokenBucketArgs struct {
 func rateLimitTokenBucketInput(bucket RateLimitTokenBucketBucket, a RateLimitTokenBucketArgs) ([]string, []any, error) {
 	argv := make([]any, 5)
 	var err error
-	if bucket == nil || bucket.String() == "" {
+	var bucketName string
+	switch k := bucket.(type) {
+	case APIRLServiceKey:
+		bucketName = k.key
+	case APIRLUserKey:
+		bucketName = k.key
+	case APIRLIPKey:
+		bucketName = k.key
+	}
+	if bucketName == "" {
 		return nil, nil, runtime.MissingKey("rate_limit_token_bucket", "bucket")
 	}
 	if argv[0], err = runtime.ArgInt("rate_limit_token_bucket", "limit", a.Limit, 1, 1000000); err != nil {
@@ -972,7 +1217,7 @@ func rateLimitTokenBucketInput(bucket RateLimitTokenBucketBucket, a RateLimitTok
 		return nil, nil, err
 	}
 	argv[4] = runtime.ArgBool(a.Peek)
-	return []string{bucket.String()}, argv, nil
+	return []string{bucketName}, argv, nil
 }
 
 func decodeRateLimitTokenBucket(v any) (RateDecision, error) {
@@ -987,7 +1232,9 @@ func decodeRateLimitTokenBucket(v any) (RateDecision, error) {
 
 // RateLimitTokenBucket runs rate_limit_token_bucket (vm1 db0). Token bucket as GCRA for
 // service routes: `limit` tokens refill evenly over `window`, bursts up to `limit`.
-// Integer arithmetic, so retry_after is exact to the millisecond.
+// Integer arithmetic, so retry_after is exact to the millisecond. The bucket stores the
+// limit and window its state is counted in: one made under another limit or window, or of
+// another type, is read as full and replaced.
 // Its declared error replies match ErrBadArg with errors.Is.
 func (s *Scripts) RateLimitTokenBucket(ctx context.Context, bucket RateLimitTokenBucketBucket, args RateLimitTokenBucketArgs) (RateDecision, error) {
 	var zero RateDecision
@@ -1012,6 +1259,94 @@ func QueueRateLimitTokenBucket(b *runtime.Batch, bucket RateLimitTokenBucketBuck
 	return runtime.Queue(b, RateLimitTokenBucketScript, keys, argv, err, decodeRateLimitTokenBucket)
 }
 
+// RateLimitTokenBucketRefundScript is script rate_limit_token_bucket_refund
+// (lua/vm1/rate_limit_token_bucket_refund.lua), run with EVALSHA.
+var RateLimitTokenBucketRefundScript = runtime.MustScript("rate_limit_token_bucket_refund", rateLimitTokenBucketRefundSource, RateLimitTokenBucketRefundSHA1, false)
+
+// RateLimitTokenBucketRefundBucket is a key rate_limit_token_bucket_refund takes as
+// KEYS[1] (bucket): APIRLServiceKey, APIRLUserKey, APIRLIPKey.
+type RateLimitTokenBucketRefundBucket interface {
+	String() string
+	rateLimitTokenBucketRefundBucket()
+}
+
+func (APIRLServiceKey) rateLimitTokenBucketRefundBucket() {}
+func (APIRLUserKey) rateLimitTokenBucketRefundBucket()    {}
+func (APIRLIPKey) rateLimitTokenBucketRefundBucket()      {}
+
+// RateLimitTokenBucketRefundArgs are the ARGV of rate_limit_token_bucket_refund.
+type RateLimitTokenBucketRefundArgs struct {
+	Limit  int64
+	Window time.Duration
+	Cost   int64
+	// ResetAt: The charge's reset_at, ms since the epoch.
+	ResetAt int64
+}
+
+func rateLimitTokenBucketRefundInput(bucket RateLimitTokenBucketRefundBucket, a RateLimitTokenBucketRefundArgs) ([]string, []any, error) {
+	argv := make([]any, 4)
+	var err error
+	var bucketName string
+	switch k := bucket.(type) {
+	case APIRLServiceKey:
+		bucketName = k.key
+	case APIRLUserKey:
+		bucketName = k.key
+	case APIRLIPKey:
+		bucketName = k.key
+	}
+	if bucketName == "" {
+		return nil, nil, runtime.MissingKey("rate_limit_token_bucket_refund", "bucket")
+	}
+	if argv[0], err = runtime.ArgInt("rate_limit_token_bucket_refund", "limit", a.Limit, 1, 1000000); err != nil {
+		return nil, nil, err
+	}
+	if argv[1], err = runtime.ArgDuration("rate_limit_token_bucket_refund", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
+		return nil, nil, err
+	}
+	if argv[2], err = runtime.ArgInt("rate_limit_token_bucket_refund", "cost", a.Cost, 1, 1000000); err != nil {
+		return nil, nil, err
+	}
+	if argv[3], err = runtime.ArgInt("rate_limit_token_bucket_refund", "reset_at", a.ResetAt, 1, 9007199254740991); err != nil {
+		return nil, nil, err
+	}
+	return []string{bucketName}, argv, nil
+}
+
+func decodeRateLimitTokenBucketRefund(v any) (bool, error) {
+	r := runtime.ValueReply("rate_limit_token_bucket_refund", v)
+	out := r.Bool("refunded")
+	return out, r.Err()
+}
+
+// RateLimitTokenBucketRefund runs rate_limit_token_bucket_refund (vm1 db0). Gives back
+// what rate_limit_token_bucket took for a request a later limit of its route denied:
+// window*cost of tat, no more than is still ahead of now, floored at a full bucket; a
+// bucket under another limit or window is left alone.
+// Its declared error replies match ErrBadArg with errors.Is.
+func (s *Scripts) RateLimitTokenBucketRefund(ctx context.Context, bucket RateLimitTokenBucketRefundBucket, args RateLimitTokenBucketRefundArgs) (bool, error) {
+	var zero bool
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("vm1", "db0", "rate_limit_token_bucket_refund")
+	}
+	keys, argv, err := rateLimitTokenBucketRefundInput(bucket, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := RateLimitTokenBucketRefundScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeRateLimitTokenBucketRefund(v)
+}
+
+// QueueRateLimitTokenBucketRefund adds a rate_limit_token_bucket_refund call to a batch;
+// run the batch on a client of vm1 db0.
+func QueueRateLimitTokenBucketRefund(b *runtime.Batch, bucket RateLimitTokenBucketRefundBucket, args RateLimitTokenBucketRefundArgs) *runtime.Pending[bool] {
+	keys, argv, err := rateLimitTokenBucketRefundInput(bucket, args)
+	return runtime.Queue(b, RateLimitTokenBucketRefundScript, keys, argv, err, decodeRateLimitTokenBucketRefund)
+}
+
 // RTCleanupScript is script rt_cleanup (lua/vm1/rt_cleanup.lua), run with EVALSHA.
 var RTCleanupScript = runtime.MustScript("rt_cleanup", rtCleanupSource, RTCleanupSHA1, false)
 
@@ -1030,14 +1365,14 @@ type RTCleanupResult struct {
 func rtCleanupInput(userConnections RTUserConnectionsKey, a RTCleanupArgs) ([]string, []any, error) {
 	argv := make([]any, 2)
 	var err error
-	if userConnections.String() == "" {
+	if userConnections.key == "" {
 		return nil, nil, runtime.MissingKey("rt_cleanup", "user_connections")
 	}
 	if argv[0], err = runtime.ArgInt("rt_cleanup", "batch", a.Batch, 1, 1000); err != nil {
 		return nil, nil, err
 	}
 	argv[1] = RTConnTTL.Milliseconds()
-	return []string{userConnections.String()}, argv, nil
+	return []string{userConnections.key}, argv, nil
 }
 
 func decodeRTCleanup(v any) (RTCleanupResult, error) {
@@ -1084,14 +1419,14 @@ type RTConnectionsArgs struct {
 func rtConnectionsInput(userConnections RTUserConnectionsKey, a RTConnectionsArgs) ([]string, []any, error) {
 	argv := make([]any, 2)
 	var err error
-	if userConnections.String() == "" {
+	if userConnections.key == "" {
 		return nil, nil, runtime.MissingKey("rt_connections", "user_connections")
 	}
 	if argv[0], err = runtime.ArgInt("rt_connections", "limit", a.Limit, 1, 1000); err != nil {
 		return nil, nil, err
 	}
 	argv[1] = RTConnTTL.Milliseconds()
-	return []string{userConnections.String()}, argv, nil
+	return []string{userConnections.key}, argv, nil
 }
 
 func decodeRTConnections(v any) ([]string, error) {
@@ -1146,10 +1481,10 @@ type RTDisconnectResult struct {
 func rtDisconnectInput(conn RTConnKey, userConnections RTUserConnectionsKey, a RTDisconnectArgs) ([]string, []any, error) {
 	argv := make([]any, 2)
 	var err error
-	if conn.String() == "" {
+	if conn.key == "" {
 		return nil, nil, runtime.MissingKey("rt_disconnect", "conn")
 	}
-	if userConnections.String() == "" {
+	if userConnections.key == "" {
 		return nil, nil, runtime.MissingKey("rt_disconnect", "user_connections")
 	}
 	if argv[0], err = runtime.ArgUUID("rt_disconnect", "connection_id", a.ConnectionID); err != nil {
@@ -1158,7 +1493,7 @@ func rtDisconnectInput(conn RTConnKey, userConnections RTUserConnectionsKey, a R
 	if argv[1], err = runtime.ArgUUID("rt_disconnect", "user_id", a.UserID); err != nil {
 		return nil, nil, err
 	}
-	return []string{conn.String(), userConnections.String()}, argv, nil
+	return []string{conn.key, userConnections.key}, argv, nil
 }
 
 func decodeRTDisconnect(v any) (RTDisconnectResult, error) {
@@ -1217,10 +1552,10 @@ type RTHeartbeatResult struct {
 func rtHeartbeatInput(conn RTConnKey, userConnections RTUserConnectionsKey, a RTHeartbeatArgs) ([]string, []any, error) {
 	argv := make([]any, 6)
 	var err error
-	if conn.String() == "" {
+	if conn.key == "" {
 		return nil, nil, runtime.MissingKey("rt_heartbeat", "conn")
 	}
-	if userConnections.String() == "" {
+	if userConnections.key == "" {
 		return nil, nil, runtime.MissingKey("rt_heartbeat", "user_connections")
 	}
 	if argv[0], err = runtime.ArgUUID("rt_heartbeat", "connection_id", a.ConnectionID); err != nil {
@@ -1237,7 +1572,7 @@ func rtHeartbeatInput(conn RTConnKey, userConnections RTUserConnectionsKey, a RT
 	}
 	argv[4] = RTConnTTL.Milliseconds()
 	argv[5] = RTUserConnectionsTTL.Milliseconds()
-	return []string{conn.String(), userConnections.String()}, argv, nil
+	return []string{conn.key, userConnections.key}, argv, nil
 }
 
 func decodeRTHeartbeat(v any) (RTHeartbeatResult, error) {
@@ -1286,10 +1621,10 @@ type SettingsSnapshotGetResult struct {
 
 func settingsSnapshotGetInput(snapshot SettingsSnapshotKey) ([]string, []any, error) {
 	var argv []any
-	if snapshot.String() == "" {
+	if snapshot.key == "" {
 		return nil, nil, runtime.MissingKey("settings_snapshot_get", "snapshot")
 	}
-	return []string{snapshot.String()}, argv, nil
+	return []string{snapshot.key}, argv, nil
 }
 
 func decodeSettingsSnapshotGet(v any) (SettingsSnapshotGetResult, error) {
@@ -1337,14 +1672,14 @@ type SettingsSnapshotPutArgs struct {
 func settingsSnapshotPutInput(snapshot SettingsSnapshotKey, a SettingsSnapshotPutArgs) ([]string, []any, error) {
 	argv := make([]any, 2)
 	var err error
-	if snapshot.String() == "" {
+	if snapshot.key == "" {
 		return nil, nil, runtime.MissingKey("settings_snapshot_put", "snapshot")
 	}
 	if argv[0], err = runtime.ArgBytes("settings_snapshot_put", "value", a.Value, 262144); err != nil {
 		return nil, nil, err
 	}
 	argv[1] = SettingsSnapshotTTL.Milliseconds()
-	return []string{snapshot.String()}, argv, nil
+	return []string{snapshot.key}, argv, nil
 }
 
 func decodeSettingsSnapshotPut(v any) (bool, error) {
@@ -1390,14 +1725,14 @@ type StubTaskCreateArgs struct {
 func stubTaskCreateInput(task LegacySafetyTaskKey, a StubTaskCreateArgs) ([]string, []any, error) {
 	argv := make([]any, 2)
 	var err error
-	if task.String() == "" {
+	if task.key == "" {
 		return nil, nil, runtime.MissingKey("stub_task_create", "task")
 	}
 	if argv[0], err = runtime.ArgName("stub_task_create", "state", a.State, 32); err != nil {
 		return nil, nil, err
 	}
 	argv[1] = LegacySafetyTaskTTL.Milliseconds()
-	return []string{task.String()}, argv, nil
+	return []string{task.key}, argv, nil
 }
 
 func decodeStubTaskCreate(v any) (bool, error) {
@@ -1444,10 +1779,10 @@ type StubTaskPollResult struct {
 
 func stubTaskPollInput(task LegacySafetyTaskKey) ([]string, []any, error) {
 	var argv []any
-	if task.String() == "" {
+	if task.key == "" {
 		return nil, nil, runtime.MissingKey("stub_task_poll", "task")
 	}
-	return []string{task.String()}, argv, nil
+	return []string{task.key}, argv, nil
 }
 
 func decodeStubTaskPoll(v any) (StubTaskPollResult, error) {

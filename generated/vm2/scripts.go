@@ -84,13 +84,24 @@ type CacheGetResult struct {
 func cacheGetInput(entry CacheGetEntry, a CacheGetArgs) ([]string, []any, error) {
 	argv := make([]any, 1)
 	var err error
-	if entry == nil || entry.String() == "" {
+	var entryName string
+	switch k := entry.(type) {
+	case SafetyTextKey:
+		entryName = k.key
+	case SafetyVerdictKey:
+		entryName = k.key
+	case SafetyLinkKey:
+		entryName = k.key
+	case SafetyDNSKey:
+		entryName = k.key
+	}
+	if entryName == "" {
 		return nil, nil, runtime.MissingKey("cache_get", "entry")
 	}
 	if argv[0], err = runtime.ArgInt("cache_get", "stamp", a.Stamp, 1, 9007199254740991); err != nil {
 		return nil, nil, err
 	}
-	return []string{entry.String()}, argv, nil
+	return []string{entryName}, argv, nil
 }
 
 func decodeCacheGet(v any) (CacheGetResult, error) {
@@ -165,7 +176,18 @@ type CacheSetResult struct {
 func cacheSetInput(entry CacheSetEntry, a CacheSetArgs) ([]string, []any, error) {
 	argv := make([]any, 4)
 	var err error
-	if entry == nil || entry.String() == "" {
+	var entryName string
+	switch k := entry.(type) {
+	case SafetyTextKey:
+		entryName = k.key
+	case SafetyVerdictKey:
+		entryName = k.key
+	case SafetyLinkKey:
+		entryName = k.key
+	case SafetyDNSKey:
+		entryName = k.key
+	}
+	if entryName == "" {
 		return nil, nil, runtime.MissingKey("cache_set", "entry")
 	}
 	if argv[0], err = runtime.ArgBytes("cache_set", "value", a.Value, 16384); err != nil {
@@ -180,7 +202,7 @@ func cacheSetInput(entry CacheSetEntry, a CacheSetArgs) ([]string, []any, error)
 	if argv[3], err = runtime.ArgDuration("cache_set", "max_ttl", a.MaxTTL, 1*time.Millisecond, 720*time.Hour); err != nil {
 		return nil, nil, err
 	}
-	return []string{entry.String()}, argv, nil
+	return []string{entryName}, argv, nil
 }
 
 func decodeCacheSet(v any) (CacheSetResult, error) {
@@ -244,7 +266,7 @@ type RateDecision struct {
 func safetyRateLimitInput(bucket SafetyRLServiceKey, a SafetyRateLimitArgs) ([]string, []any, error) {
 	argv := make([]any, 5)
 	var err error
-	if bucket.String() == "" {
+	if bucket.key == "" {
 		return nil, nil, runtime.MissingKey("safety_rate_limit", "bucket")
 	}
 	if argv[0], err = runtime.ArgInt("safety_rate_limit", "limit", a.Limit, 1, 1000000); err != nil {
@@ -260,7 +282,7 @@ func safetyRateLimitInput(bucket SafetyRLServiceKey, a SafetyRateLimitArgs) ([]s
 		return nil, nil, err
 	}
 	argv[4] = runtime.ArgBool(a.Peek)
-	return []string{bucket.String()}, argv, nil
+	return []string{bucket.key}, argv, nil
 }
 
 func decodeSafetyRateLimit(v any) (RateDecision, error) {

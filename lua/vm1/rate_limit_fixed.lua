@@ -22,8 +22,24 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local count = tonumber(redis.call('GET', key) or '0')
-local pttl = redis.call('PTTL', key)
+-- A bucket of another type, or a string that is no counter, was left by another
+-- writer (an algorithm change while it lived). Buckets are disposable: it is
+-- dropped, or read as empty by a peek.
+local typ = redis.call('TYPE', key)['ok']
+local count, pttl = 0, -2
+local foreign = typ ~= 'none'
+if typ == 'string' then
+  local raw = redis.call('GET', key)
+  if raw == '0' or (#raw <= 15 and string.match(raw, '^[1-9]%d*$')) then
+    count = tonumber(raw)
+    pttl = redis.call('PTTL', key)
+    foreign = false
+  end
+end
+if foreign and not peek then
+  redis.call('DEL', key)
+end
+
 if pttl == -1 and not peek then
   -- A counter without expiry would never reset: give it one.
   pttl = window + jitter

@@ -1,12 +1,13 @@
 -- rate_limit_sliding: sliding-window limit over a ZSET of request timestamps
 -- (seed 000 §3, §8). Old entries are dropped, the window counted, this request's
--- cost added and the expiry set, atomically.
+-- cost added and the expiry set, atomically. Each unit is one ZSET member, so
+-- limit and cost are capped at 10000 (a bucket stays small and a call short).
 --
 -- KEYS[1] bucket        ZSET member -> request time (ms)
--- ARGV[1] limit         units allowed per window
+-- ARGV[1] limit         units allowed per window, 1..10000
 -- ARGV[2] window        window length, ms
 -- ARGV[3] jitter        extra TTL, ms (from Go, spreads expiries)
--- ARGV[4] cost          units this request consumes
+-- ARGV[4] cost          units this request consumes, 1..limit
 -- ARGV[5] peek          "1": evaluate without consuming (no writes)
 -- ARGV[6] nonce         unique per request: members are nonce:1 .. nonce:cost
 -- Reply: {allowed, remaining, retry_after_ms, reset_at_ms}
@@ -17,8 +18,8 @@ local jitter = tonumber(ARGV[3])
 local cost = tonumber(ARGV[4])
 local peek = ARGV[5] == '1'
 local nonce = ARGV[6]
-if not (limit and window and jitter and cost) or limit < 1 or window < 1 or jitter < 0 or cost < 1 or cost > limit then
-  return redis.error_reply('BAD_ARG rate_limit_sliding: want limit, window, cost >= 1, jitter >= 0 and cost <= limit')
+if not (limit and window and jitter and cost) or limit < 1 or limit > 10000 or window < 1 or jitter < 0 or cost < 1 or cost > limit then
+  return redis.error_reply('BAD_ARG rate_limit_sliding: want 1 <= cost <= limit <= 10000, window >= 1 and jitter >= 0')
 end
 
 local t = redis.call('TIME')
@@ -26,9 +27,19 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- An entry stamped s is in the window while s > now - window (scores are whole ms).
 local oldest = now - window + 1
 
-local count
+-- A bucket of another type was left by another algorithm (a policy change while
+-- it lived). Buckets are disposable: it is dropped, or read as empty by a peek.
+local typ = redis.call('TYPE', key)['ok']
+local foreign = typ ~= 'none' and typ ~= 'zset'
+if foreign and not peek then
+  redis.call('DEL', key)
+end
+
+local count = 0
 if peek then
-  count = redis.call('ZCOUNT', key, oldest, '+inf')
+  if not foreign then
+    count = redis.call('ZCOUNT', key, oldest, '+inf')
+  end
 else
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
   count = redis.call('ZCARD', key)

@@ -3,7 +3,12 @@
 -- `limit`. Times are kept in units of 1/limit ms, so every quantity is an integer
 -- and retry_after is exact to the millisecond.
 --
--- KEYS[1] bucket        HASH base (ms), tat (theoretical arrival time, 1/limit ms after base)
+-- The bucket stores the limit and window its tat is counted in. A bucket made
+-- under another limit or window (a policy change while it lived), one of another
+-- type (another algorithm) or one without them is read as a full bucket: it is
+-- replaced by the next charge, never misread; a peek writes nothing.
+--
+-- KEYS[1] bucket        HASH base (ms), tat (1/limit ms after base), limit, window
 -- ARGV[1] limit         bucket size and tokens per window
 -- ARGV[2] window        refill period of `limit` tokens, ms
 -- ARGV[3] jitter        extra TTL, ms
@@ -25,9 +30,15 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 -- tat relative to now, in 1/limit ms; 0 when the bucket is full.
 local tat = 0
-local state = redis.call('HMGET', key, 'base', 'tat')
-if state[1] and state[2] then
-  tat = math.max(tonumber(state[2]) - (now - tonumber(state[1])) * limit, 0)
+local typ = redis.call('TYPE', key)['ok']
+local stale = typ ~= 'none'
+if typ == 'hash' then
+  local state = redis.call('HMGET', key, 'base', 'tat', 'limit', 'window')
+  local base, stored = tonumber(state[1]), tonumber(state[2])
+  if base and stored and tonumber(state[3]) == limit and tonumber(state[4]) == window then
+    tat = math.max(stored - (now - base) * limit, 0)
+    stale = false
+  end
 end
 
 local burst = window * limit   -- the tolerance: a full bucket's worth of time
@@ -36,8 +47,11 @@ local allowed = new_tat <= burst
 local retry_after = 0
 if allowed then
   if not peek then
+    if stale then
+      redis.call('DEL', key)
+    end
     tat = new_tat
-    redis.call('HSET', key, 'base', now, 'tat', tat)
+    redis.call('HSET', key, 'base', now, 'tat', tat, 'limit', limit, 'window', window)
     redis.call('PEXPIRE', key, math.ceil(tat / limit) + jitter)
   end
 else

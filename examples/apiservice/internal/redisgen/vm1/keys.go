@@ -16,7 +16,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "b1cc863be864feb153d3cb59a85a180870a539fda19adafef0bee8a6a20735a3"
+	SpecSHA256 = "61362f5b9e7d6c05e55dddc1febcaed8737510c108d064d10f70fa4532300033"
 )
 
 // DB0 is database 0 of vm1 (seed 000 §2, §3, §4), reached through REDIS_URL as ACL user

@@ -167,19 +167,25 @@ return redis.call('EXISTS', KEYS[1])
 
 // JWKSNegativeMarkSHA1 is the SHA1 of lua/vm1/jwks_negative_mark.lua, the name EVALSHA
 // calls it by.
-const JWKSNegativeMarkSHA1 = "4184d66390a990defc43f9db6f29d188282cac02"
+const JWKSNegativeMarkSHA1 = "67e401ea50a1a1256da22b64dc9c1f19b48b249c"
 
 // jwksNegativeMarkSource is lua/vm1/jwks_negative_mark.lua.
-const jwksNegativeMarkSource = `-- jwks_negative_mark: remembers that a kid was not found in the JWKS (seed 000 §3).
+const jwksNegativeMarkSource = `-- jwks_negative_mark: remembers that a kid was not found in the JWKS (seed 000 §3),
+-- for a fixed 30 s from the first miss. Marking again does not restart the TTL, so
+-- a kid an attacker keeps sending is still looked up again every 30 s (a key
+-- rotated in meanwhile is found).
 --
 -- KEYS[1] marker        string "1"
 -- ARGV[1] ttl           ms (30 s, from the spec)
 -- Reply: created (1 when no marker was there)
-local old = redis.call('SET', KEYS[1], '1', 'PX', ARGV[1], 'GET')
-if old then
-  return 0
+if redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then
+  return 1
 end
-return 1
+if redis.call('PTTL', KEYS[1]) == -1 then
+  -- A marker without expiry (not written by this script) would hide the kid forever.
+  redis.call('PEXPIRE', KEYS[1], ARGV[1])
+end
+return 0
 `
 
 // LockAcquireSHA1 is the SHA1 of lua/vm1/lock_acquire.lua, the name EVALSHA calls it by.
@@ -257,7 +263,7 @@ return 'ok'
 
 // RateLimitFixedSHA1 is the SHA1 of lua/vm1/rate_limit_fixed.lua, the name EVALSHA calls
 // it by.
-const RateLimitFixedSHA1 = "d23fbe202dbf209061f77637c51c3a1eef6be521"
+const RateLimitFixedSHA1 = "b7de5ae62dca8bc7d44f5c738ae99fa4ea6b4bd3"
 
 // rateLimitFixedSource is lua/vm1/rate_limit_fixed.lua.
 const rateLimitFixedSource = `-- rate_limit_fixed: fixed-window counter (seed 000 §3, §8). INCRBY and the first
@@ -284,8 +290,24 @@ end
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
-local count = tonumber(redis.call('GET', key) or '0')
-local pttl = redis.call('PTTL', key)
+-- A bucket of another type, or a string that is no counter, was left by another
+-- writer (an algorithm change while it lived). Buckets are disposable: it is
+-- dropped, or read as empty by a peek.
+local typ = redis.call('TYPE', key)['ok']
+local count, pttl = 0, -2
+local foreign = typ ~= 'none'
+if typ == 'string' then
+  local raw = redis.call('GET', key)
+  if raw == '0' or (#raw <= 15 and string.match(raw, '^[1-9]%d*$')) then
+    count = tonumber(raw)
+    pttl = redis.call('PTTL', key)
+    foreign = false
+  end
+end
+if foreign and not peek then
+  redis.call('DEL', key)
+end
+
 if pttl == -1 and not peek then
   -- A counter without expiry would never reset: give it one.
   pttl = window + jitter
@@ -317,20 +339,71 @@ end
 return {allowed and 1 or 0, remaining, retry_after, reset_at}
 `
 
+// RateLimitFixedRefundSHA1 is the SHA1 of lua/vm1/rate_limit_fixed_refund.lua, the name
+// EVALSHA calls it by.
+const RateLimitFixedRefundSHA1 = "c5c77839de715166632f49ba88a707dbec24a4c1"
+
+// rateLimitFixedRefundSource is lua/vm1/rate_limit_fixed_refund.lua.
+const rateLimitFixedRefundSource = `-- rate_limit_fixed_refund: gives back what rate_limit_fixed took for a request
+-- that a later limit of its route denied (seed 000 §3), only within the window it
+-- was taken from. A window is known by its end: the charge's reset_at. Another
+-- window of the key opens only after that one ended, so it ends at least a window
+-- later; a refund that finds the end moved by more than half a window finds
+-- another window and gives nothing back. A counter back at 0 is deleted, as if
+-- the window had never opened; otherwise it keeps its expiry.
+--
+-- KEYS[1] bucket        counter
+-- ARGV[1] cost          units the request took
+-- ARGV[2] window        the limit's window, ms
+-- ARGV[3] reset_at      the reset_at (ms) rate_limit_fixed answered for the charge
+-- Reply: refunded (1 when units were given back)
+local key = KEYS[1]
+local cost = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local charged_reset = tonumber(ARGV[3])
+if not (cost and window and charged_reset) or cost < 1 or window < 1 or charged_reset < 1 then
+  return redis.error_reply('BAD_ARG rate_limit_fixed_refund: want cost, window and reset_at >= 1')
+end
+if redis.call('TYPE', key)['ok'] ~= 'string' then
+  return 0
+end
+local raw = redis.call('GET', key)
+if not (#raw <= 15 and string.match(raw, '^[1-9]%d*$')) then
+  return 0
+end
+local count = tonumber(raw)
+local pttl = redis.call('PTTL', key)
+if pttl < 0 then
+  return 0
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+if math.abs(now + pttl + 1 - charged_reset) > math.floor(window / 2) then
+  return 0 -- another window
+end
+if count <= cost then
+  redis.call('DEL', key)
+else
+  redis.call('DECRBY', key, cost)
+end
+return 1
+`
+
 // RateLimitSlidingSHA1 is the SHA1 of lua/vm1/rate_limit_sliding.lua, the name EVALSHA
 // calls it by.
-const RateLimitSlidingSHA1 = "0fb6a3b241b2ea45ca00489258510c7ac2831734"
+const RateLimitSlidingSHA1 = "6257ea1345e2ac50cc0c8756519926726381f222"
 
 // rateLimitSlidingSource is lua/vm1/rate_limit_sliding.lua.
 const rateLimitSlidingSource = `-- rate_limit_sliding: sliding-window limit over a ZSET of request timestamps
 -- (seed 000 §3, §8). Old entries are dropped, the window counted, this request's
--- cost added and the expiry set, atomically.
+-- cost added and the expiry set, atomically. Each unit is one ZSET member, so
+-- limit and cost are capped at 10000 (a bucket stays small and a call short).
 --
 -- KEYS[1] bucket        ZSET member -> request time (ms)
--- ARGV[1] limit         units allowed per window
+-- ARGV[1] limit         units allowed per window, 1..10000
 -- ARGV[2] window        window length, ms
 -- ARGV[3] jitter        extra TTL, ms (from Go, spreads expiries)
--- ARGV[4] cost          units this request consumes
+-- ARGV[4] cost          units this request consumes, 1..limit
 -- ARGV[5] peek          "1": evaluate without consuming (no writes)
 -- ARGV[6] nonce         unique per request: members are nonce:1 .. nonce:cost
 -- Reply: {allowed, remaining, retry_after_ms, reset_at_ms}
@@ -341,8 +414,8 @@ local jitter = tonumber(ARGV[3])
 local cost = tonumber(ARGV[4])
 local peek = ARGV[5] == '1'
 local nonce = ARGV[6]
-if not (limit and window and jitter and cost) or limit < 1 or window < 1 or jitter < 0 or cost < 1 or cost > limit then
-  return redis.error_reply('BAD_ARG rate_limit_sliding: want limit, window, cost >= 1, jitter >= 0 and cost <= limit')
+if not (limit and window and jitter and cost) or limit < 1 or limit > 10000 or window < 1 or jitter < 0 or cost < 1 or cost > limit then
+  return redis.error_reply('BAD_ARG rate_limit_sliding: want 1 <= cost <= limit <= 10000, window >= 1 and jitter >= 0')
 end
 
 local t = redis.call('TIME')
@@ -350,9 +423,19 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- An entry stamped s is in the window while s > now - window (scores are whole ms).
 local oldest = now - window + 1
 
-local count
+-- A bucket of another type was left by another algorithm (a policy change while
+-- it lived). Buckets are disposable: it is dropped, or read as empty by a peek.
+local typ = redis.call('TYPE', key)['ok']
+local foreign = typ ~= 'none' and typ ~= 'zset'
+if foreign and not peek then
+  redis.call('DEL', key)
+end
+
+local count = 0
 if peek then
-  count = redis.call('ZCOUNT', key, oldest, '+inf')
+  if not foreign then
+    count = redis.call('ZCOUNT', key, oldest, '+inf')
+  end
 else
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
   count = redis.call('ZCARD', key)
@@ -399,12 +482,96 @@ end
 return {allowed and 1 or 0, remaining, retry_after, reset_at}
 `
 
+// RateLimitSlidingRefundSHA1 is the SHA1 of lua/vm1/rate_limit_sliding_refund.lua, the
+// name EVALSHA calls it by.
+const RateLimitSlidingRefundSHA1 = "1c08362c010f28a924364ba3d540e45396c68679"
+
+// rateLimitSlidingRefundSource is lua/vm1/rate_limit_sliding_refund.lua.
+const rateLimitSlidingRefundSource = `-- rate_limit_sliding_refund: gives back what rate_limit_sliding took for a
+-- request that a later limit of its route denied (seed 000 §3): removes exactly
+-- that request's members, nonce:1 .. nonce:cost, and nothing else. Entries that
+-- already left the window are simply not there. The bucket keeps its expiry.
+--
+-- KEYS[1] bucket        ZSET member -> request time (ms)
+-- ARGV[1] cost          units the request took, 1..10000
+-- ARGV[2] nonce         the request's nonce
+-- Reply: refunded (1 when any member was removed)
+local key = KEYS[1]
+local cost = tonumber(ARGV[1])
+local nonce = ARGV[2]
+if not cost or cost < 1 or cost > 10000 then
+  return redis.error_reply('BAD_ARG rate_limit_sliding_refund: want 1 <= cost <= 10000')
+end
+if redis.call('TYPE', key)['ok'] ~= 'zset' then
+  return 0
+end
+local removed = 0
+for i = 1, cost, 100 do
+  local members = {}
+  for j = i, math.min(i + 99, cost) do
+    members[#members + 1] = nonce .. ':' .. j
+  end
+  removed = removed + redis.call('ZREM', key, unpack(members))
+end
+return removed > 0 and 1 or 0
+`
+
 // RateLimitTokenBucketSHA1 is the SHA1 of lua/vm1/rate_limit_token_bucket.lua, the name
 // EVALSHA calls it by.
-const RateLimitTokenBucketSHA1 = "0d3eafdf0f5fd9e86a8899a94f16d1e142a6e94e"
+const RateLimitTokenBucketSHA1 = "dee0a3b07d20c8c020402aa69b82ac882efdb631"
 
 // rateLimitTokenBucketSource is lua/vm1/rate_limit_token_bucket.lua.
-const rateLimitTokenBucketSource = "-- rate_limit_token_bucket: token bucket as GCRA (seed 000 §3, §8, service routes).\n-- `limit` tokens refill evenly over `window`; a full bucket allows a burst of\n-- `limit`. Times are kept in units of 1/limit ms, so every quantity is an integer\n-- and retry_after is exact to the millisecond.\n--\n-- KEYS[1] bucket        HASH base (ms), tat (theoretical arrival time, 1/limit ms after base)\n-- ARGV[1] limit         bucket size and tokens per window\n-- ARGV[2] window        refill period of `limit` tokens, ms\n-- ARGV[3] jitter        extra TTL, ms\n-- ARGV[4] cost          tokens this request takes\n-- ARGV[5] peek          \"1\": evaluate without consuming (no writes)\n-- Reply: {allowed, remaining, retry_after_ms, reset_at_ms}\nlocal key = KEYS[1]\nlocal limit = tonumber(ARGV[1])\nlocal window = tonumber(ARGV[2])\nlocal jitter = tonumber(ARGV[3])\nlocal cost = tonumber(ARGV[4])\nlocal peek = ARGV[5] == '1'\nif not (limit and window and jitter and cost) or limit < 1 or window < 1 or jitter < 0 or cost < 1 or cost > limit then\n  return redis.error_reply('BAD_ARG rate_limit_token_bucket: want limit, window, cost >= 1, jitter >= 0 and cost <= limit')\nend\n\nlocal t = redis.call('TIME')\nlocal now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n\n-- tat relative to now, in 1/limit ms; 0 when the bucket is full.\nlocal tat = 0\nlocal state = redis.call('HMGET', key, 'base', 'tat')\nif state[1] and state[2] then\n  tat = math.max(tonumber(state[2]) - (now - tonumber(state[1])) * limit, 0)\nend\n\nlocal burst = window * limit   -- the tolerance: a full bucket's worth of time\nlocal new_tat = tat + window * cost\nlocal allowed = new_tat <= burst\nlocal retry_after = 0\nif allowed then\n  if not peek then\n    tat = new_tat\n    redis.call('HSET', key, 'base', now, 'tat', tat)\n    redis.call('PEXPIRE', key, math.ceil(tat / limit) + jitter)\n  end\nelse\n  retry_after = math.ceil((new_tat - burst) / limit)\nend\n\nlocal left = tat\nif peek and allowed then\n  left = new_tat\nend\nlocal remaining = math.floor((burst - left) / window)\nlocal reset_at = now + math.ceil(left / limit)\nreturn {allowed and 1 or 0, remaining, retry_after, reset_at}\n"
+const rateLimitTokenBucketSource = "-- rate_limit_token_bucket: token bucket as GCRA (seed 000 §3, §8, service routes).\n-- `limit` tokens refill evenly over `window`; a full bucket allows a burst of\n-- `limit`. Times are kept in units of 1/limit ms, so every quantity is an integer\n-- and retry_after is exact to the millisecond.\n--\n-- The bucket stores the limit and window its tat is counted in. A bucket made\n-- under another limit or window (a policy change while it lived), one of another\n-- type (another algorithm) or one without them is read as a full bucket: it is\n-- replaced by the next charge, never misread; a peek writes nothing.\n--\n-- KEYS[1] bucket        HASH base (ms), tat (1/limit ms after base), limit, window\n-- ARGV[1] limit         bucket size and tokens per window\n-- ARGV[2] window        refill period of `limit` tokens, ms\n-- ARGV[3] jitter        extra TTL, ms\n-- ARGV[4] cost          tokens this request takes\n-- ARGV[5] peek          \"1\": evaluate without consuming (no writes)\n-- Reply: {allowed, remaining, retry_after_ms, reset_at_ms}\nlocal key = KEYS[1]\nlocal limit = tonumber(ARGV[1])\nlocal window = tonumber(ARGV[2])\nlocal jitter = tonumber(ARGV[3])\nlocal cost = tonumber(ARGV[4])\nlocal peek = ARGV[5] == '1'\nif not (limit and window and jitter and cost) or limit < 1 or window < 1 or jitter < 0 or cost < 1 or cost > limit then\n  return redis.error_reply('BAD_ARG rate_limit_token_bucket: want limit, window, cost >= 1, jitter >= 0 and cost <= limit')\nend\n\nlocal t = redis.call('TIME')\nlocal now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)\n\n-- tat relative to now, in 1/limit ms; 0 when the bucket is full.\nlocal tat = 0\nlocal typ = redis.call('TYPE', key)['ok']\nlocal stale = typ ~= 'none'\nif typ == 'hash' then\n  local state = redis.call('HMGET', key, 'base', 'tat', 'limit', 'window')\n  local base, stored = tonumber(state[1]), tonumber(state[2])\n  if base and stored and tonumber(state[3]) == limit and tonumber(state[4]) == window then\n    tat = math.max(stored - (now - base) * limit, 0)\n    stale = false\n  end\nend\n\nlocal burst = window * limit   -- the tolerance: a full bucket's worth of time\nlocal new_tat = tat + window * cost\nlocal allowed = new_tat <= burst\nlocal retry_after = 0\nif allowed then\n  if not peek then\n    if stale then\n      redis.call('DEL', key)\n    end\n    tat = new_tat\n    redis.call('HSET', key, 'base', now, 'tat', tat, 'limit', limit, 'window', window)\n    redis.call('PEXPIRE', key, math.ceil(tat / limit) + jitter)\n  end\nelse\n  retry_after = math.ceil((new_tat - burst) / limit)\nend\n\nlocal left = tat\nif peek and allowed then\n  left = new_tat\nend\nlocal remaining = math.floor((burst - left) / window)\nlocal reset_at = now + math.ceil(left / limit)\nreturn {allowed and 1 or 0, remaining, retry_after, reset_at}\n"
+
+// RateLimitTokenBucketRefundSHA1 is the SHA1 of
+// lua/vm1/rate_limit_token_bucket_refund.lua, the name EVALSHA calls it by.
+const RateLimitTokenBucketRefundSHA1 = "ab53762dae9b0d3a887bb35d8e587823f13be3e6"
+
+// rateLimitTokenBucketRefundSource is lua/vm1/rate_limit_token_bucket_refund.lua.
+const rateLimitTokenBucketRefundSource = `-- rate_limit_token_bucket_refund: gives back what rate_limit_token_bucket took
+-- for a request that a later limit of its route denied (seed 000 §3): window*cost
+-- of tat (1/limit ms), floored at a full bucket. Only what is still ahead of now
+-- can be given back: a charge whose reset_at passed has refilled already, and the
+-- tat there belongs to later requests. A bucket under another limit or window is
+-- left alone. A bucket that is full again is deleted; otherwise it keeps its expiry.
+--
+-- KEYS[1] bucket        HASH base (ms), tat (1/limit ms after base), limit, window
+-- ARGV[1] limit         the limit the charge ran with
+-- ARGV[2] window        the window the charge ran with, ms
+-- ARGV[3] cost          tokens the request took
+-- ARGV[4] reset_at      the reset_at (ms) rate_limit_token_bucket answered for the charge
+-- Reply: refunded (1 when tat was given back)
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local cost = tonumber(ARGV[3])
+local charged_reset = tonumber(ARGV[4])
+if not (limit and window and cost and charged_reset) or limit < 1 or window < 1 or cost < 1 or cost > limit or charged_reset < 1 then
+  return redis.error_reply('BAD_ARG rate_limit_token_bucket_refund: want limit, window, cost and reset_at >= 1 and cost <= limit')
+end
+if redis.call('TYPE', key)['ok'] ~= 'hash' then
+  return 0
+end
+local state = redis.call('HMGET', key, 'base', 'tat', 'limit', 'window')
+local base, stored = tonumber(state[1]), tonumber(state[2])
+if not (base and stored) or tonumber(state[3]) ~= limit or tonumber(state[4]) ~= window then
+  return 0
+end
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local tat = math.max(stored - (now - base) * limit, 0)
+local give = math.min(window * cost, tat, math.max(charged_reset - now, 0) * limit)
+if give <= 0 then
+  return 0
+end
+tat = tat - give
+if tat == 0 then
+  redis.call('DEL', key)
+else
+  redis.call('HSET', key, 'base', now, 'tat', tat)
+end
+return 1
+`
 
 // RTCleanupSHA1 is the SHA1 of lua/vm1/rt_cleanup.lua, the name EVALSHA calls it by.
 const RTCleanupSHA1 = "94ca135a39256556abf342a2960e5c4995532494"
