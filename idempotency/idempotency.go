@@ -14,8 +14,11 @@
 //
 // A transient 503 or 504, or an error from the call, is never recorded: the
 // reservation and the claim are released and a retry runs again. With Redis
-// unavailable a call fails closed with an error matching ErrUnavailable (503),
-// while a completed record is still answered from PostgreSQL.
+// unavailable (runtime.Unavailable: down, timed out, past the caller's deadline,
+// loading, out of memory) a call fails closed with an error matching
+// ErrUnavailable (503), while a completed record is still answered from
+// PostgreSQL. A refusal by Redis (NOPERM, a script error, a reply of the wrong
+// shape) and the caller's own cancellation are returned as errors.
 //
 // The stored Response has no body and no field for tokens, cookies, presigned
 // URLs or personal data; its headers pass an allow-list.
@@ -133,7 +136,7 @@ func New(cfg Config) (*Keeper, error) {
 		return nil, errors.New("idempotency: Config.Scripts is nil")
 	case cfg.Store == nil:
 		return nil, errors.New("idempotency: Config.Store is nil")
-	case cfg.KeyHMAC.Sum("") == (runtime.HMACKey{}).Sum(""):
+	case cfg.KeyHMAC.IsZero():
 		return nil, errors.New("idempotency: Config.KeyHMAC is the zero key; build it with runtime.NewHMACKey")
 	}
 	if cfg.Lease == 0 {
@@ -191,12 +194,6 @@ func token() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// redisFailure tells a failure of Redis (network, timeout, an error reply such
-// as OOM or LOADING, a reply of the wrong shape) from a refusal of our own input.
-func redisFailure(err error) bool {
-	return !errors.Is(err, runtime.ErrInvalidArg) && !errors.Is(err, runtime.ErrInvalidKeyPart)
-}
-
 // Do runs fn for the first request with req's key and records its outcome; a
 // retry with the same fingerprint gets the stored Response (Outcome.Replayed), a
 // concurrent one ErrInProgress, one with another fingerprint ErrConflict. fn runs
@@ -210,9 +207,18 @@ func (k *Keeper) Do(ctx context.Context, req Request, fn Func) (Outcome, error) 
 	owner := token()
 	res, err := k.scripts.IdemReserve(ctx, ks.record, ks.lock, vm1.IdemReserveArgs{Fingerprint: req.Fingerprint, Owner: owner})
 	if err != nil {
-		if ctx.Err() != nil || !redisFailure(err) {
+		if cerr := ctx.Err(); errors.Is(cerr, context.Canceled) && !errors.Is(err, context.Canceled) {
+			err = fmt.Errorf("%w: %w", cerr, err) // the client reported its own timeout after the caller gave up
+		}
+		if !runtime.Unavailable(err) {
+			// The caller gave up, or Redis refused the call (NOPERM, a script
+			// error, a reply of the wrong shape): a bug or a misconfiguration,
+			// never read as an outage.
 			return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, err)
 		}
+		// Redis cannot answer (down, timed out, the caller's deadline passed,
+		// loading, out of memory): fail closed, but a completed record can
+		// still be answered from PostgreSQL.
 		k.metrics.redisError("reserve")
 		return k.withoutRedis(ctx, req, ks, err)
 	}
@@ -244,16 +250,8 @@ func (k *Keeper) withoutRedis(ctx context.Context, req Request, ks keys, redisEr
 	case err != nil:
 		k.metrics.outcome(req.Scope, resultUnavailable)
 		return Outcome{}, fmt.Errorf("idempotency %s: %w: redis: %w; postgres: %w", req.Scope, ErrUnavailable, redisErr, err)
-	case found && d.state == vm1.IdemStateCompleted && d.fingerprint != req.Fingerprint:
-		k.metrics.outcome(req.Scope, resultConflict)
-		return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrConflict)
 	case found && d.state == vm1.IdemStateCompleted:
-		out, err := replay(d)
-		if err != nil {
-			return Outcome{}, fmt.Errorf("idempotency %s: durable record: %w", req.Scope, err)
-		}
-		k.metrics.outcome(req.Scope, resultFallback)
-		return out, nil
+		return k.fromCompleted(req, d)
 	}
 	k.metrics.outcome(req.Scope, resultUnavailable)
 	return Outcome{}, fmt.Errorf("idempotency %s: %w: %w", req.Scope, ErrUnavailable, redisErr)
@@ -270,16 +268,7 @@ func (k *Keeper) fromDurable(ctx context.Context, req Request, ks keys, corrupt 
 	}
 	if found && d.state == vm1.IdemStateCompleted {
 		k.warm(ctx, ks, token(), d)
-		if d.fingerprint != req.Fingerprint {
-			k.metrics.outcome(req.Scope, resultConflict)
-			return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrConflict)
-		}
-		out, err := replay(d)
-		if err != nil {
-			return Outcome{}, fmt.Errorf("idempotency %s: durable record: %w", req.Scope, err)
-		}
-		k.metrics.outcome(req.Scope, resultFallback)
-		return out, nil
+		return k.fromCompleted(req, d)
 	}
 	if corrupt != nil {
 		return Outcome{}, fmt.Errorf("idempotency %s: stored response: %w", req.Scope, corrupt)
@@ -288,11 +277,18 @@ func (k *Keeper) fromDurable(ctx context.Context, req Request, ks keys, corrupt 
 	return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrInProgress)
 }
 
-func replay(d durable) (Outcome, error) {
+// fromCompleted answers req from a completed durable row: ErrConflict when the
+// row holds another fingerprint, else the row's stored response (a fallback).
+func (k *Keeper) fromCompleted(req Request, d durable) (Outcome, error) {
+	if d.fingerprint != req.Fingerprint {
+		k.metrics.outcome(req.Scope, resultConflict)
+		return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrConflict)
+	}
 	var resp Response
 	if err := resp.UnmarshalMsgpack(d.response); err != nil {
-		return Outcome{}, err
+		return Outcome{}, fmt.Errorf("idempotency %s: durable record: %w", req.Scope, err)
 	}
+	k.metrics.outcome(req.Scope, resultFallback)
 	return Outcome{Response: resp, Replayed: true, Source: SourceDurable, Version: d.version}, nil
 }
 
@@ -334,16 +330,7 @@ func (k *Keeper) execute(ctx context.Context, req Request, ks keys, owner string
 		case d.state == vm1.IdemStateCompleted:
 			// Redis had lost the record: the truth answers and warms it back.
 			k.warm(ctx, ks, owner, d)
-			if d.fingerprint != req.Fingerprint {
-				k.metrics.outcome(req.Scope, resultConflict)
-				return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrConflict)
-			}
-			out, err := replay(d)
-			if err != nil {
-				return Outcome{}, fmt.Errorf("idempotency %s: durable record: %w", req.Scope, err)
-			}
-			k.metrics.outcome(req.Scope, resultFallback)
-			return out, nil
+			return k.fromCompleted(req, d)
 		case d.fingerprint != req.Fingerprint:
 			k.release(ctx, ks, owner)
 			k.metrics.outcome(req.Scope, resultConflict)

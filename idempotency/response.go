@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/runtime/keypart"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -202,6 +203,10 @@ func (r Response) MarshalMsgpack() ([]byte, error) {
 func (r *Response) UnmarshalMsgpack(b []byte) error {
 	if len(b) > MaxResponseBytes {
 		return fmt.Errorf("%d bytes, the limit is %d: %w", len(b), MaxResponseBytes, ErrResponseTooLarge)
+	}
+	// One well-formed value whose every length fits inside b, before any decoding.
+	if err := runtime.CheckMsgpack(b, MaxResponseBytes); err != nil {
+		return fmt.Errorf("%w (%w)", ErrCorruptResponse, err)
 	}
 	rd := bytes.NewReader(b)
 	dec := msgpack.NewDecoder(rd)

@@ -147,12 +147,13 @@ func (s *Store) release(ctx context.Context, id recordID, owner string) error {
 
 // complete records the outcome in tx, the transaction of the call's own side
 // effects, only while owner holds the claim (errLeaseLost otherwise). The row
-// then lives 24 h (vm1.APIIdemTTL).
+// then lives 24 h (vm1.APIIdemTTL) from the completion: statement_timestamp(),
+// not now(), which is when tx began, before the call ran.
 func (s *Store) complete(ctx context.Context, tx pgx.Tx, id recordID, owner string, status int, response []byte, resourceID string) (int64, error) {
 	var version int64
 	err := tx.QueryRow(ctx, `UPDATE idempotency_records SET state = 'completed', owner = NULL, lease_until = NULL,
-			status = $5, response = $6, resource_id = $7, completed_at = now(),
-			expires_at = now() + $8::float8 * interval '1 millisecond', version = version + 1
+			status = $5, response = $6, resource_id = $7, completed_at = statement_timestamp(),
+			expires_at = statement_timestamp() + $8::float8 * interval '1 millisecond', version = version + 1
 		WHERE scope = $1 AND user_id = $2::uuid AND key_hmac = $3 AND owner = $4 AND state = 'in_progress'
 		RETURNING version`,
 		string(id.scope), id.userID, string(id.keyHMAC), owner, status, response, resourceID, vm1.APIIdemTTL.Milliseconds()).Scan(&version)

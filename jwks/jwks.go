@@ -1,7 +1,8 @@
-// Package jwks remembers, for 30 s, that a JWT's key id was not found in the
-// JWKS (seed 000 §3: han:api:jwks:negative:{kid_hash}), so a flood of tokens
-// naming unknown kids does not refetch the JWKS for each one. The kid enters
-// Redis only as its SHA-256.
+// Package jwks remembers, for 30 s from the first miss, that a JWT's key id was
+// not found in the JWKS (seed 000 §3: han:api:jwks:negative:{kid_hash}), so a
+// flood of tokens naming unknown kids does not refetch the JWKS for each one,
+// while a kid that appears in the JWKS later is found within 30 s. The kid
+// enters Redis only as its SHA-256.
 package jwks
 
 import (
@@ -40,7 +41,10 @@ func checkKID(kid string) error {
 }
 
 // MarkMissing records that kid was not found, for vm1.APIJWKSNegativeTTL (30 s)
-// from now; created is false when a marker was already there (its TTL restarts).
+// from now; created is false when a marker was already there, and then its TTL
+// is left as it is: a marker ends 30 s after the first miss however often the
+// kid is marked again, so a kid that keeps coming (an attacker's, or a key
+// rotated in meanwhile) is looked up in the JWKS again every 30 s.
 func (c *NegativeCache) MarkMissing(ctx context.Context, kid string) (created bool, err error) {
 	if err := checkKID(kid); err != nil {
 		return false, err

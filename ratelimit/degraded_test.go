@@ -3,6 +3,7 @@ package ratelimit
 import (
 	"context"
 	"errors"
+	"net"
 	"net/netip"
 	"sync"
 	"testing"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/runtime"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
@@ -115,5 +117,261 @@ func TestLocalLimiter(t *testing.T) {
 	// Windows that are over make room again.
 	if d := ll.allow(now.Add(time.Minute), vm1.APIRoutePublicGet, limits, []string{"c"}, 1, false); !d.Allowed {
 		t.Fatalf("after the windows ended: %+v", d)
+	}
+}
+
+// hungRedis is a TCP listener that accepts connections and never answers: a
+// Redis that hangs. It is closed when the test ends.
+func hungRedis(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
+}
+
+// A Redis that hangs past the caller's deadline is an outage: each route's
+// degraded mode applies (fail closed is ErrUnavailable, 503; fail open allows;
+// the local limiter decides), whether go-redis gives up on the context's
+// deadline or on its own read timeout after it. Cancelling is the caller's own
+// doing and stays an error.
+func TestHungRedisPastTheDeadlineIsAnOutage(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		opts redis.Options
+	}{
+		{"context deadline", redis.Options{ContextTimeoutEnabled: true, ReadTimeout: time.Second}},
+		{"read timeout after the deadline", redis.Options{ReadTimeout: 300 * time.Millisecond}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			o := c.opts
+			o.Addr, o.MaxRetries, o.DialTimeout, o.Protocol, o.DisableIdentity = hungRedis(t), -1, time.Second, 2, true
+			client := redis.NewClient(&o)
+			t.Cleanup(func() { _ = client.Close() })
+			scripts, err := vm1.NewScripts(vm1.Clients{DB0: client})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := prometheus.NewRegistry()
+			m, _ := NewMetrics(reg)
+			l, err := New(Config{Scripts: scripts, Policy: DefaultPolicy(), IPKey: testIPKey, Metrics: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := Subject{UserID: userA, DialogID: dialogA, IP: netip.MustParseAddr("203.0.113.5")}
+			allow := func(route vm1.APIRoute) (Decision, error) {
+				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+				defer cancel()
+				return l.Allow(ctx, s, route)
+			}
+			if d, err := allow(vm1.APIRouteMessagesSend); !errors.Is(err, ErrUnavailable) || StatusCode(d, err) != 503 {
+				t.Fatalf("messages.send (fail closed): %+v %v, want ErrUnavailable (503)", d, err)
+			}
+			if d, err := allow(vm1.APIRouteProfileGet); err != nil || !d.Allowed || !d.Degraded {
+				t.Fatalf("profile.get (fail open): %+v %v, want allowed and degraded", d, err)
+			}
+			if d, err := allow(vm1.APIRoutePublicGet); err != nil || !d.Allowed || !d.Degraded || d.Remaining != 119 {
+				t.Fatalf("public.get (local limit): %+v %v, want the local limiter's decision", d, err)
+			}
+			if got := testutil.ToFloat64(m.decisions.WithLabelValues("profile.get", "user", "degraded_allowed")); got != 1 {
+				t.Errorf("degraded_allowed = %v, want 1", got)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			time.AfterFunc(50*time.Millisecond, cancel)
+			if d, err := l.Allow(ctx, s, vm1.APIRouteProfileGet); !errors.Is(err, context.Canceled) || d.Allowed {
+				t.Fatalf("cancelled by the caller: %+v %v, want context.Canceled", d, err)
+			}
+		})
+	}
+}
+
+// A refusal is not an outage: under an ACL that lacks a command the scripts
+// call (a deploy whose aclfile is older than its scripts: ERR ... can't run this
+// command), or EVALSHA itself (NOPERM), every route answers the error (500),
+// never its degraded mode: a fail-open route must not stop limiting because of
+// a misconfiguration.
+func TestNOPERMNeverTriggersTheDegradedMode(t *testing.T) {
+	const pw = "ratelimit-acl-test-password-7f3e"
+	srv := redistest.Start(t, redistest.WithACL("user default on nopass ~* &* +@all -zadd -incrby -hset\n"+
+		"user noeval on >"+pw+" ~* &* +@all -evalsha -evalsha_ro\n"))
+	for _, c := range []struct {
+		name   string
+		client *redis.Client
+		want   error
+	}{
+		{"a command inside the scripts", srv.Client(vm1.DB0), runtime.ErrScriptReply},
+		{"EVALSHA", srv.Client(vm1.DB0, func(o *redis.Options) { o.Username, o.Password = "noeval", pw }), runtime.ErrorCode("NOPERM")},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			scripts, err := vm1.NewScripts(vm1.Clients{DB0: c.client})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := prometheus.NewRegistry()
+			m, _ := NewMetrics(reg)
+			p := Policy{
+				vm1.APIRouteProfileGet:    {Algorithm: FixedWindow, Degraded: FailOpen, Limits: []Limit{{Scope: ScopeUser, Limit: 5, Window: time.Minute}}},
+				vm1.APIRoutePublicGet:     {Algorithm: SlidingWindow, Degraded: LocalLimit, Limits: []Limit{{Scope: ScopeIP, Limit: 5, Window: time.Minute}}},
+				vm1.APIRouteInternalInbox: {Algorithm: TokenBucket, Degraded: FailOpen, Limits: []Limit{{Scope: ScopeService, Limit: 5, Window: time.Minute}}},
+				vm1.APIRouteMessagesSend:  {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{{Scope: ScopeUser, Limit: 5, Window: time.Minute}}},
+			}
+			l, err := New(Config{Scripts: scripts, Policy: p, IPKey: testIPKey, Metrics: m})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := Subject{UserID: userA, IP: netip.MustParseAddr("203.0.113.5"), Service: "bitrix-sync"}
+			for route, rt := range p {
+				d, err := l.Allow(context.Background(), s, route)
+				if !errors.Is(err, c.want) || errors.Is(err, ErrUnavailable) || d.Allowed || d.Degraded || StatusCode(d, err) != 500 {
+					t.Errorf("%s: %+v %v, want %v (500), no degraded decision", route, d, err, c.want)
+				}
+				for _, result := range []string{resultDegradedAllowed, resultDegradedDenied, resultUnavailable} {
+					if got := testutil.ToFloat64(m.decisions.WithLabelValues(string(route), string(rt.Limits[0].Scope), result)); got != 0 {
+						t.Errorf("%s %s = %v, want 0", route, result, got)
+					}
+				}
+			}
+		})
+	}
+}
+
+// A bucket another algorithm left on a key (a policy change while it lived) is
+// replaced by the scripts, counted from zero, and never read as an outage: the
+// fail-open route keeps its limit exactly, where a WRONGTYPE read as an outage
+// would allow everything until the old bucket expired.
+func TestWrongTypedBucketIsReplacedThroughTheLimiter(t *testing.T) {
+	for _, alg := range []Algorithm{SlidingWindow, FixedWindow, TokenBucket} {
+		t.Run(string(alg), func(t *testing.T) {
+			ctx := context.Background()
+			srv := redistest.Start(t)
+			c := srv.Client(vm1.DB0)
+			scripts, err := vm1.NewScripts(vm1.Clients{DB0: c})
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg := prometheus.NewRegistry()
+			m, _ := NewMetrics(reg)
+			route := vm1.APIRouteHistoryGet
+			l, err := New(Config{Scripts: scripts, IPKey: testIPKey, Metrics: m, Policy: Policy{
+				route: {Algorithm: alg, Degraded: FailOpen, Limits: []Limit{{Scope: ScopeUser, Limit: 3, Window: time.Minute}}},
+			}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			key, _ := vm1.NewAPIRLUserKey(userA, route, 60)
+			// What the other algorithms would have left.
+			foreign := map[Algorithm][]any{
+				SlidingWindow: {"HSET", key.String(), "base", "1", "tat", "1"},
+				FixedWindow:   {"ZADD", key.String(), "1", "old"},
+				TokenBucket:   {"SET", key.String(), "7"},
+			}[alg]
+			if err := c.Do(ctx, foreign...).Err(); err != nil {
+				t.Fatal(err)
+			}
+			if err := c.PExpire(ctx, key.String(), time.Minute).Err(); err != nil {
+				t.Fatal(err)
+			}
+			allowed := 0
+			for i := 0; i < 10; i++ {
+				d, err := l.Allow(ctx, Subject{UserID: userA}, route)
+				if err != nil || d.Degraded {
+					t.Fatalf("request %d: %+v %v: want a Redis decision", i+1, d, err)
+				}
+				if d.Allowed {
+					allowed++
+				}
+			}
+			if allowed != 3 {
+				t.Fatalf("%d of 10 allowed, want the limit, 3", allowed)
+			}
+			want := map[Algorithm]string{SlidingWindow: "zset", FixedWindow: "string", TokenBucket: "hash"}[alg]
+			if typ := c.Type(ctx, key.String()).Val(); typ != want {
+				t.Fatalf("the bucket is a %s, want %s", typ, want)
+			}
+			if ttl := c.PTTL(ctx, key.String()).Val(); ttl <= 0 {
+				t.Fatalf("the replaced bucket has no TTL: %v", ttl)
+			}
+			if got := testutil.ToFloat64(m.decisions.WithLabelValues(string(route), "user", resultDegradedAllowed)); got != 0 {
+				t.Fatalf("degraded_allowed = %v, want 0", got)
+			}
+		})
+	}
+}
+
+// killOnRefund kills the server just before the first refund script reaches it.
+type killOnRefund struct {
+	srv  *redistest.Server
+	once sync.Once
+}
+
+func (h *killOnRefund) DialHook(next redis.DialHook) redis.DialHook { return next }
+
+func (h *killOnRefund) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if a := cmd.Args(); len(a) > 1 && a[1] == vm1.RateLimitSlidingRefundScript.SHA1() {
+			h.once.Do(h.srv.Kill)
+		}
+		return next(ctx, cmd)
+	}
+}
+
+func (h *killOnRefund) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// A refund that cannot reach Redis leaves its charge (the safe side: the
+// earlier limit counts a request that was denied) and is counted; the request
+// is still denied by the limit that denied it.
+func TestFailedRefundIsCountedAndTheDenialStands(t *testing.T) {
+	ctx := context.Background()
+	srv := redistest.Start(t)
+	c := srv.Client(vm1.DB0, func(o *redis.Options) { o.MaxRetries = -1; o.DialerRetries = 1; o.DialTimeout = time.Second })
+	c.AddHook(&killOnRefund{srv: srv})
+	scripts, err := vm1.NewScripts(vm1.Clients{DB0: c})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := prometheus.NewRegistry()
+	m, _ := NewMetrics(reg)
+	l, err := New(Config{Scripts: scripts, IPKey: testIPKey, Metrics: m, Policy: Policy{vm1.APIRouteMessagesSend: {
+		Algorithm: SlidingWindow, Degraded: FailOpen, Limits: []Limit{
+			{Scope: ScopeUser, Limit: 5, Window: time.Minute},
+			{Scope: ScopeIP, Limit: 1, Window: time.Minute},
+		}}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := Subject{UserID: userA, IP: netip.MustParseAddr("203.0.113.9")}
+	if d, err := l.Allow(ctx, s, vm1.APIRouteMessagesSend); err != nil || !d.Allowed {
+		t.Fatalf("first: %+v %v", d, err)
+	}
+	d, err := l.Allow(ctx, s, vm1.APIRouteMessagesSend)
+	if err != nil || d.Allowed || d.Degraded || d.Scope != ScopeIP {
+		t.Fatalf("second: %+v %v, want denied by the IP limit", d, err)
+	}
+	if got := testutil.ToFloat64(m.refundsFailed.WithLabelValues("messages.send", "user")); got != 1 {
+		t.Fatalf("refund failures = %v, want 1", got)
 	}
 }

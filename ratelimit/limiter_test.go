@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/netip"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -203,9 +204,10 @@ func itoa(i int) string {
 	return itoa(i/10) + digits[i%10:i%10+1]
 }
 
-// Several limits: all must allow; the first denial stops the evaluation (later
-// limits are not charged for a denied request); an allowed decision reports the
-// limit with the fewest units left.
+// Several limits: all must allow; a denied request leaves no charge on any
+// limit (what the earlier ones took is given back); an allowed decision reports
+// the limit with the fewest units left. (Before the refunds, this test asserted
+// that a request the last limit denied stayed charged on the earlier ones.)
 func TestSeveralLimitsOfARoute(t *testing.T) {
 	p := Policy{vm1.APIRouteMessagesSend: {Algorithm: SlidingWindow, Limits: []Limit{
 		{Scope: ScopeUser, Limit: 2, Window: time.Minute},
@@ -224,17 +226,147 @@ func TestSeveralLimitsOfARoute(t *testing.T) {
 	if d := mustAllow(t, l, from(userC), 1, false); !d.Allowed || d.Scope != ScopeIP || d.Remaining != 0 {
 		t.Fatalf("third user: %+v", d)
 	}
-	// The IP limit, the last one, denies; the earlier ones were charged.
-	if d := mustAllow(t, l, from(userA), 1, false); d.Allowed || d.Scope != ScopeIP || d.RetryAfter != time.Minute {
-		t.Fatalf("the address is used up: %+v", d)
+	// The IP limit, the last one, denies, again and again: the user and dialog
+	// limits, which allowed each time, are given back what they took.
+	for i := 0; i < 5; i++ {
+		if d := mustAllow(t, l, from(userA), 1, false); d.Allowed || d.Scope != ScopeIP || d.RetryAfter != time.Minute {
+			t.Fatalf("the address is used up (%d): %+v", i, d)
+		}
 	}
-	// The user limit, the first one, denies: the dialog bucket is not charged.
-	if d := mustAllow(t, l, from(userA), 1, false); d.Allowed || d.Scope != ScopeUser {
+	userKey, _ := vm1.NewAPIRLUserKey(userA, vm1.APIRouteMessagesSend, 60)
+	dialogKey, _ := vm1.NewAPIRLDialogKey(dialogA, 60)
+	if n := len(h.Keyspace()[userKey.String()].ZSet); n != 1 {
+		t.Fatalf("user A's bucket holds %d entries, want 1: a request the IP limit denied stayed charged", n)
+	}
+	if n := len(h.Keyspace()[dialogKey.String()].ZSet); n != 3 {
+		t.Fatalf("the dialog bucket holds %d entries, want 3 (the allowed requests)", n)
+	}
+	// From another address user A still has the one unit the user limit allows.
+	other := Subject{UserID: userA, DialogID: dialogA, IP: netip.MustParseAddr("198.51.100.8")}
+	if d := mustAllow(t, l, other, 1, false); !d.Allowed || d.Scope != ScopeUser || d.Remaining != 0 {
+		t.Fatalf("user A from another address: %+v", d)
+	}
+	// The user limit, the first one, denies: nothing later is charged either.
+	if d := mustAllow(t, l, other, 1, false); d.Allowed || d.Scope != ScopeUser {
 		t.Fatalf("user A is used up: %+v", d)
 	}
-	dialogKey, _ := vm1.NewAPIRLDialogKey(dialogA, 60)
 	if n := len(h.Keyspace()[dialogKey.String()].ZSet); n != 4 {
-		t.Fatalf("the dialog bucket holds %d entries, want 4: a request the user limit denied was charged", n)
+		t.Fatalf("the dialog bucket holds %d entries, want 4", n)
+	}
+}
+
+// Every algorithm: a request a later limit denies leaves the earlier limits as
+// they were, however many times it is denied, and the Retry-After it gets is
+// the deciding limit's own.
+func TestDeniedRequestLeavesNoChargeOnAnyLimit(t *testing.T) {
+	for _, c := range []struct {
+		alg   Algorithm
+		retry time.Duration // of the IP limit once its 2 units are taken at t0
+	}{
+		{SlidingWindow, time.Minute},
+		{FixedWindow, time.Minute + time.Millisecond}, // the counter is gone 1 ms after its expiry
+		{TokenBucket, 30 * time.Second},               // 2 per minute: one token every 30 s
+	} {
+		t.Run(string(c.alg), func(t *testing.T) {
+			p := Policy{vm1.APIRouteProfileUpdate: {Algorithm: c.alg, Limits: []Limit{
+				{Scope: ScopeUser, Limit: 5, Window: time.Minute},
+				{Scope: ScopeIP, Limit: 2, Window: time.Minute},
+			}}}
+			h, l := harness(t, p)
+			ctx := context.Background()
+			crowded := Subject{UserID: userA, IP: netip.MustParseAddr("203.0.113.1")}
+			for i := 0; i < 2; i++ {
+				if d, err := l.Allow(ctx, crowded, vm1.APIRouteProfileUpdate); err != nil || !d.Allowed {
+					t.Fatalf("request %d: %+v %v", i+1, d, err)
+				}
+			}
+			for i := 0; i < 10; i++ {
+				d, err := l.Allow(ctx, crowded, vm1.APIRouteProfileUpdate)
+				if err != nil || d.Allowed || d.Scope != ScopeIP || d.RetryAfter != c.retry {
+					t.Fatalf("denied request %d: %+v %v, want the IP limit with Retry-After %v", i+1, d, err, c.retry)
+				}
+			}
+			// The user limit holds the 2 allowed requests only: 3 units are left.
+			fresh := Subject{UserID: userA, IP: netip.MustParseAddr("203.0.113.2")}
+			d, err := l.Peek(ctx, fresh, vm1.APIRouteProfileUpdate, 2)
+			if err != nil || !d.Allowed {
+				t.Fatalf("peek: %+v %v", d, err)
+			}
+			userKey, _ := vm1.NewAPIRLUserKey(userA, vm1.APIRouteProfileUpdate, 60)
+			if got := userUnits(t, h, c.alg, userKey.String()); got != 2 {
+				t.Fatalf("the user bucket holds %d units, want the 2 allowed", got)
+			}
+			for i := 0; i < 3; i++ {
+				if d, err := l.Allow(ctx, Subject{UserID: userA, IP: netip.MustParseAddr("203.0.113." + itoa(10+i))}, vm1.APIRouteProfileUpdate); err != nil || !d.Allowed {
+					t.Fatalf("user A from a fresh address %d: %+v %v", i, d, err)
+				}
+			}
+			if d, err := l.Allow(ctx, fresh, vm1.APIRouteProfileUpdate); err != nil || d.Allowed || d.Scope != ScopeUser {
+				t.Fatalf("the sixth of user A: %+v %v, want the user limit", d, err)
+			}
+		})
+	}
+}
+
+// userUnits is what a bucket on the harness holds, in units of its algorithm.
+func userUnits(t *testing.T, h *luatest.Server, alg Algorithm, key string) int64 {
+	t.Helper()
+	e, ok := h.Keyspace()[key]
+	if !ok {
+		return 0
+	}
+	switch alg {
+	case SlidingWindow:
+		return int64(len(e.ZSet))
+	case FixedWindow:
+		n, err := strconv.ParseInt(e.String, 10, 64)
+		if err != nil {
+			t.Fatalf("counter %q: %v", e.String, err)
+		}
+		return n
+	}
+	// A token bucket's tat (1/limit ms) at the harness's time, in tokens.
+	tat, _ := strconv.ParseInt(e.Hash["tat"], 10, 64)
+	limit, _ := strconv.ParseInt(e.Hash["limit"], 10, 64)
+	window, _ := strconv.ParseInt(e.Hash["window"], 10, 64)
+	base, _ := strconv.ParseInt(e.Hash["base"], 10, 64)
+	left := max(tat-(h.Clock().Now().UnixMilli()-base)*limit, 0)
+	return (left + window - 1) / window
+}
+
+// Retry-After is when every limit allows the request again: a request the
+// first limit denies for a short while, and a later one for longer, waits for
+// the later one.
+func TestRetryAfterWaitsForEveryLimit(t *testing.T) {
+	p := Policy{vm1.APIRouteMessagesSend: {Algorithm: SlidingWindow, Limits: []Limit{
+		{Scope: ScopeUser, Limit: 2, Window: 10 * time.Second},
+		{Scope: ScopeIP, Limit: 3, Window: time.Minute},
+	}}}
+	h, l := harness(t, p)
+	clock := h.Clock()
+	ip := netip.MustParseAddr("192.0.2.50")
+	a, b := Subject{UserID: userA, IP: ip}, Subject{UserID: userB, IP: ip}
+	mustAllow(t, l, a, 1, false) // t0
+	clock.Advance(time.Second)
+	mustAllow(t, l, a, 1, false) // t0+1s: user A is full
+	clock.Advance(time.Second)
+	mustAllow(t, l, b, 1, false) // t0+2s: the address is full
+	clock.Advance(time.Second)
+	// t0+3s: the user limit frees a unit at t0+10s, the IP limit only at t0+60s.
+	d := mustAllow(t, l, a, 1, false)
+	if d.Allowed || d.Scope != ScopeIP || d.RetryAfter != 57*time.Second || d.Remaining != 0 {
+		t.Fatalf("denied by both: %+v, want the IP limit's 57 s", d)
+	}
+	if p := mustAllow(t, l, a, 1, true); p.Allowed || p.RetryAfter != 57*time.Second {
+		t.Fatalf("a peek: %+v", p)
+	}
+	clock.Advance(57*time.Second - time.Millisecond)
+	if p := mustAllow(t, l, a, 1, true); p.Allowed || p.Scope != ScopeIP || p.RetryAfter != time.Millisecond {
+		t.Fatalf("1 ms early: %+v", p)
+	}
+	clock.Advance(time.Millisecond)
+	if d := mustAllow(t, l, a, 1, false); !d.Allowed {
+		t.Fatalf("on time: %+v", d)
 	}
 }
 

@@ -1,6 +1,7 @@
 package ratelimit
 
 import (
+	"container/heap"
 	"sync"
 	"time"
 
@@ -8,14 +9,22 @@ import (
 )
 
 // localLimiter is the LocalLimit fallback: fixed windows counted in this process
-// only, in a table of at most max entries. A full table (after dropping expired
-// windows) denies subjects it does not hold yet: being conservative is the point
-// while the shared limiter is down (seed 000 §10).
+// only, in a table of at most max entries. A full table (after dropping the
+// windows that are over) denies subjects it does not hold yet: being
+// conservative is the point while the shared limiter is down (seed 000 §10).
+//
+// The windows are also kept in a min-heap by end, so making room pops exactly
+// the windows that are over, each once: a flood of new subjects against a full
+// table of live windows costs one look at the heap's top per subject, never a
+// sweep of the table under the mutex.
 type localLimiter struct {
 	mu      sync.Mutex
 	max     int
 	divisor int64
 	windows map[localKey]*localWindow
+	byEnd   windowHeap
+	// examined counts the windows looked at to make room (tests bound it).
+	examined int
 }
 
 type localKey struct {
@@ -26,8 +35,11 @@ type localKey struct {
 }
 
 type localWindow struct {
+	key   localKey
 	start time.Time
+	end   time.Time // start + the limit's window: over once now reaches it
 	count int64
+	index int // in byEnd; -1 for a peek's window, which is never stored
 }
 
 func newLocalLimiter(max int, divisor int64) *localLimiter {
@@ -45,26 +57,29 @@ func (ll *localLimiter) allow(now time.Time, route vm1.APIRoute, limits []Limit,
 		quota := max(lim.Limit/ll.divisor, 1)
 		k := localKey{route: route, scope: lim.Scope, window: lim.Window, id: ids[i]}
 		w := ll.windows[k]
-		if w != nil && !now.Before(w.start.Add(lim.Window)) {
-			w = nil // the window is over
-		}
-		if w == nil {
+		switch {
+		case w != nil && !now.Before(w.end) && peek:
+			w = &localWindow{key: k, start: now, end: now.Add(lim.Window), index: -1} // the window is over
+		case w != nil && !now.Before(w.end):
+			w.start, w.end, w.count = now, now.Add(lim.Window), 0 // the window is over: a new one, in place
+			heap.Fix(&ll.byEnd, w.index)
+		case w == nil:
 			if len(ll.windows) >= ll.max {
-				ll.sweep(now)
+				ll.dropOver(now)
 			}
 			if len(ll.windows) >= ll.max {
 				return Decision{Scope: lim.Scope, Limit: quota, Window: lim.Window, RetryAfter: lim.Window, ResetAt: now.Add(lim.Window), ResetAfter: lim.Window}
 			}
-			w = &localWindow{start: now}
+			w = &localWindow{key: k, start: now, end: now.Add(lim.Window), index: -1}
 			if !peek {
 				ll.windows[k] = w
+				heap.Push(&ll.byEnd, w)
 			}
 		}
-		reset := w.start.Add(lim.Window)
-		dec := Decision{Scope: lim.Scope, Limit: quota, Window: lim.Window, ResetAt: reset, ResetAfter: reset.Sub(now)}
+		dec := Decision{Scope: lim.Scope, Limit: quota, Window: lim.Window, ResetAt: w.end, ResetAfter: w.end.Sub(now)}
 		if w.count+cost > quota {
 			dec.Remaining = max(quota-w.count, 0)
-			dec.RetryAfter = reset.Sub(now)
+			dec.RetryAfter = w.end.Sub(now)
 			return dec
 		}
 		dec.Allowed = true
@@ -82,11 +97,41 @@ func (ll *localLimiter) allow(now time.Time, route vm1.APIRoute, limits []Limit,
 	return out
 }
 
-// sweep drops every window that is over; the caller holds mu.
-func (ll *localLimiter) sweep(now time.Time) {
-	for k, w := range ll.windows {
-		if !now.Before(w.start.Add(k.window)) {
-			delete(ll.windows, k)
+// dropOver drops the windows that are over, earliest end first, and stops at
+// the first that is not; the caller holds mu.
+func (ll *localLimiter) dropOver(now time.Time) {
+	for len(ll.byEnd) > 0 {
+		ll.examined++
+		w := ll.byEnd[0]
+		if now.Before(w.end) {
+			return
 		}
+		heap.Pop(&ll.byEnd)
+		delete(ll.windows, w.key)
 	}
+}
+
+// windowHeap orders windows by end (container/heap).
+type windowHeap []*localWindow
+
+func (h windowHeap) Len() int           { return len(h) }
+func (h windowHeap) Less(i, j int) bool { return h[i].end.Before(h[j].end) }
+func (h windowHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+
+func (h *windowHeap) Push(x any) {
+	w := x.(*localWindow)
+	w.index = len(*h)
+	*h = append(*h, w)
+}
+
+func (h *windowHeap) Pop() any {
+	old := *h
+	w := old[len(old)-1]
+	old[len(old)-1] = nil
+	w.index = -1
+	*h = old[:len(old)-1]
+	return w
 }

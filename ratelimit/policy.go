@@ -10,8 +10,9 @@ import (
 
 // Algorithm is how a route's limits count requests. Each algorithm keeps its
 // bucket in another Redis type (ZSET, string counter, HASH), so one key must
-// never be used by two algorithms: Redis would answer WRONGTYPE. A Policy binds
-// each route to exactly one algorithm and gives every limit a key of its own.
+// never be used by two algorithms at once: they would reset each other's
+// buckets. A Policy binds each route to exactly one algorithm and gives every
+// limit a key of its own.
 type Algorithm string
 
 const (
@@ -77,7 +78,8 @@ func (d Degraded) Valid() bool {
 // Limit is one limit of a route: at most Limit units per Window for one Scope.
 type Limit struct {
 	Scope Scope
-	// Limit is the units allowed per Window, 1..1000000.
+	// Limit is the units allowed per Window, 1..1000000; 1..10000 under a
+	// SlidingWindow, which keeps one ZSET member per unit.
 	Limit int64
 	// Window is whole seconds, 1s..24h; it is part of the key.
 	Window time.Duration
@@ -93,15 +95,19 @@ type Route struct {
 
 // Policy binds routes of the api_route allow-list (keyspec.yaml) to their limits.
 //
-// A key holds the route and the window but not the algorithm: changing a
-// route's algorithm while its old buckets live (window + jitter) makes Redis
-// answer WRONGTYPE for them. Change the window with the algorithm, or deploy the
-// change after a pause of window + 2 s.
+// A key holds the route and the window but not the algorithm (nor, for a
+// token bucket, the limit): after a policy change, a bucket the old policy left
+// (for at most window + 2 s) is of another type, or counted under another limit.
+// The scripts treat such a bucket as empty and replace it, so a change costs at
+// most one fresh window per subject, never an error or a misread.
 type Policy map[vm1.APIRoute]Route
 
 const (
 	maxLimit  = 1000000
 	maxWindow = 24 * time.Hour
+	// maxSlidingLimit bounds a sliding window's limit (and so its cost): the
+	// ZSET holds one member per unit (keyspec.yaml: rate_limit_sliding's limit).
+	maxSlidingLimit = 10000
 )
 
 // PolicyError is a policy New refuses. It names the route and the limit.
@@ -119,7 +125,8 @@ func (e *PolicyError) Error() string {
 }
 
 // bucketID names the key a limit uses, without the subject: two limits with
-// the same bucketID would share keys (and, under two algorithms, get WRONGTYPE).
+// the same bucketID would share keys (and, under two algorithms, reset each
+// other's buckets: each script replaces a bucket of another type).
 type bucketID struct {
 	scope  Scope
 	route  vm1.APIRoute // empty for dialog keys, which hold no route
@@ -165,6 +172,8 @@ func (p Policy) Validate() error {
 				return bad(i, "unknown scope %q", l.Scope)
 			case l.Limit < 1 || l.Limit > maxLimit:
 				return bad(i, "limit %d: want 1..%d", l.Limit, maxLimit)
+			case rt.Algorithm == SlidingWindow && l.Limit > maxSlidingLimit:
+				return bad(i, "limit %d: a sliding window keeps one ZSET member per unit, want 1..%d (use a fixed window or a token bucket above)", l.Limit, maxSlidingLimit)
 			case l.Window < time.Second || l.Window > maxWindow || l.Window%time.Second != 0:
 				return bad(i, "window %s: want whole seconds, 1s..24h", l.Window)
 			case rt.Algorithm == TokenBucket && l.Scope == ScopeDialog:
@@ -172,7 +181,7 @@ func (p Policy) Validate() error {
 			}
 			b := bucketOf(r, l)
 			if prev, taken := owner[b]; taken {
-				return bad(i, "its %s key for a %s window is already used by route %s: two limits sharing a key count each other's requests, and under two algorithms Redis answers WRONGTYPE", l.Scope, l.Window, prev)
+				return bad(i, "its %s key for a %s window is already used by route %s: two limits sharing a key count each other's requests, and under two algorithms each resets the other's buckets", l.Scope, l.Window, prev)
 			}
 			owner[b] = r
 		}

@@ -1,12 +1,14 @@
 package ratelimit
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/runtime"
 )
 
 func TestDefaultPolicyIsValidAndCoversEveryRoute(t *testing.T) {
@@ -25,7 +27,7 @@ func TestDefaultPolicyIsValidAndCoversEveryRoute(t *testing.T) {
 }
 
 // Every limit of a valid policy has a key of its own: no two limits, and so no
-// two algorithms, ever meet on one Redis key (which would answer WRONGTYPE).
+// two algorithms, ever meet on one Redis key (where each would reset the other's bucket).
 func TestDefaultPolicyGivesEveryLimitItsOwnKey(t *testing.T) {
 	seen := map[bucketID]string{}
 	for route, rt := range DefaultPolicy() {
@@ -60,6 +62,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"unknown scope", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Limits[0].Scope = "tenant" })}, "unknown scope"},
 		{"limit 0", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Limits[0].Limit = 0 })}, "limit 0"},
 		{"limit too big", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Limits[0].Limit = maxLimit + 1 })}, "want 1..1000000"},
+		{"a sliding window above 10000", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Limits[0].Limit = 10001 })}, "one ZSET member per unit, want 1..10000"},
 		{"window not whole seconds", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Limits[0].Window = 1500 * time.Millisecond })}, "whole seconds"},
 		{"window above 24h", Policy{vm1.APIRouteProfileGet: with(func(r *Route) { r.Limits[0].Window = 25 * time.Hour })}, "whole seconds"},
 		{"token bucket over dialogs", Policy{vm1.APIRouteMessagesSend: with(func(r *Route) {
@@ -74,7 +77,7 @@ func TestValidateRefuses(t *testing.T) {
 		{"a dialog key under two algorithms", Policy{
 			vm1.APIRouteMessagesSend: {Algorithm: SlidingWindow, Limits: []Limit{{Scope: ScopeDialog, Limit: 5, Window: time.Minute}}},
 			vm1.APIRouteHistoryGet:   {Algorithm: FixedWindow, Limits: []Limit{{Scope: ScopeDialog, Limit: 50, Window: time.Minute}}},
-		}, "Redis answers WRONGTYPE"},
+		}, "each resets the other's buckets"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -93,9 +96,42 @@ func TestValidateRefuses(t *testing.T) {
 			{Scope: ScopeUser, Limit: 5, Window: time.Minute},
 		}},
 		vm1.APIRouteHistoryGet: {Algorithm: FixedWindow, Limits: []Limit{{Scope: ScopeDialog, Limit: 50, Window: time.Hour}}},
+		// The sliding window's cap is its own: 10000 there, a million elsewhere.
+		vm1.APIRouteAuthLogin:     {Algorithm: SlidingWindow, Limits: []Limit{{Scope: ScopeIP, Limit: maxSlidingLimit, Window: time.Hour}}},
+		vm1.APIRoutePublicGet:     {Algorithm: FixedWindow, Limits: []Limit{{Scope: ScopeIP, Limit: maxLimit, Window: time.Hour}}},
+		vm1.APIRouteInternalInbox: {Algorithm: TokenBucket, Limits: []Limit{{Scope: ScopeService, Limit: maxLimit, Window: time.Hour}}},
 	}
 	if err := fine.Validate(); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A sliding window keeps one ZSET member per unit: its limit, and so any cost,
+// stops at 10000 in the policy, in the generated wrapper (keyspec.yaml) and in
+// the script itself, so no request can make Redis write a million members.
+func TestSlidingWindowIsCappedAt10000(t *testing.T) {
+	if maxSlidingLimit != 10000 {
+		t.Fatalf("maxSlidingLimit = %d", maxSlidingLimit)
+	}
+	h, l := harness(t, one(SlidingWindow, ScopeUser, maxSlidingLimit, time.Hour))
+	if _, err := l.AllowN(context.Background(), Subject{UserID: userA}, vm1.APIRouteMessagesSend, maxSlidingLimit+1); !errors.Is(err, ErrInvalidCost) {
+		t.Fatalf("cost 10001: %v", err)
+	}
+	if d, err := l.AllowN(context.Background(), Subject{UserID: userA}, vm1.APIRouteMessagesSend, maxSlidingLimit); err != nil || !d.Allowed || d.Remaining != 0 {
+		t.Fatalf("cost 10000: %+v %v", d, err)
+	}
+	key, _ := vm1.NewAPIRLUserKey(userA, vm1.APIRouteMessagesSend, 3600)
+	if n := len(h.Keyspace()[key.String()].ZSet); n != maxSlidingLimit {
+		t.Fatalf("%d members, want 10000", n)
+	}
+	scripts, _ := vm1.NewScripts(vm1.Clients{DB0: h.Scripter()})
+	for name, a := range map[string]vm1.RateLimitSlidingArgs{
+		"limit": {Limit: maxSlidingLimit + 1, Window: time.Hour, Cost: 1, Nonce: "n1"},
+		"cost":  {Limit: maxSlidingLimit, Window: time.Hour, Cost: maxSlidingLimit + 1, Nonce: "n1"},
+	} {
+		if _, err := scripts.RateLimitSliding(context.Background(), key, a); !errors.Is(err, runtime.ErrInvalidArg) || !strings.Contains(err.Error(), name) {
+			t.Errorf("the wrapper with %s 10001: %v, want ErrInvalidArg naming %s", name, err, name)
+		}
 	}
 }
 

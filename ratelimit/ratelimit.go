@@ -8,12 +8,20 @@
 // into keys by the generated builders, so an unknown route is an error and never
 // a new key. Client addresses enter keys only as an HMAC made with the service's
 // secret. A Policy binds each route to one algorithm and gives each limit a key of
-// its own, so two algorithms never meet on one key (Redis would answer WRONGTYPE).
+// its own, so two algorithms never share a key; a bucket an older policy left
+// under another algorithm is disposable, and the scripts replace it.
 //
-// When Redis cannot answer, the route's Degraded mode decides: fail closed with an
-// error matching ErrUnavailable (503), fail open under the edge's limits, or a
-// bounded local limiter. Decisions are counted by route, scope and result, never
-// by subject.
+// A request is charged only when all limits of its route allow it: a denial
+// gives back what the earlier limits took (refund scripts), so limits stay
+// exact on routes with several of them.
+//
+// When Redis cannot answer (runtime.Unavailable: down, timed out, the caller's
+// deadline, loading, out of memory), the route's Degraded mode decides: fail
+// closed with an error matching ErrUnavailable (503), fail open under the edge's
+// limits, or a bounded local limiter. A refusal (NOPERM, a script error, a reply
+// of the wrong shape) and the caller's own cancellation are errors, never a
+// degraded decision. Decisions are counted by route, scope and result, never by
+// subject.
 package ratelimit
 
 import (
@@ -64,8 +72,9 @@ type Subject struct {
 }
 
 // Decision is the outcome of Allow. When several limits apply, it describes the
-// one that decided: the first that denied, or else the one with the fewest units
-// remaining.
+// one that decided: of the limits that deny, the one that denies longest (its
+// RetryAfter is when all of them allow the request), or else the one with the
+// fewest units remaining.
 type Decision struct {
 	// Allowed reports whether the request may proceed.
 	Allowed bool
@@ -146,7 +155,7 @@ func New(cfg Config) (*Limiter, error) {
 		}
 		policy[r] = rt
 	}
-	if needIPKey && cfg.IPKey.Sum("") == (runtime.HMACKey{}).Sum("") {
+	if needIPKey && cfg.IPKey.IsZero() {
 		return nil, errors.New("ratelimit: the policy has ip limits but Config.IPKey is the zero key; build it with runtime.NewHMACKey")
 	}
 	if cfg.LocalMaxEntries < 0 || cfg.LocalDivisor < 0 {
@@ -178,9 +187,11 @@ func New(cfg Config) (*Limiter, error) {
 }
 
 // Allow takes one unit from every limit of route for s, in the policy's order.
-// The first limit that denies ends the evaluation: later limits are not charged
-// for a denied request, earlier ones were. Decisions are counted in Metrics;
-// peeks are not.
+// A request is charged only when every limit allows it: when a limit denies,
+// what the earlier limits took is given back (refund scripts), so a denied
+// request leaves no charge anywhere, and the later limits are only peeked, so
+// that RetryAfter is the first moment all of them allow it. Decisions are
+// counted in Metrics; peeks are not.
 func (l *Limiter) Allow(ctx context.Context, s Subject, route vm1.APIRoute) (Decision, error) {
 	return l.eval(ctx, s, route, 1, false)
 }
@@ -198,10 +209,20 @@ func (l *Limiter) Peek(ctx context.Context, s Subject, route vm1.APIRoute, cost 
 }
 
 // bucket is a key every rate-limit script takes; dialog keys are not token-bucket
-// keys, which run checks.
+// keys, which eval checks before any call.
 type bucket interface {
 	vm1.RateLimitSlidingBucket
 	vm1.RateLimitFixedBucket
+	vm1.RateLimitSlidingRefundBucket
+	vm1.RateLimitFixedRefundBucket
+}
+
+// charge is what one limit took for the request being evaluated: enough to give
+// it back (the sliding window's nonce is the request's, the same on every key).
+type charge struct {
+	key     bucket
+	limit   Limit
+	resetAt time.Time
 }
 
 func (l *Limiter) eval(ctx context.Context, s Subject, route vm1.APIRoute, cost int64, peek bool) (Decision, error) {
@@ -211,6 +232,9 @@ func (l *Limiter) eval(ctx context.Context, s Subject, route vm1.APIRoute, cost 
 	rt, ok := l.policy[route]
 	if !ok {
 		return Decision{}, fmt.Errorf("ratelimit %s: %w", route, ErrNoPolicy)
+	}
+	if !rt.Algorithm.Valid() { // New validated the policy; this guards the switches below
+		return Decision{}, fmt.Errorf("ratelimit %s: unknown algorithm %q", route, rt.Algorithm)
 	}
 	keys := make([]bucket, len(rt.Limits))
 	ids := make([]string, len(rt.Limits))
@@ -222,6 +246,10 @@ func (l *Limiter) eval(ctx context.Context, s Subject, route vm1.APIRoute, cost 
 		if err != nil {
 			return Decision{}, fmt.Errorf("ratelimit %s: %s limit: %w", route, lim.Scope, err)
 		}
+		if _, ok := k.(vm1.RateLimitTokenBucketBucket); rt.Algorithm == TokenBucket && !ok {
+			// Validate refuses such a policy; this guards the type assertions.
+			return Decision{}, fmt.Errorf("ratelimit %s: %s limit: not a token-bucket key", route, lim.Scope)
+		}
 		keys[i], ids[i] = k, id
 	}
 	observe := func(scope Scope, result string) {
@@ -229,19 +257,32 @@ func (l *Limiter) eval(ctx context.Context, s Subject, route vm1.APIRoute, cost 
 			l.metrics.observe(route, scope, result)
 		}
 	}
+	var nonce string
+	if rt.Algorithm == SlidingWindow {
+		nonce = l.nonce()
+	}
+	var charged []charge // what to give back if a later limit denies
 	var out Decision
 	for i, lim := range rt.Limits {
-		d, err := l.run(ctx, rt.Algorithm, keys[i], lim, cost, peek)
+		d, err := l.run(ctx, rt.Algorithm, keys[i], lim, cost, peek, nonce)
 		if err != nil {
-			if ctx.Err() != nil || !redisFailure(err) {
+			err = ownCancel(ctx, err)
+			if !runtime.Unavailable(err) {
+				// The caller gave up, or Redis refused the call (NOPERM, a script
+				// error, a reply of the wrong shape): no degraded mode may hide
+				// that. What earlier limits took is given back.
+				l.refund(ctx, route, rt.Algorithm, cost, nonce, charged)
 				return Decision{}, fmt.Errorf("ratelimit %s: %s limit: %w", route, lim.Scope, err)
 			}
+			// Redis cannot answer (down, timed out, the caller's deadline,
+			// loading, out of memory): the route's degraded mode decides, for
+			// the whole route, since a partial Redis decision mixed with a local
+			// one would be neither. Earlier charges stay: refunds would meet the
+			// same outage, and a charge left behind only errs on the safe side.
 			if rt.Degraded == FailClosed {
 				observe(lim.Scope, resultUnavailable)
 				return Decision{}, fmt.Errorf("ratelimit %s: %w: %w", route, ErrUnavailable, err)
 			}
-			// Without Redis the whole route goes to its fallback: a partial
-			// Redis decision mixed with a local one would be neither.
 			d := l.degraded(route, rt, ids, cost, peek)
 			result := resultDegradedDenied
 			if d.Allowed {
@@ -250,19 +291,15 @@ func (l *Limiter) eval(ctx context.Context, s Subject, route vm1.APIRoute, cost 
 			observe(d.Scope, result)
 			return d, nil
 		}
-		dec := Decision{
-			Allowed:    d.Allowed,
-			Scope:      lim.Scope,
-			Limit:      lim.Limit,
-			Window:     lim.Window,
-			Remaining:  d.Remaining,
-			RetryAfter: d.RetryAfter,
-			ResetAt:    d.ResetAt,
-			ResetAfter: max(d.ResetAt.Sub(l.now()), 0),
-		}
+		dec := l.decision(lim, d)
 		if !dec.Allowed {
-			observe(lim.Scope, resultDenied)
+			l.refund(ctx, route, rt.Algorithm, cost, nonce, charged)
+			dec = l.latest(ctx, rt, keys, i, dec, cost, nonce)
+			observe(dec.Scope, resultDenied)
 			return dec, nil
+		}
+		if !peek && i < len(rt.Limits)-1 {
+			charged = append(charged, charge{key: keys[i], limit: lim, resetAt: d.ResetAt})
 		}
 		if i == 0 || dec.Remaining < out.Remaining {
 			out = dec
@@ -270,6 +307,80 @@ func (l *Limiter) eval(ctx context.Context, s Subject, route vm1.APIRoute, cost 
 	}
 	observe(out.Scope, resultAllowed)
 	return out, nil
+}
+
+// ownCancel makes err match context.Canceled when the caller cancelled ctx,
+// also when the client reported something else (a read timeout it waited
+// for): giving up is the caller's doing, never an outage.
+func ownCancel(ctx context.Context, err error) error {
+	if cerr := ctx.Err(); errors.Is(cerr, context.Canceled) && !errors.Is(err, context.Canceled) {
+		return fmt.Errorf("%w: %w", cerr, err)
+	}
+	return err
+}
+
+func (l *Limiter) decision(lim Limit, d vm1.RateDecision) Decision {
+	return Decision{
+		Allowed:    d.Allowed,
+		Scope:      lim.Scope,
+		Limit:      lim.Limit,
+		Window:     lim.Window,
+		Remaining:  d.Remaining,
+		RetryAfter: d.RetryAfter,
+		ResetAt:    d.ResetAt,
+		ResetAfter: max(d.ResetAt.Sub(l.now()), 0),
+	}
+}
+
+// latest peeks the limits after the one that denied (denied, at index i) and
+// returns the denial that lasts longest: a request waits until every limit
+// allows it, and each limit, once it allows a cost, keeps allowing it while
+// nothing else is charged. A peek that fails leaves the denial as it is.
+func (l *Limiter) latest(ctx context.Context, rt Route, keys []bucket, i int, denied Decision, cost int64, nonce string) Decision {
+	for j := i + 1; j < len(rt.Limits); j++ {
+		d, err := l.run(ctx, rt.Algorithm, keys[j], rt.Limits[j], cost, true, nonce)
+		if err != nil {
+			return denied
+		}
+		if dec := l.decision(rt.Limits[j], d); !dec.Allowed && dec.RetryAfter > denied.RetryAfter {
+			denied = dec
+		}
+	}
+	return denied
+}
+
+// refundTimeout bounds the refunds of one request: they run even when the
+// caller has gone away, since the charges would otherwise stay.
+const refundTimeout = time.Second
+
+// refund gives back what the charged limits took for a request that is not
+// allowed after all. A refund that fails leaves its charge (the safe side) and
+// is counted.
+func (l *Limiter) refund(ctx context.Context, route vm1.APIRoute, alg Algorithm, cost int64, nonce string, charged []charge) {
+	if len(charged) == 0 {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), refundTimeout)
+	defer cancel()
+	for _, c := range charged {
+		var err error
+		switch alg {
+		case SlidingWindow:
+			_, err = l.scripts.RateLimitSlidingRefund(ctx, c.key, vm1.RateLimitSlidingRefundArgs{Cost: cost, Nonce: nonce})
+		case FixedWindow:
+			_, err = l.scripts.RateLimitFixedRefund(ctx, c.key, vm1.RateLimitFixedRefundArgs{
+				Cost: cost, Window: c.limit.Window, ResetAt: c.resetAt.UnixMilli(),
+			})
+		case TokenBucket:
+			tk, _ := c.key.(vm1.RateLimitTokenBucketRefundBucket) // a nil key is the wrapper's ErrInvalidArg
+			_, err = l.scripts.RateLimitTokenBucketRefund(ctx, tk, vm1.RateLimitTokenBucketRefundArgs{
+				Limit: c.limit.Limit, Window: c.limit.Window, Cost: cost, ResetAt: c.resetAt.UnixMilli(),
+			})
+		}
+		if err != nil {
+			l.metrics.refundFailed(route, c.limit.Scope)
+		}
+	}
 }
 
 func (l *Limiter) degraded(route vm1.APIRoute, rt Route, ids []string, cost int64, peek bool) Decision {
@@ -337,7 +448,7 @@ func ipIdentity(a netip.Addr) string {
 	return netip.PrefixFrom(a, 64).Masked().String()
 }
 
-func (l *Limiter) run(ctx context.Context, alg Algorithm, k bucket, lim Limit, cost int64, peek bool) (vm1.RateDecision, error) {
+func (l *Limiter) run(ctx context.Context, alg Algorithm, k bucket, lim Limit, cost int64, peek bool, nonce string) (vm1.RateDecision, error) {
 	var jitter time.Duration
 	if l.jitterMS > 0 {
 		jitter = time.Duration(mrand.Int64N(l.jitterMS+1)) * time.Millisecond
@@ -345,38 +456,24 @@ func (l *Limiter) run(ctx context.Context, alg Algorithm, k bucket, lim Limit, c
 	switch alg {
 	case SlidingWindow:
 		return l.scripts.RateLimitSliding(ctx, k, vm1.RateLimitSlidingArgs{
-			Limit: lim.Limit, Window: lim.Window, Jitter: jitter, Cost: cost, Peek: peek, Nonce: l.nonce(),
+			Limit: lim.Limit, Window: lim.Window, Jitter: jitter, Cost: cost, Peek: peek, Nonce: nonce,
 		})
 	case FixedWindow:
 		return l.scripts.RateLimitFixed(ctx, k, vm1.RateLimitFixedArgs{
 			Limit: lim.Limit, Window: lim.Window, Jitter: jitter, Cost: cost, Peek: peek,
 		})
 	case TokenBucket:
-		tk, ok := k.(vm1.RateLimitTokenBucketBucket)
-		if !ok {
-			return vm1.RateDecision{}, fmt.Errorf("%s key: %w", lim.Scope, errNotTokenBucket)
-		}
+		tk, _ := k.(vm1.RateLimitTokenBucketBucket) // eval checked it; a nil key is the wrapper's ErrInvalidArg
 		return l.scripts.RateLimitTokenBucket(ctx, tk, vm1.RateLimitTokenBucketArgs{
 			Limit: lim.Limit, Window: lim.Window, Jitter: jitter, Cost: cost, Peek: peek,
 		})
 	}
-	return vm1.RateDecision{}, fmt.Errorf("unknown algorithm %q", alg)
-}
-
-// errNotTokenBucket: a key the token-bucket script does not take (Validate
-// refuses such a policy; this guards the type assertion).
-var errNotTokenBucket = errors.New("not a token-bucket key")
-
-// redisFailure tells a failure of Redis (network, timeout, an error reply such
-// as OOM, LOADING or WRONGTYPE) from a refusal of our own input, which no
-// degraded mode may hide.
-func redisFailure(err error) bool {
-	return !errors.Is(err, runtime.ErrInvalidArg) && !errors.Is(err, runtime.ErrInvalidKeyPart) &&
-		!errors.Is(err, vm1.ErrBadArg) && !errors.Is(err, errNotTokenBucket)
+	return vm1.RateDecision{}, fmt.Errorf("%w: algorithm %q", runtime.ErrInvalidArg, alg) // eval checked it
 }
 
 // nonce is unique per request in this process (a random prefix and a counter),
-// so sliding-window members of concurrent requests never collide.
+// so sliding-window members of concurrent requests never collide; one request
+// uses one nonce on all of its keys, and its refunds remove exactly its members.
 func (l *Limiter) nonce() string {
 	return l.noncePfx + strconv.FormatUint(l.nonceNext.Add(1), 36)
 }

@@ -56,17 +56,33 @@ func TestACLAPIBackendRunsEveryVM1Script(t *testing.T) {
 	snapshot, _ := vm1.NewSettingsSnapshotKey(7)
 	stubTask, _ := vm1.NewLegacySafetyTaskKey(task)
 
+	slidingNonce := nonce(t)
+	var fixedCharge, bucketCharge vm1.RateDecision
 	calls := map[string]func() error{
 		"rate_limit_sliding": func() error {
-			_, err := s.RateLimitSliding(ctx, rlUser, vm1.RateLimitSlidingArgs{Limit: 5, Window: time.Minute, Cost: 1, Nonce: nonce(t)})
+			_, err := s.RateLimitSliding(ctx, rlUser, vm1.RateLimitSlidingArgs{Limit: 5, Window: time.Minute, Cost: 1, Nonce: slidingNonce})
 			return err
 		},
 		"rate_limit_fixed": func() error {
-			_, err := s.RateLimitFixed(ctx, rlIP, vm1.RateLimitFixedArgs{Limit: 5, Window: time.Minute, Cost: 1})
+			var err error
+			fixedCharge, err = s.RateLimitFixed(ctx, rlIP, vm1.RateLimitFixedArgs{Limit: 5, Window: time.Minute, Cost: 2})
 			return err
 		},
 		"rate_limit_token_bucket": func() error {
-			_, err := s.RateLimitTokenBucket(ctx, rlService, vm1.RateLimitTokenBucketArgs{Limit: 5, Window: time.Minute, Cost: 1})
+			var err error
+			bucketCharge, err = s.RateLimitTokenBucket(ctx, rlService, vm1.RateLimitTokenBucketArgs{Limit: 5, Window: time.Minute, Cost: 2})
+			return err
+		},
+		"rate_limit_sliding_refund": func() error {
+			_, err := s.RateLimitSlidingRefund(ctx, rlUser, vm1.RateLimitSlidingRefundArgs{Cost: 1, Nonce: slidingNonce})
+			return err
+		},
+		"rate_limit_fixed_refund": func() error {
+			_, err := s.RateLimitFixedRefund(ctx, rlIP, vm1.RateLimitFixedRefundArgs{Cost: 1, Window: time.Minute, ResetAt: fixedCharge.ResetAt.UnixMilli()})
+			return err
+		},
+		"rate_limit_token_bucket_refund": func() error {
+			_, err := s.RateLimitTokenBucketRefund(ctx, rlService, vm1.RateLimitTokenBucketRefundArgs{Limit: 5, Window: time.Minute, Cost: 1, ResetAt: bucketCharge.ResetAt.UnixMilli()})
 			return err
 		},
 		"jwks_negative_mark":  func() error { _, err := s.JWKSNegativeMark(ctx, marker); return err },
@@ -124,7 +140,8 @@ func TestACLAPIBackendRunsEveryVM1Script(t *testing.T) {
 		}
 	}
 	// In dependency order: reserve before complete, acquire before extend, ...
-	order := []string{"rate_limit_sliding", "rate_limit_fixed", "rate_limit_token_bucket", "jwks_negative_mark", "jwks_negative_check",
+	order := []string{"rate_limit_sliding", "rate_limit_fixed", "rate_limit_token_bucket",
+		"rate_limit_sliding_refund", "rate_limit_fixed_refund", "rate_limit_token_bucket_refund", "jwks_negative_mark", "jwks_negative_check",
 		"idem_reserve", "idem_extend", "idem_release", "idem_complete", "idem_warm", "lock_acquire", "lock_extend", "lock_release",
 		"rt_heartbeat", "rt_connections", "rt_cleanup", "rt_disconnect", "settings_snapshot_put", "settings_snapshot_get",
 		"stub_task_create", "stub_task_poll"}

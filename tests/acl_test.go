@@ -82,6 +82,7 @@ var dryRunArgs = map[string]func(keys []string) []any{
 	"set": oneKey("v"), "hget": oneKey("f"), "hmget": oneKey("f"), "hset": oneKey("f", "v"), "hincrby": oneKey("f", 1),
 	"incrby": oneKey(1), "pexpire": oneKey(1000), "zadd": oneKey(1, "m"), "zcount": oneKey(0, 1), "zrange": oneKey(0, 1),
 	"zrem": oneKey("m"), "zremrangebyscore": oneKey(0, 1), "zscore": oneKey("m"), "time": func([]string) []any { return nil },
+	"type": oneKey(), "decrby": oneKey(1),
 }
 
 func oneKey(rest ...any) func([]string) []any {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"net"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -79,9 +81,9 @@ type idemEnv struct {
 	reg     *prometheus.Registry
 }
 
-func newIdemEnv(t *testing.T, lease time.Duration) *idemEnv {
+func newIdemEnv(t *testing.T, lease time.Duration, opts ...redistest.Option) *idemEnv {
 	t.Helper()
-	srv := redistest.Start(t)
+	srv := redistest.Start(t, opts...)
 	// No retries and one dial attempt: a stopped server fails fast.
 	db0 := srv.Client(vm1.DB0, func(o *redis.Options) { o.MaxRetries = -1; o.DialerRetries = 1; o.PoolSize = 64 })
 	scripts, err := vm1.NewScripts(vm1.Clients{DB0: db0})
@@ -167,4 +169,36 @@ func testCtx(t *testing.T) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	t.Cleanup(cancel)
 	return ctx
+}
+
+// hungRedis is a TCP listener that accepts connections and never answers: a
+// Redis that hangs. It is closed when the test ends.
+func hungRedis(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = ln.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return ln.Addr().String()
 }

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"context"
-	"errors"
 	"net/netip"
 	"strconv"
 	"sync"
@@ -13,7 +12,6 @@ import (
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/ratelimit"
-	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -214,9 +212,9 @@ func checkAllowedAt(t *testing.T, db0 *redis.Client, before, after time.Time, re
 }
 
 // The policy binds each route to one algorithm and each limit to its own key:
-// every route of the default policy runs on one Redis for one subject without a
-// WRONGTYPE, and each key holds the type of its route's algorithm. The control
-// at the end shows the hazard the policy avoids.
+// every route of the default policy runs on one Redis for one subject, and each
+// key holds the type of its route's algorithm. The control at the end shows the
+// hazard the policy avoids: two algorithms on one key replace each other's bucket.
 func TestDefaultPolicyKeepsOneAlgorithmPerKeyOnRedis(t *testing.T) {
 	ctx := context.Background()
 	_, scripts, db0 := vm1Server(t)
@@ -266,10 +264,205 @@ func TestDefaultPolicyKeepsOneAlgorithmPerKeyOnRedis(t *testing.T) {
 	auditTTLs(t, db0, vm1.Keys)
 
 	// The control: the scripts themselves accept one key pattern under several
-	// algorithms, and a key used by two of them answers WRONGTYPE.
+	// algorithms. A key one algorithm left is replaced by another (a bucket is
+	// disposable), never answered WRONGTYPE: the policy keeps algorithms apart
+	// so that this only happens once, after a policy change. (This control
+	// asserted WRONGTYPE before the scripts replaced foreign buckets.)
 	key, _ := vm1.NewAPIRLUserKey(s.UserID, vm1.APIRouteMessagesSend, 60)
-	_, err := scripts.RateLimitFixed(ctx, key, vm1.RateLimitFixedArgs{Limit: 5, Window: time.Minute, Cost: 1})
-	if err == nil || !errors.Is(err, runtime.ErrorCode("WRONGTYPE")) {
-		t.Fatalf("a fixed window on a sliding window's key: %v, want WRONGTYPE", err)
+	d, err := scripts.RateLimitFixed(ctx, key, vm1.RateLimitFixedArgs{Limit: 5, Window: time.Minute, Cost: 1})
+	if err != nil || !d.Allowed || d.Remaining != 4 {
+		t.Fatalf("a fixed window on a sliding window's key: %+v %v, want a fresh window", d, err)
 	}
+	if typ := db0.Type(ctx, key.String()).Val(); typ != "string" {
+		t.Fatalf("the key is a %s, want the fixed window's counter", typ)
+	}
+	auditTTLs(t, db0, vm1.Keys)
+}
+
+// multiLimitCase is one algorithm on a route with a user limit and an IP limit.
+type multiLimitCase struct {
+	alg    ratelimit.Algorithm
+	route  vm1.APIRoute
+	window time.Duration // long enough that nothing leaves or refills during the burst
+}
+
+var multiLimitCases = []multiLimitCase{
+	{ratelimit.SlidingWindow, vm1.APIRouteMessagesSend, time.Minute},
+	{ratelimit.FixedWindow, vm1.APIRouteProfileGet, time.Minute},
+	{ratelimit.TokenBucket, vm1.APIRouteInternalInbox, 24 * time.Hour},
+}
+
+// userUnitsTaken peeks a user bucket directly through its script and reports
+// the units it holds (at most limit: a full bucket denies the peek).
+func userUnitsTaken(t *testing.T, scripts *vm1.Scripts, alg ratelimit.Algorithm, key vm1.APIRLUserKey, limit int64, window time.Duration) int64 {
+	t.Helper()
+	ctx := context.Background()
+	var d vm1.RateDecision
+	var err error
+	switch alg {
+	case ratelimit.SlidingWindow:
+		d, err = scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: limit, Window: window, Cost: 1, Peek: true, Nonce: nonce(t)})
+	case ratelimit.FixedWindow:
+		d, err = scripts.RateLimitFixed(ctx, key, vm1.RateLimitFixedArgs{Limit: limit, Window: window, Cost: 1, Peek: true})
+	default:
+		d, err = scripts.RateLimitTokenBucket(ctx, key, vm1.RateLimitTokenBucketArgs{Limit: limit, Window: window, Cost: 1, Peek: true})
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !d.Allowed {
+		return limit
+	}
+	return limit - 1 - d.Remaining
+}
+
+// A route with two limits, 500 concurrent requests of one subject: exactly 50
+// are allowed (the IP limit, the later one), and the user limit (100, the
+// earlier one) holds exactly those 50 once the burst is over, not the 100 it
+// would have kept for requests the IP limit denied. While the burst runs, the
+// user limit also counts charges about to be given back, so some requests are
+// denied by it; the IP limit is full by then, so they would have been denied
+// anyway. For each algorithm, on real Redis.
+func TestMultiLimitConcurrencyIsExactForEachAlgorithm(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range multiLimitCases {
+		t.Run(string(c.alg), func(t *testing.T) {
+			_, scripts, db0 := vm1Server(t)
+			p := ratelimit.Policy{c.route: {Algorithm: c.alg, Limits: []ratelimit.Limit{
+				{Scope: ratelimit.ScopeUser, Limit: 100, Window: c.window},
+				{Scope: ratelimit.ScopeIP, Limit: 50, Window: c.window},
+			}}}
+			l := limiterOn(t, scripts, p)
+			s := ratelimit.Subject{UserID: uuid(t), IP: netip.MustParseAddr("198.51.100.30")}
+			var allowed, denied atomic.Int64
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for i := 0; i < 500; i++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					<-start
+					d, err := l.Allow(ctx, s, c.route)
+					switch {
+					case err != nil:
+						t.Error(err)
+					case d.Allowed:
+						allowed.Add(1)
+					case d.RetryAfter > 0:
+						denied.Add(1)
+					default:
+						t.Errorf("denied without a Retry-After: %+v", d)
+					}
+				}()
+			}
+			close(start)
+			wg.Wait()
+			if allowed.Load() != 50 || denied.Load() != 450 {
+				t.Fatalf("allowed %d, denied %d; want exactly 50 and 450", allowed.Load(), denied.Load())
+			}
+			userKey, _ := vm1.NewAPIRLUserKey(s.UserID, c.route, int64(c.window/time.Second))
+			if taken := userUnitsTaken(t, scripts, c.alg, userKey, 100, c.window); taken != 50 {
+				t.Fatalf("the user bucket holds %d units, want the 50 allowed", taken)
+			}
+			if n := db0.DBSize(ctx).Val(); n != 2 {
+				t.Fatalf("%d keys, want the two buckets", n)
+			}
+			auditTTLs(t, db0, vm1.Keys)
+		})
+	}
+}
+
+// Ten users behind one address, ten concurrent requests each: the per-user
+// limit (5, first) and the address limit (20, last) allow exactly 20 in all,
+// and each user's bucket holds exactly that user's allowed requests: a request
+// the address denied left nothing on its user's limit.
+func TestMultiLimitManyUsersOneAddressIsExact(t *testing.T) {
+	ctx := context.Background()
+	for _, c := range multiLimitCases {
+		t.Run(string(c.alg), func(t *testing.T) {
+			_, scripts, db0 := vm1Server(t)
+			p := ratelimit.Policy{c.route: {Algorithm: c.alg, Limits: []ratelimit.Limit{
+				{Scope: ratelimit.ScopeUser, Limit: 5, Window: c.window},
+				{Scope: ratelimit.ScopeIP, Limit: 20, Window: c.window},
+			}}}
+			l := limiterOn(t, scripts, p)
+			ip := netip.MustParseAddr("198.51.100.31")
+			users := make([]string, 10)
+			perUser := make([]atomic.Int64, len(users))
+			for i := range users {
+				users[i] = uuid(t)
+			}
+			var wg sync.WaitGroup
+			start := make(chan struct{})
+			for u := range users {
+				for i := 0; i < 10; i++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						<-start
+						d, err := l.Allow(ctx, ratelimit.Subject{UserID: users[u], IP: ip}, c.route)
+						if err != nil {
+							t.Error(err)
+							return
+						}
+						if d.Allowed {
+							perUser[u].Add(1)
+						}
+					}()
+				}
+			}
+			close(start)
+			wg.Wait()
+			total := int64(0)
+			for u := range users {
+				n := perUser[u].Load()
+				total += n
+				if n > 5 {
+					t.Errorf("user %d: %d allowed, above its limit of 5", u, n)
+				}
+				key, _ := vm1.NewAPIRLUserKey(users[u], c.route, int64(c.window/time.Second))
+				if taken := userUnitsTaken(t, scripts, c.alg, key, 5, c.window); taken != n {
+					t.Errorf("user %d: its bucket holds %d units, %d were allowed", u, taken, n)
+				}
+			}
+			if total != 20 {
+				t.Fatalf("%d allowed in all, want exactly the address's 20", total)
+			}
+			auditTTLs(t, db0, vm1.Keys)
+		})
+	}
+}
+
+// On real Redis, a request that both limits of its route deny is told to wait
+// for the later one's Retry-After (the longer), and is allowed again exactly
+// then, not before.
+func TestMultiLimitRetryAfterOnRedis(t *testing.T) {
+	ctx := context.Background()
+	_, scripts, db0 := vm1Server(t)
+	p := ratelimit.Policy{vm1.APIRouteMessagesSend: {Algorithm: ratelimit.SlidingWindow, Limits: []ratelimit.Limit{
+		{Scope: ratelimit.ScopeUser, Limit: 2, Window: time.Second},
+		{Scope: ratelimit.ScopeIP, Limit: 3, Window: 2 * time.Second},
+	}}}
+	l := limiterOn(t, scripts, p)
+	ip := netip.MustParseAddr("192.0.2.60")
+	a, b := ratelimit.Subject{UserID: uuid(t), IP: ip}, ratelimit.Subject{UserID: uuid(t), IP: ip}
+	for _, s := range []ratelimit.Subject{a, a, b} {
+		if d, err := l.Allow(ctx, s, vm1.APIRouteMessagesSend); err != nil || !d.Allowed {
+			t.Fatalf("filling: %+v %v", d, err)
+		}
+	}
+	before := redisNow(t, db0)
+	d, err := l.Allow(ctx, a, vm1.APIRouteMessagesSend)
+	after := redisNow(t, db0)
+	if err != nil || d.Allowed || d.Scope != ratelimit.ScopeIP || d.RetryAfter <= time.Second || d.RetryAfter > 2*time.Second {
+		t.Fatalf("denied by both: %+v %v, want the IP limit's Retry-After (over 1 s, the user limit's is under)", d, err)
+	}
+	checkAllowedAt(t, db0, before, after, d.RetryAfter, func() bool {
+		p, err := l.Peek(ctx, a, vm1.APIRouteMessagesSend, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Allowed
+	})
+	auditTTLs(t, db0, vm1.Keys)
 }
