@@ -181,13 +181,23 @@ func New(scripts *vm1.Scripts) (*Locker, error) {
 // Obtain takes the lock for a new random owner, or fails with a
 // *NotObtainedError (ErrNotObtained) while another owner holds it.
 func (l *Locker) Obtain(ctx context.Context, name Name, o Options) (*Lock, error) {
-	if name.lock == nil || name.fence == nil {
-		return nil, errors.New("coord: Obtain: empty Name (build it with SafetyRecovery, Delivery or SettingsRefresh)")
-	}
-	o, err := o.withDefaults()
+	o, err := validate(name, o)
 	if err != nil {
 		return nil, err
 	}
+	return l.obtain(ctx, name, o)
+}
+
+// validate checks name and o, and returns o with its defaults filled in.
+func validate(name Name, o Options) (Options, error) {
+	if name.lock == nil || name.fence == nil {
+		return o, errors.New("coord: empty Name (build it with SafetyRecovery, Delivery or SettingsRefresh)")
+	}
+	return o.withDefaults()
+}
+
+// obtain is Obtain for a name and options that validate accepted and completed.
+func (l *Locker) obtain(ctx context.Context, name Name, o Options) (*Lock, error) {
 	owner, err := newOwner()
 	if err != nil {
 		return nil, err

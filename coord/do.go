@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 )
 
@@ -23,12 +22,16 @@ const releaseTimeout = 5 * time.Second
 //
 // Do returns the error of Obtain, or fn's error joined with the loss of the lease
 // when it was lost, else with the error of the release.
-func (l *Locker) Do(ctx context.Context, name Name, o Options, fn func(ctx context.Context, lk *Lock) error) error {
-	o, err := o.withDefaults()
+//
+// When fn panics, Do stops extending the lease and releases the lock before the
+// panic goes on up (to a recover in net/http, for instance): a panicking holder
+// never keeps the lock.
+func (l *Locker) Do(ctx context.Context, name Name, o Options, fn func(ctx context.Context, lk *Lock) error) (err error) {
+	o, err = validate(name, o)
 	if err != nil {
 		return err
 	}
-	lk, err := l.Obtain(ctx, name, o)
+	lk, err := l.obtain(ctx, name, o)
 	if err != nil {
 		return err
 	}
@@ -37,32 +40,37 @@ func (l *Locker) Do(ctx context.Context, name Name, o Options, fn func(ctx conte
 
 	var lost error
 	stop := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Add(1)
+	stopped := make(chan struct{})
 	go func() {
-		defer wg.Done()
-		lost = lk.keepAlive(ctx, o.ExtendEvery, stop)
+		defer close(stopped)
+		lost = lk.keepAlive(work, o.ExtendEvery, stop)
 		if lost != nil {
 			cancel(lost)
 		}
 	}()
-	fnErr := fn(work, lk)
-	close(stop)
-	wg.Wait()
-
-	rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-	defer rcancel()
-	relErr := lk.Release(rctx)
-	if lost != nil {
-		// The release may still free a lock whose extension could not be
-		// confirmed; its outcome adds nothing to the loss.
-		return errors.Join(fnErr, lost)
-	}
-	return errors.Join(fnErr, relErr)
+	var fnErr error
+	// Deferred, so that it runs when fn panics too.
+	defer func() {
+		close(stop)
+		<-stopped
+		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
+		defer rcancel()
+		relErr := lk.Release(rctx)
+		if lost != nil {
+			// The release may still free a lock whose extension could not be
+			// confirmed; its outcome adds nothing to the loss.
+			err = errors.Join(fnErr, lost)
+			return
+		}
+		err = errors.Join(fnErr, relErr)
+	}()
+	fnErr = fn(work, lk)
+	return nil // replaced by the deferred release's outcome
 }
 
-// keepAlive extends the lease every `every` until stop is closed, and returns the
-// loss of the lease (nil when stopped first).
+// keepAlive extends the lease every `every` until stop is closed or ctx (the
+// work's context) ends, and returns the loss of the lease (nil when stopped or
+// ended first).
 func (lk *Lock) keepAlive(ctx context.Context, every time.Duration, stop <-chan struct{}) error {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
@@ -71,6 +79,8 @@ func (lk *Lock) keepAlive(ctx context.Context, every time.Duration, stop <-chan 
 	for {
 		select {
 		case <-stop:
+			return nil
+		case <-ctx.Done():
 			return nil
 		case <-expiry.C:
 			return fmt.Errorf("coord: lock %s: the lease ran out before an extension succeeded: %w", lk.name, ErrExpired)

@@ -41,11 +41,12 @@ type CutoverReport struct {
 	Sweeps  int   // full SCAN passes; the last one found no key
 }
 
-// Cutover stops stub (when not nil), then deletes every key of Namespace from
-// db2, the client of VM1 DB2, in bounded batches: SCAN MATCH han:legacy:* COUNT
-// Batch, UNLINK of at most Batch keys, until a full pass finds nothing. It never
-// touches a key outside Namespace. It fails with ErrKeysRemain when MaxSweeps
-// passes all found keys.
+// Cutover stops stub (when not nil) and waits for its calls in flight (see
+// Stub.Close; it fails when ctx ends first), then deletes every key of Namespace
+// from db2, the client of VM1 DB2, in bounded batches: SCAN MATCH han:legacy:*
+// COUNT Batch, UNLINK of at most Batch keys, until a full pass finds nothing. It
+// never touches a key outside Namespace. It fails with ErrKeysRemain when
+// MaxSweeps passes all found keys.
 func Cutover(ctx context.Context, stub *Stub, db2 Keyspace, o CutoverOptions) (CutoverReport, error) {
 	var rep CutoverReport
 	if o.Batch == 0 {
@@ -69,7 +70,11 @@ func Cutover(ctx context.Context, stub *Stub, db2 Keyspace, o CutoverOptions) (C
 		}
 	}
 	if stub != nil {
-		stub.Close()
+		// A barrier: no call of the stub can write after this, so the sweeps
+		// below see every key it made.
+		if err := stub.Close(ctx); err != nil {
+			return rep, fmt.Errorf("legacystub: cutover: %w", err)
+		}
 	}
 	for rep.Sweeps < o.MaxSweeps {
 		rep.Sweeps++

@@ -12,7 +12,8 @@
 // Production v2 keeps no task state in this Redis. The cutover, in order:
 //
 //  1. Point every caller at Message Safety v2 and stop every stub instance
-//     (Stub.Close in each process; Close is what Cutover does first).
+//     (Stub.Close in each process; Close is what Cutover does first, and it
+//     waits for the stub's calls in flight).
 //  2. Run Cutover against DB2 while the ACL still grants han:legacy:*: it
 //     deletes every han:legacy:* key in bounded SCAN/UNLINK batches and repeats
 //     the sweep until one finds nothing, so no stub key is left.
@@ -28,7 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
+	"sync"
 
 	"github.com/hanchat/luagen/generated/vm1"
 )
@@ -60,7 +61,11 @@ var (
 // It is safe for concurrent use.
 type Stub struct {
 	scripts *vm1.Scripts
-	closed  atomic.Bool
+
+	mu       sync.Mutex
+	closed   bool
+	inFlight int           // Create and Poll calls admitted and not returned yet
+	drained  chan struct{} // closed once inFlight is 0 after Close
 }
 
 // New returns a Stub on scripts, which must have a DB2 client.
@@ -68,12 +73,50 @@ func New(scripts *vm1.Scripts) (*Stub, error) {
 	if scripts == nil {
 		return nil, errors.New("legacystub: New: nil scripts")
 	}
-	return &Stub{scripts: scripts}, nil
+	return &Stub{scripts: scripts, drained: make(chan struct{})}, nil
 }
 
 // Close stops the stub for the cutover: Create and Poll fail with ErrCutOver from
-// now on. It is idempotent.
-func (s *Stub) Close() { s.closed.Store(true) }
+// now on. It is a barrier: it returns once every Create and Poll that started
+// before it has returned, so none of their writes can land after Close. It fails
+// with ctx's error (the stub stays closed) when ctx ends first. It is idempotent.
+func (s *Stub) Close(ctx context.Context) error {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		if s.inFlight == 0 {
+			close(s.drained)
+		}
+	}
+	drained := s.drained
+	s.mu.Unlock()
+	select {
+	case <-drained:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("legacystub: close: calls still in flight: %w", ctx.Err())
+	}
+}
+
+// enter admits one call, unless the stub is closed; an admitted call must leave.
+func (s *Stub) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.inFlight++
+	return true
+}
+
+func (s *Stub) leave() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.inFlight--
+	if s.closed && s.inFlight == 0 {
+		close(s.drained)
+	}
+}
 
 // Create makes the task taskID (a UUID) with a random State and returns it.
 func (s *Stub) Create(ctx context.Context, taskID string) (State, error) {
@@ -81,9 +124,10 @@ func (s *Stub) Create(ctx context.Context, taskID string) (State, error) {
 }
 
 func (s *Stub) create(ctx context.Context, taskID string, state State) (State, error) {
-	if s.closed.Load() {
+	if !s.enter() {
 		return "", ErrCutOver
 	}
+	defer s.leave()
 	key, err := vm1.NewLegacySafetyTaskKey(taskID)
 	if err != nil {
 		return "", fmt.Errorf("legacystub: create: %w", err)
@@ -107,9 +151,10 @@ type Poll struct {
 
 // Poll reads the task's state and counts the poll, atomically.
 func (s *Stub) Poll(ctx context.Context, taskID string) (Poll, error) {
-	if s.closed.Load() {
+	if !s.enter() {
 		return Poll{}, ErrCutOver
 	}
+	defer s.leave()
 	key, err := vm1.NewLegacySafetyTaskKey(taskID)
 	if err != nil {
 		return Poll{}, fmt.Errorf("legacystub: poll: %w", err)

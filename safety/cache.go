@@ -172,8 +172,10 @@ func (k *Cache) GetDNS(ctx context.Context, key vm2.SafetyDNSKey) (DNSAnswer, bo
 }
 
 // SetDNS stores the answer a under key for a.TTL, capped at the lower of the
-// policy's DNSMaxTTL and 900 s (each cap is counted); an answer whose TTL is under
-// 1 ms is not cached (SetSkipped). a.RRType must be the key's record type.
+// policy's DNSMaxTTL and 900 s; an answer whose TTL is under 1 ms is not cached
+// (SetSkipped). a.RRType must be the key's record type. A cap is reported
+// (SetResult.Capped) and counted only when SetDNS returns no error: an answer
+// refused before Redis, or a failed call, caps nothing.
 func (k *Cache) SetDNS(ctx context.Context, key vm2.SafetyDNSKey, a DNSAnswer) (SetResult, error) {
 	b, err := EncodeDNS(a)
 	if err == nil && key.String() != "" && a.RRType != dnsKeyType(key) {
@@ -191,11 +193,14 @@ func (k *Cache) SetDNS(ctx context.Context, key vm2.SafetyDNSKey, a DNSAnswer) (
 		ttl, capped = limit, true
 	}
 	res, err := k.write(ctx, KindDNS, key, b, err, p.Generation, ttl, vm2.SafetyDNSMaxTTL)
+	if err != nil {
+		return SetResult{}, err // a refused answer or call: no cap was applied
+	}
 	if capped {
 		k.c.m.dnsTTLCapped.Inc()
 		res.Capped = true
 	}
-	return res, err
+	return res, nil
 }
 
 // dnsKeyType is the record type a DNS key was built with: its last part.
@@ -235,18 +240,22 @@ func lookup[T any](ctx context.Context, k *Cache, kind Kind, key vm2.CacheGetEnt
 	return v, res.TTL, true, nil
 }
 
-// store clamps the configured ttl to the key's maximum and writes.
+// store clamps the configured ttl to the key's maximum and writes. A clamp is
+// reported and counted only for a write that did not fail.
 func (k *Cache) store(ctx context.Context, kind Kind, key vm2.CacheSetEntry, value []byte, encErr error, p Policy, ttl, max time.Duration) (SetResult, error) {
 	capped := ttl > max
 	if capped {
 		ttl = max
-		if encErr == nil {
-			k.c.m.ttlClamped.WithLabelValues(string(kind)).Inc()
-		}
 	}
 	res, err := k.write(ctx, kind, key, value, encErr, p.Generation, ttl.Truncate(time.Millisecond), max)
-	res.Capped = capped
-	return res, err
+	if err != nil {
+		return SetResult{}, err
+	}
+	if capped {
+		k.c.m.ttlClamped.WithLabelValues(string(kind)).Inc()
+		res.Capped = true
+	}
+	return res, nil
 }
 
 // write runs cache_set with the generation as stamp; max is passed too, so the

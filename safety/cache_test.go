@@ -153,6 +153,63 @@ func TestCacheTTLFromPolicyClampedToSpecMax(t *testing.T) {
 	}
 }
 
+// A DNS answer or a record refused before Redis (or by the call) is neither
+// reported as capped nor counted in the cap and clamp metrics, however long its
+// TTL: only a write that did not fail caps anything.
+func TestCapsAreCountedOnlyForWritesThatDidNotFail(t *testing.T) {
+	ctx := context.Background()
+	_, c, reg := harness(t)
+	p := basePolicy
+	p.TextTTL = 30 * 24 * time.Hour // above the text key's 48 h
+	k := newCache(t, c, p)
+	dnsKey, err := vm2.NewSafetyDNSKey(digest("refused.example"), vm2.DNSRRTypeA)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, a := range map[string]DNSAnswer{
+		"IPv6 in an A answer":  {RRType: vm2.DNSRRTypeA, TTL: 24 * time.Hour, Addrs: []netip.Addr{netip.MustParseAddr("2001:db8::1")}},
+		"not the key's rrtype": {RRType: vm2.DNSRRTypeAAAA, TTL: 24 * time.Hour, Addrs: []netip.Addr{netip.MustParseAddr("2001:db8::1")}},
+	} {
+		res, err := k.SetDNS(ctx, dnsKey, a)
+		if !errors.Is(err, ErrInvalidRecord) || res != (SetResult{}) {
+			t.Errorf("%s: %+v %v, want ErrInvalidRecord and no result", name, res, err)
+		}
+	}
+	valid := DNSAnswer{RRType: vm2.DNSRRTypeA, TTL: 24 * time.Hour, Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.1")}}
+	if res, err := k.SetDNS(ctx, vm2.SafetyDNSKey{}, valid); err == nil || res.Capped {
+		t.Errorf("a DNS answer under a zero key: %+v %v", res, err)
+	}
+	if res, err := k.SetText(ctx, vm2.SafetyTextKey{}, sampleText); err == nil || res.Capped {
+		t.Errorf("a text result under a zero key: %+v %v", res, err)
+	}
+	textKey, err := vm2.NewSafetyTextKey(digest("refused text"), "rules-1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res, err := k.SetText(ctx, textKey, TextResult{Verdict: "not-a-verdict"}); !errors.Is(err, ErrInvalidRecord) || res.Capped {
+		t.Errorf("an invalid text result: %+v %v", res, err)
+	}
+	if got := metric(t, reg, "han_safety_dns_ttl_capped_total", nil); got != 0 {
+		t.Errorf("DNS TTL caps counted %v for refused answers, want 0", got)
+	}
+	if got := metric(t, reg, "han_safety_cache_ttl_clamped_total", map[string]string{"kind": "text"}); got != 0 {
+		t.Errorf("text TTL clamps counted %v for refused writes, want 0", got)
+	}
+	// The same answer and record, valid: capped, clamped and counted once each.
+	if res, err := k.SetDNS(ctx, dnsKey, valid); err != nil || !res.Capped || res.TTL != 900*time.Second {
+		t.Fatalf("a valid 24 h answer: %+v %v", res, err)
+	}
+	if res, err := k.SetText(ctx, textKey, sampleText); err != nil || !res.Capped || res.TTL != vm2.SafetyTextMaxTTL {
+		t.Fatalf("a valid text result: %+v %v", res, err)
+	}
+	if got := metric(t, reg, "han_safety_dns_ttl_capped_total", nil); got != 1 {
+		t.Errorf("DNS TTL caps counted %v, want 1", got)
+	}
+	if got := metric(t, reg, "han_safety_cache_ttl_clamped_total", map[string]string{"kind": "text"}); got != 1 {
+		t.Errorf("text TTL clamps counted %v, want 1", got)
+	}
+}
+
 // A DNS answer keeps its own TTL, capped at 900 s (or the policy's lower maximum);
 // every cap is counted; a read serves what is left of the TTL; TTL 0 is not cached.
 func TestDNSTTLIsTheAnswersCappedAt900s(t *testing.T) {

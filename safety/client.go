@@ -24,6 +24,7 @@ const (
 	DefaultPublishTimeout   = 100 * time.Millisecond
 	DefaultProbeTimeout     = 500 * time.Millisecond
 	DefaultRetryInterval    = time.Second
+	DefaultMaxInFlight      = 64
 )
 
 // Options configure a Client. Zero fields take the defaults.
@@ -39,6 +40,12 @@ type Options struct {
 	// RetryInterval is how often, while Redis is unreachable, one call tries it again;
 	// every other call skips Redis at once (DefaultRetryInterval).
 	RetryInterval time.Duration
+	// MaxInFlight bounds the calls running on goroutines of their own (a client
+	// without ContextTimeoutEnabled, see New), those whose caller has already
+	// returned and that wait for go-redis's own timeouts included. A call that
+	// finds them all busy waits for one within its timeout, and counts as Redis
+	// unavailable if none frees up (DefaultMaxInFlight).
+	MaxInFlight int
 	// Registerer receives the package's metrics. Nil: a private registry, so the
 	// metrics are counted but exported nowhere.
 	Registerer prometheus.Registerer
@@ -55,7 +62,8 @@ type Client struct {
 	scripts *vm2.Scripts
 	opts    Options
 	m       *metrics
-	inline  bool // rdb bounds each command by its context's deadline itself
+	inline  bool          // rdb bounds each command by its context's deadline itself
+	slots   chan struct{} // !inline: one token per call running on a goroutine of its own
 
 	mu       sync.Mutex
 	degraded bool
@@ -67,10 +75,12 @@ type Client struct {
 // New makes a Client on rdb, a client of vm2's db0. Any go-redis client works (a
 // *redis.Client, *redis.Ring, *redis.ClusterClient, or luatest's Scripter in tests);
 // Health PINGs when rdb can, and a Waker needs one that can PUBLISH and SUBSCRIBE.
-// Every call returns within its timeout whatever rdb's own timeouts are. Give a
-// *redis.Client ContextTimeoutEnabled: go-redis then ends a hung call at the
-// deadline itself and the call runs inline; otherwise it runs on a goroutine of its
-// own that returns at the deadline, while its connection stays busy until
+// Every call returns within its timeout, or the caller's deadline when that is
+// sooner, whatever rdb's own timeouts are; a call that Redis does not answer by
+// then counts as Redis unavailable. Give a *redis.Client ContextTimeoutEnabled:
+// go-redis then ends a hung call at the deadline itself and the call runs inline;
+// otherwise it runs on a goroutine of its own (at most Options.MaxInFlight at a
+// time) that returns at the deadline, while its connection stays busy until
 // go-redis's ReadTimeout or WriteTimeout.
 func New(rdb redis.Scripter, o Options) (*Client, error) {
 	if rdb == nil {
@@ -80,6 +90,12 @@ func New(rdb redis.Scripter, o Options) (*Client, error) {
 		if *d < 0 {
 			return nil, fmt.Errorf("safety: New: negative timeout or interval: %w", ErrInvalidPolicy)
 		}
+	}
+	if o.MaxInFlight < 0 {
+		return nil, fmt.Errorf("safety: New: MaxInFlight %d: want zero or positive: %w", o.MaxInFlight, ErrInvalidPolicy)
+	}
+	if o.MaxInFlight == 0 {
+		o.MaxInFlight = DefaultMaxInFlight
 	}
 	def := func(d *time.Duration, v time.Duration) {
 		if *d == 0 {
@@ -105,7 +121,7 @@ func New(rdb redis.Scripter, o Options) (*Client, error) {
 	if err != nil {
 		return nil, fmt.Errorf("safety: New: metrics: %w", err)
 	}
-	return &Client{rdb: rdb, scripts: scripts, opts: o, m: m, inline: honorsDeadlines(rdb)}, nil
+	return &Client{rdb: rdb, scripts: scripts, opts: o, m: m, inline: honorsDeadlines(rdb), slots: make(chan struct{}, o.MaxInFlight)}, nil
 }
 
 // honorsDeadlines reports whether rdb is a *redis.Client with ContextTimeoutEnabled,
@@ -137,7 +153,7 @@ func replyCode(err error) (string, bool) {
 		return se.Code, true
 	}
 	var re redis.Error
-	if errors.As(err, &re) && !errors.Is(err, redis.Nil) {
+	if errors.As(err, &re) && !errors.Is(err, redis.Nil) && !errors.Is(err, redis.ErrClosed) {
 		code, _, _ := strings.Cut(re.Error(), " ")
 		return code, true
 	}
@@ -145,29 +161,21 @@ func replyCode(err error) (string, bool) {
 }
 
 // outage classifies err: whether Redis is unavailable for this call (reason "" when
-// not), and whether that puts the Client into degraded mode.
+// not), and whether that puts the Client into degraded mode. runtime.Unavailable
+// decides what is an outage; this only names its class for Health.
 func outage(err error) (reason string, trip bool) {
-	if err == nil {
-		return "", false
+	if !runtime.Unavailable(err) {
+		return "", false // an answer, a refusal of this call, or the caller's cancellation
 	}
 	var ne net.Error
 	if code, ok := replyCode(err); ok {
-		switch code {
-		case "LOADING", "BUSY", "MASTERDOWN", "TRYAGAIN", "CLUSTERDOWN":
-			return "busy", true // answering, but not serving data
-		case "OOM":
+		if code == "OOM" {
 			return "out-of-memory", false // refuses writes; reads still work
 		}
-		return "", false // the script's own error, NOPERM, ...: not an outage
+		return "busy", true // answering, but not serving data: LOADING, BUSY, ...
 	}
 	switch {
-	case errors.Is(err, runtime.ErrInvalidArg), errors.Is(err, runtime.ErrInvalidKeyPart),
-		errors.Is(err, runtime.ErrReplyShape), errors.Is(err, runtime.ErrSHAMismatch),
-		errors.Is(err, runtime.ErrNoClient):
-		return "", false
-	case errors.Is(err, context.DeadlineExceeded):
-		return "timeout", true
-	case errors.As(err, &ne) && ne.Timeout():
+	case errors.Is(err, context.DeadlineExceeded), errors.As(err, &ne) && ne.Timeout():
 		return "timeout", true
 	case errors.Is(err, redis.ErrClosed):
 		return "closed", true
@@ -220,13 +228,18 @@ func (c *Client) Degraded() bool {
 	return c.degraded
 }
 
-// call runs fn against Redis with a context that ends at timeout and returns by
-// then whatever Redis does: inline when the client honours deadlines itself, else
-// with fn on a goroutine of its own whose hung connection is left to go-redis's own
-// timeouts. While Redis is known to be unreachable, only one call per
-// RetryInterval tries it. An error matching errUnavailable means Redis was not
-// usable; the caller's own cancellation is returned as is and says nothing about
-// Redis.
+// call runs fn against Redis with a context that ends at timeout (or at the
+// caller's deadline, when sooner) and returns by then whatever Redis does: inline
+// when the client honours deadlines itself, else with fn on a goroutine of its own
+// (at most MaxInFlight of them, counting those still stuck after their caller
+// returned) whose hung connection is left to go-redis's own timeouts. While Redis
+// is known to be unreachable, only one call per RetryInterval tries it.
+//
+// An error matching errUnavailable means Redis was not usable: it did not answer
+// before either deadline (the caller's included: Redis was too slow for this
+// caller, and the degraded policy applies), or could not be reached. Only the
+// caller's own cancellation (context.Canceled) is returned as is: it says nothing
+// about Redis.
 func call[T any](ctx context.Context, c *Client, timeout time.Duration, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
@@ -242,14 +255,24 @@ func call[T any](ctx context.Context, c *Client, timeout time.Duration, fn func(
 		err error
 	}
 	var r result
-	if c.inline {
+	switch {
+	case c.inline:
 		r.v, r.err = fn(cctx)
 		if r.err != nil && cctx.Err() != nil {
 			r.err = cctx.Err()
 		}
-	} else {
+	default:
+		select {
+		case c.slots <- struct{}{}:
+		case <-cctx.Done():
+			r.err = cctx.Err() // every slot is taken by a call Redis has not answered
+		}
+		if r.err != nil {
+			break
+		}
 		done := make(chan result, 1)
 		go func() {
+			defer func() { <-c.slots }()
 			v, err := fn(cctx)
 			done <- result{v, err}
 		}()
@@ -259,7 +282,7 @@ func call[T any](ctx context.Context, c *Client, timeout time.Duration, fn func(
 			r.err = cctx.Err()
 		}
 	}
-	if r.err != nil && ctx.Err() != nil {
+	if r.err != nil && errors.Is(ctx.Err(), context.Canceled) {
 		return zero, ctx.Err() // the caller gave up: not Redis's fault
 	}
 	reason, trip := outage(r.err)

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/luatest"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/prometheus/client_golang/prometheus"
@@ -96,6 +98,48 @@ func TestDegradedModeRetriesOncePerInterval(t *testing.T) {
 	}
 }
 
+// A call Redis has not answered by the caller's own deadline, shorter than the
+// call's timeout, is an outage: the Client degrades. Calls whose work ignores its
+// context (go-redis without ContextTimeoutEnabled) run on at most MaxInFlight
+// goroutines; a call that finds no free one is an outage at its deadline too.
+func TestCallerDeadlineIsAnOutageAndStuckCallsAreBounded(t *testing.T) {
+	c, err := New(luatest.NewServer(nil).Scripter(), Options{RetryInterval: time.Nanosecond, MaxInFlight: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	release := make(chan struct{})
+	var started, running atomic.Int64
+	hung := func(context.Context) (int, error) {
+		started.Add(1)
+		running.Add(1)
+		defer running.Add(-1)
+		<-release // deaf to its context, like a read waiting for go-redis's ReadTimeout
+		return 0, io.EOF
+	}
+	for i := 0; i < 10; i++ {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		_, err := call(ctx, c, time.Hour, hung)
+		cancel()
+		if !errors.Is(err, errUnavailable) {
+			t.Fatalf("call %d past the caller's deadline: %v", i, err)
+		}
+	}
+	if !c.Degraded() || c.currentReason() != "timeout" {
+		t.Fatalf("degraded %v (%q), want degraded by a timeout", c.Degraded(), c.currentReason())
+	}
+	if n := started.Load(); n != 2 {
+		t.Fatalf("%d calls started on goroutines of their own, want MaxInFlight 2", n)
+	}
+	close(release)
+	if !redistest.WaitFor(context.Background(), 5*time.Second, func() bool { return running.Load() == 0 }) {
+		t.Fatal("the stuck calls never ended")
+	}
+	// Their slots are free again: the next call runs.
+	if v, err := call(context.Background(), c, time.Second, func(context.Context) (int, error) { return 7, nil }); err != nil || v != 7 || c.Degraded() {
+		t.Fatalf("after the stuck calls ended: %v %v, degraded %v", v, err, c.Degraded())
+	}
+}
+
 func TestNewRefusesBadOptions(t *testing.T) {
 	sc := luatest.NewServer(nil).Scripter()
 	if _, err := New(nil, Options{}); err == nil {
@@ -103,6 +147,9 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	}
 	if _, err := New(sc, Options{CacheTimeout: -time.Second}); !errors.Is(err, ErrInvalidPolicy) {
 		t.Fatalf("negative timeout: %v", err)
+	}
+	if _, err := New(sc, Options{MaxInFlight: -1}); !errors.Is(err, ErrInvalidPolicy) {
+		t.Fatalf("negative MaxInFlight: %v", err)
 	}
 	reg := prometheus.NewRegistry()
 	if _, err := New(sc, Options{Registerer: reg}); err != nil {

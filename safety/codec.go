@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"fmt"
 
+	"github.com/hanchat/luagen/runtime"
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // Every record is one MessagePack array: its tag ("text/1", ...), then its fields in
-// a fixed order. The decoder reads it by hand, checking each length against the
-// field's bound before it allocates anything and refusing trailing bytes, so a
-// damaged or hostile value costs at most its own size and never panics.
+// a fixed order. The decoder first has runtime.CheckMsgpack check that the value is
+// exactly one well-formed MessagePack value within the key's max_bytes, whose every
+// length fits inside it (no trailing bytes, no header claiming more than is there);
+// then it reads the record by hand, checking each field's type and each length
+// against the field's own bound before it allocates anything. A damaged or hostile
+// value costs at most its own size and never panics.
 
 // encoder writes one record.
 type encoder struct {
@@ -59,22 +63,20 @@ func (w *encoder) bytes() ([]byte, error) {
 // decoder reads one record; the first error sticks and later reads do nothing.
 type decoder struct {
 	record string
-	fault  error // the sentinel of every error: ErrCorrupt, or ErrInvalidWakeup
-	r      *bytes.Reader
-	d      *msgpack.Decoder
+	fault  error            // the sentinel of every error: ErrCorrupt, or ErrInvalidWakeup
+	d      *msgpack.Decoder // nil when CheckMsgpack refused the value
 	err    error
 }
 
-// newDecoder starts reading a record; release it with finish.
-func newDecoder(record string, b []byte, tag string, fields int, fault error) *decoder {
-	r := bytes.NewReader(b)
-	md := msgpack.GetDecoder()
-	md.Reset(r)
-	d := &decoder{record: record, fault: fault, r: r, d: md}
-	if len(b) == 0 {
-		d.fail("", "empty value")
+// newDecoder starts reading a record of at most maxBytes; release it with finish.
+func newDecoder(record string, b []byte, maxBytes int, tag string, fields int, fault error) *decoder {
+	d := &decoder{record: record, fault: fault}
+	if err := runtime.CheckMsgpack(b, maxBytes); err != nil {
+		d.err = &RecordError{Record: record, Reason: "bad MessagePack", err: fmt.Errorf("%w: %w", fault, err)}
 		return d
 	}
+	d.d = msgpack.GetDecoder()
+	d.d.Reset(bytes.NewReader(b))
 	if n := d.arrayLen("", fields+1); d.err == nil && n != fields+1 {
 		d.fail("", fmt.Sprintf("an array of %d elements, want %d", n, fields+1))
 	}
@@ -120,9 +122,6 @@ func (d *decoder) arrayLen(field string, max int) int {
 	case n > max:
 		d.fail(field, fmt.Sprintf("%d elements, at most %d", n, max))
 		return 0
-	case n > d.r.Len():
-		d.fail(field, "truncated")
-		return 0
 	}
 	return n
 }
@@ -148,9 +147,6 @@ func (d *decoder) raw(field string, max int, wantStr bool) []byte {
 		return nil
 	case n > max:
 		d.fail(field, fmt.Sprintf("%d bytes, at most %d", n, max))
-		return nil
-	case n > d.r.Len():
-		d.fail(field, "truncated")
 		return nil
 	}
 	b := make([]byte, n)
@@ -213,14 +209,15 @@ func (d *decoder) uint16(field string) uint16 {
 	return uint16(v)
 }
 
-// finish reports the first error, or trailing bytes after the record, and returns
-// the MessagePack decoder to its pool.
+// finish reports the first error and returns the MessagePack decoder to its pool.
+// Once every field is read without error, so is the whole value: each field read
+// takes exactly one MessagePack value, and CheckMsgpack made sure nothing follows
+// the record's array.
 func (d *decoder) finish() error {
-	if d.err == nil && d.r.Len() != 0 {
-		d.fail("", fmt.Sprintf("%d bytes after the record", d.r.Len()))
+	if d.d != nil {
+		d.d.Reset(nil)
+		msgpack.PutDecoder(d.d)
+		d.d = nil
 	}
-	d.d.Reset(nil)
-	msgpack.PutDecoder(d.d)
-	d.d = nil
 	return d.err
 }

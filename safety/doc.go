@@ -7,8 +7,10 @@
 // unreachable (seed 004 §6). While it is, cache reads are misses, cache writes and
 // wake-ups are dropped and counted, and each rate-limited caller gets the policy the
 // service chose for it: fail-closed, or fail-open through a bounded local limiter.
-// No call waits for Redis longer than its timeout, and only one call per
-// RetryInterval tries Redis again; the first answer ends the degraded mode and the
+// No call waits for Redis longer than its timeout (or its caller's deadline: a call
+// Redis has not answered by either is an outage), calls stuck on a hung connection
+// are bounded (Options.MaxInFlight), and only one call per RetryInterval tries
+// Redis again; the first answer ends the degraded mode and the
 // caches warm again lazily, as callers set what they compute. Health reports Redis
 // as degraded, never as down: it is not a readiness gate.
 //

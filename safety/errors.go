@@ -35,7 +35,7 @@ type RecordError struct {
 	Record string // text, verdict, link, dns or wakeup
 	Field  string // e.g. "rule_ids[3]"
 	Reason string
-	err    error // ErrInvalidRecord, ErrTooLarge, ErrCorrupt or ErrInvalidWakeup
+	err    error // ErrInvalidRecord, ErrTooLarge, ErrCorrupt or ErrInvalidWakeup, perhaps wrapping runtime.ErrMalformedMsgpack
 }
 
 func (e *RecordError) Error() string {
@@ -45,7 +45,8 @@ func (e *RecordError) Error() string {
 	return fmt.Sprintf("safety: %s record: %s: %s: %v", e.Record, e.Field, e.Reason, e.err)
 }
 
-// Unwrap is the sentinel the error matches.
+// Unwrap is the sentinel the error matches (with, for a value that is not one
+// well-formed MessagePack value within its limit, runtime.ErrMalformedMsgpack).
 func (e *RecordError) Unwrap() error { return e.err }
 
 func invalid(record, field, reason string) error {

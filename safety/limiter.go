@@ -134,9 +134,10 @@ func NewLimiter(c *Client, callers map[string]CallerPolicy) (*Limiter, error) {
 
 // Allow spends cost units of caller's limit, 1..Limit. While Redis is unavailable the
 // caller's DegradedPolicy decides, and the call still returns within
-// RateLimitTimeout. Errors: ErrUnknownCaller, ErrInvalidCost, the caller's own
-// cancellation, and error replies of Redis (such as NOPERM), which no policy turns
-// into a decision.
+// RateLimitTimeout (or by ctx's deadline, when sooner: Redis not answering by then
+// counts as unavailable, and the policy decides). Errors: ErrUnknownCaller,
+// ErrInvalidCost, the caller's own cancellation, a ctx that had already ended, and
+// error replies of Redis (such as NOPERM), which no policy turns into a decision.
 func (l *Limiter) Allow(ctx context.Context, callerName string, cost int64) (Decision, error) {
 	cl, ok := l.callers[callerName]
 	if !ok {

@@ -400,10 +400,7 @@ func EncodeText(r TextResult) ([]byte, error) {
 // DecodeText decodes and validates a stored TextResult; any fault is ErrCorrupt.
 func DecodeText(b []byte) (TextResult, error) {
 	const rec = string(KindText)
-	if err := precheck(KindText, b); err != nil {
-		return TextResult{}, err
-	}
-	d := newDecoder(rec, b, tagText, 3, ErrCorrupt)
+	d := newDecoder(rec, b, maxBytes(KindText), tagText, 3, ErrCorrupt)
 	r := TextResult{
 		Verdict:        Verdict(d.str("verdict", 16)),
 		RuleIDs:        d.strs("rule_ids", MaxRuleIDs, MaxIDLen),
@@ -432,10 +429,7 @@ func EncodeVerdict(v FileVerdict) ([]byte, error) {
 // DecodeVerdict decodes and validates a stored FileVerdict; any fault is ErrCorrupt.
 func DecodeVerdict(b []byte) (FileVerdict, error) {
 	const rec = string(KindVerdict)
-	if err := precheck(KindVerdict, b); err != nil {
-		return FileVerdict{}, err
-	}
-	d := newDecoder(rec, b, tagVerdict, 2, ErrCorrupt)
+	d := newDecoder(rec, b, maxBytes(KindVerdict), tagVerdict, 2, ErrCorrupt)
 	v := FileVerdict{
 		Verdict: Verdict(d.str("verdict", 16)),
 		RuleIDs: d.strs("rule_ids", MaxRuleIDs, MaxIDLen),
@@ -464,10 +458,7 @@ func EncodeLink(p LinkPolicy) ([]byte, error) {
 // DecodeLink decodes and validates a stored LinkPolicy; any fault is ErrCorrupt.
 func DecodeLink(b []byte) (LinkPolicy, error) {
 	const rec = string(KindLink)
-	if err := precheck(KindLink, b); err != nil {
-		return LinkPolicy{}, err
-	}
-	d := newDecoder(rec, b, tagLink, 3, ErrCorrupt)
+	d := newDecoder(rec, b, maxBytes(KindLink), tagLink, 3, ErrCorrupt)
 	p := LinkPolicy{
 		Class:   LinkClass(d.str("class", 16)),
 		Verdict: Verdict(d.str("verdict", 16)),
@@ -510,10 +501,7 @@ func EncodeDNS(a DNSAnswer) ([]byte, error) {
 // ErrCorrupt.
 func DecodeDNS(b []byte) (DNSAnswer, error) {
 	const rec = string(KindDNS)
-	if err := precheck(KindDNS, b); err != nil {
-		return DNSAnswer{}, err
-	}
-	d := newDecoder(rec, b, tagDNS, 6, ErrCorrupt)
+	d := newDecoder(rec, b, maxBytes(KindDNS), tagDNS, 6, ErrCorrupt)
 	a := DNSAnswer{RRType: vm2.DNSRRType(d.str("rrtype", 8)), NXDomain: d.boolean("nxdomain")}
 	if n := d.arrayLen("addrs", MaxDNSAddrs); n > 0 {
 		a.Addrs = make([]netip.Addr, 0, n)
@@ -545,12 +533,4 @@ func DecodeDNS(b []byte) (DNSAnswer, error) {
 		return DNSAnswer{}, corrupt(rec, err)
 	}
 	return a, nil
-}
-
-// precheck refuses a stored value above its key's max_bytes before decoding it.
-func precheck(k Kind, b []byte) error {
-	if max := maxBytes(k); len(b) > max {
-		return &RecordError{Record: string(k), Reason: fmt.Sprintf("%d bytes stored, the key allows %d", len(b), max), err: ErrCorrupt}
-	}
-	return nil
 }

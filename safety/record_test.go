@@ -11,6 +11,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/runtime"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 var (
@@ -271,6 +273,60 @@ func TestDecodeRefusesInvalidSerialization(t *testing.T) {
 				t.Fatalf("%d of %d bytes: %v", n, len(full), err)
 			}
 		}
+	}
+}
+
+// runtime.CheckMsgpack refuses, before any field is read, a value that is not
+// exactly one well-formed MessagePack value within its key's max_bytes: the error
+// matches runtime.ErrMalformedMsgpack as well as ErrCorrupt. A well-formed value
+// that breaks the record's rules matches ErrCorrupt only.
+func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
+	valid, _ := EncodeText(sampleText)
+	malformed := map[string][]byte{
+		"empty":                    {},
+		"not msgpack":              []byte("\xc1\xc1\xc1"),
+		"JSON":                     []byte(`{"verdict":"allow"}`),
+		"trailing byte":            append(append([]byte{}, valid...), 0xc0),
+		"two records":              append(append([]byte{}, valid...), valid...),
+		"truncated":                valid[:len(valid)-1],
+		"array claims 4G elements": {0xdd, 0xff, 0xff, 0xff, 0xff},
+		"string claims 4 GB":       {0x94, 0xdb, 0xff, 0xff, 0xff, 0xff},
+	}
+	for name, b := range malformed {
+		for kind, decode := range decoders {
+			if _, err := decode(b); !errors.Is(err, ErrCorrupt) || !errors.Is(err, runtime.ErrMalformedMsgpack) {
+				t.Errorf("%s as %s: %v; want ErrCorrupt and runtime.ErrMalformedMsgpack", name, kind, err)
+			}
+		}
+	}
+	// One well-formed value, one byte above each kind's max_bytes.
+	for kind, decode := range decoders {
+		var big []byte
+		for n := maxBytes(kind); len(big) != maxBytes(kind)+1 && n > 0; n-- {
+			big, _ = msgpack.Marshal(make([]byte, n)) // a bin header of 2, 3 or 5 bytes
+		}
+		if len(big) != maxBytes(kind)+1 {
+			t.Fatalf("%s: no bin value of %d bytes", kind, maxBytes(kind)+1)
+		}
+		if _, err := decode(big); !errors.Is(err, ErrCorrupt) || !errors.Is(err, runtime.ErrMalformedMsgpack) {
+			t.Errorf("%s above its max_bytes: %v", kind, err)
+		}
+	}
+	for name, b := range map[string][]byte{
+		"a map":             {0x81, 0xa1, 'v', 0xa5, 'a', 'l', 'l', 'o', 'w'},
+		"wrong field count": rawRecord(tagText, "allow", []string{}),
+		"unknown verdict":   rawRecord(tagText, "ok", []string{}, []string{}),
+	} {
+		if _, err := DecodeText(b); !errors.Is(err, ErrCorrupt) || errors.Is(err, runtime.ErrMalformedMsgpack) {
+			t.Errorf("%s: %v; want ErrCorrupt only", name, err)
+		}
+	}
+	payload, err := encodeWakeup(Wakeup{Reason: WakeTasksReady})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := decodeWakeup(append(payload, 0xc0)); !errors.Is(err, ErrInvalidWakeup) || !errors.Is(err, runtime.ErrMalformedMsgpack) {
+		t.Errorf("a wake-up with a trailing byte: %v", err)
 	}
 }
 

@@ -46,10 +46,7 @@ func encodeWakeup(w Wakeup) ([]byte, error) {
 }
 
 func decodeWakeup(b []byte) (Wakeup, error) {
-	if len(b) > vm2.SafetyWakeupChannelMaxBytes {
-		return Wakeup{}, &RecordError{Record: "wakeup", Reason: "payload above the channel's max_bytes", err: ErrInvalidWakeup}
-	}
-	d := newDecoder("wakeup", b, tagWakeup, 1, ErrInvalidWakeup)
+	d := newDecoder("wakeup", b, vm2.SafetyWakeupChannelMaxBytes, tagWakeup, 1, ErrInvalidWakeup)
 	w := Wakeup{Reason: WakeReason(d.str("reason", 32))}
 	if err := d.finish(); err != nil {
 		return Wakeup{}, err

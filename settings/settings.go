@@ -9,12 +9,12 @@
 package settings
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
 
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/runtime"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -103,27 +103,19 @@ func Encode[T any](v T) ([]byte, error) {
 // T does not have are ignored, so a newer writer's snapshot still reads.
 func Decode[T any](b []byte) (v T, err error) {
 	var zero T
-	if len(b) > MaxBytes {
-		return zero, fmt.Errorf("%d bytes, the limit is %d: %w", len(b), MaxBytes, ErrCorrupt)
+	// The decoder allocates what a length header claims: check first that b is
+	// one value, within the limit, whose every length fits in b. Decoding it
+	// then reads all of b.
+	if err := runtime.CheckMsgpack(b, MaxBytes); err != nil {
+		return zero, fmt.Errorf("decode %T: %w: %w", zero, ErrCorrupt, err)
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			v, err = zero, fmt.Errorf("decoding %T failed: %w", zero, ErrCorrupt)
 		}
 	}()
-	// The decoder allocates what a length header claims: check first that b is
-	// one value whose every length fits in b (Skip reads without that trust).
-	r := bytes.NewReader(b)
-	if err := msgpack.NewDecoder(r).Skip(); err != nil || r.Len() != 0 {
-		return zero, fmt.Errorf("decode %T: not exactly one well-formed MessagePack value: %w", zero, ErrCorrupt)
-	}
-	r.Reset(b)
-	dec := msgpack.NewDecoder(r)
-	if err := dec.Decode(&v); err != nil {
+	if err := msgpack.Unmarshal(b, &v); err != nil {
 		return zero, fmt.Errorf("decode %T: %v: %w", zero, err, ErrCorrupt)
-	}
-	if r.Len() != 0 {
-		return zero, fmt.Errorf("decode %T: %d bytes after the value: %w", zero, r.Len(), ErrCorrupt)
 	}
 	return v, nil
 }

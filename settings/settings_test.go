@@ -147,6 +147,39 @@ func TestSnapshotBadInputAndCorruptValues(t *testing.T) {
 	}
 }
 
+// A stored value that is not exactly one well-formed MessagePack value within
+// MaxBytes is refused by runtime.CheckMsgpack before any decoding: its error
+// matches runtime.ErrMalformedMsgpack as well as ErrCorrupt. A well-formed value
+// of another shape matches ErrCorrupt only.
+func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
+	good, err := msgpack.Marshal(sample())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// One well-formed bin value, MaxBytes+5 bytes long.
+	tooLarge, err := msgpack.Marshal(make([]byte, settings.MaxBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{
+		"empty":           {},
+		"truncated":       good[:len(good)/2],
+		"trailing bytes":  append(append([]byte{}, good...), 0xc0),
+		"two values":      append(append([]byte{}, good...), good...),
+		"invalid code":    {0xc1},
+		"huge array head": {0xdd, 0xff, 0xff, 0xff, 0xff},
+		"too large":       tooLarge,
+	} {
+		if _, err := settings.Decode[snapshot](b); !errors.Is(err, settings.ErrCorrupt) || !errors.Is(err, runtime.ErrMalformedMsgpack) {
+			t.Errorf("%s: %v, want ErrCorrupt and runtime.ErrMalformedMsgpack", name, err)
+		}
+	}
+	str, _ := msgpack.Marshal("just a string")
+	if _, err := settings.Decode[snapshot](str); !errors.Is(err, settings.ErrCorrupt) || errors.Is(err, runtime.ErrMalformedMsgpack) {
+		t.Errorf("a well-formed value of another shape: %v", err)
+	}
+}
+
 // A stored value whose length headers claim millions of entries or gigabytes
 // costs no more than a bounded scratch buffer: the claims are checked against
 // the value before it is decoded.

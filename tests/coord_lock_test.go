@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"errors"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -473,4 +474,61 @@ func TestCoordDoCancelsTheWorkWhenTheLeaseIsLost(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// A work function that panics, with the panic recovered further up (as net/http
+// does): Do stops extending the lease, releases the lock before the panic goes
+// on, and leaves no goroutine behind, so the lock can be obtained at once.
+func TestCoordDoReleasesTheLockWhenTheWorkPanics(t *testing.T) {
+	ctx := context.Background()
+	for _, on := range []string{"harness", "redis"} {
+		t.Run(on, func(t *testing.T) {
+			var scripts *vm1.Scripts
+			var exists func(key string) bool
+			if on == "harness" {
+				h, _, s := rtHarness(t)
+				scripts = s
+				exists = func(key string) bool { _, ok := h.Keyspace()[key]; return ok }
+			} else {
+				srv, s, _ := vm1Server(t)
+				scripts = s
+				db1 := srv.Client(vm1.DB1)
+				exists = func(key string) bool { return db1.Exists(ctx, key).Val() == 1 }
+			}
+			l := coordLocker(t, scripts)
+			name, _ := coordDelivery(t)
+			before := goruntime.NumGoroutine()
+			extended := make(chan struct{})
+			recovered := func() (p any) {
+				defer func() { p = recover() }()
+				_ = l.Do(ctx, name, coord.Options{TTL: 30 * time.Second, ExtendEvery: time.Millisecond}, func(work context.Context, lk *coord.Lock) error {
+					first := lk.Deadline()
+					// Panic only once the lease is being extended.
+					if !redistest.WaitFor(work, 5*time.Second, func() bool { return lk.Deadline().After(first) }) {
+						t.Error("the lease was never extended")
+					}
+					close(extended)
+					panic("work failed")
+				})
+				return nil
+			}()
+			if recovered != "work failed" {
+				t.Fatalf("recovered %v, want the work's panic to go on up", recovered)
+			}
+			<-extended
+			if exists(name.Key()) {
+				t.Fatal("the lock is still held after the panicking Do returned")
+			}
+			lk, err := l.Obtain(ctx, name, coord.Options{})
+			if err != nil {
+				t.Fatalf("obtain right after the panicking Do: %v", err)
+			}
+			if err := lk.Release(ctx); err != nil {
+				t.Fatal(err)
+			}
+			if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return goruntime.NumGoroutine() <= before }) {
+				t.Fatalf("%d goroutines after the panicking Do, %d before", goruntime.NumGoroutine(), before)
+			}
+		})
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -325,5 +326,230 @@ func TestLegacyStubCutOverSpecGeneratesNothingOfTheStub(t *testing.T) {
 	// The live generation still has them (the test can tell the difference).
 	if !slices.Contains(vm1.APIBackendKeyPatterns, legacystub.Namespace) {
 		t.Fatalf("the live ACL patterns %v lack %s", vm1.APIBackendKeyPatterns, legacystub.Namespace)
+	}
+}
+
+// evalGate holds the first hold EVALSHAs of a client until release is closed, and
+// counts the calls it let in and the ones Redis answered.
+type evalGate struct {
+	hold              int64
+	release           chan struct{}
+	entered, answered atomic.Int64
+}
+
+func (g *evalGate) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (g *evalGate) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if !strings.EqualFold(cmd.Name(), "evalsha") {
+			return next(ctx, cmd)
+		}
+		if g.entered.Add(1) <= g.hold {
+			<-g.release
+		}
+		err := next(ctx, cmd)
+		g.answered.Add(1)
+		return err
+	}
+}
+func (g *evalGate) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// scanWatch records every SCAN of the cutover, and whether one was sent while a
+// Create of the stub had not been answered yet.
+type scanWatch struct {
+	gate          *evalGate
+	scans         atomic.Int64
+	whileInFlight atomic.Bool
+}
+
+func (w *scanWatch) DialHook(next redis.DialHook) redis.DialHook { return next }
+func (w *scanWatch) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
+	return func(ctx context.Context, cmd redis.Cmder) error {
+		if strings.EqualFold(cmd.Name(), "scan") {
+			w.scans.Add(1)
+			if w.gate.entered.Load() != w.gate.answered.Load() {
+				w.whileInFlight.Store(true)
+			}
+		}
+		return next(ctx, cmd)
+	}
+}
+func (w *scanWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.ProcessPipelineHook {
+	return next
+}
+
+// Creates that passed the stub's check before the cutover closed it, and whose
+// EVALSHA is still on its way: the cutover waits for them before its first SCAN,
+// so their keys are swept and none is left once Cutover returns.
+func TestLegacyStubCutoverWaitsForCallsInFlight(t *testing.T) {
+	ctx := context.Background()
+	srv, _, _ := vm1Server(t)
+	db2 := srv.Client(vm1.DB2)
+	const inFlight = 20
+	gate := &evalGate{hold: inFlight, release: make(chan struct{})}
+	stubClient := srv.Client(vm1.DB2)
+	stubClient.AddHook(gate)
+	scripts, err := vm1.NewScripts(vm1.Clients{DB2: stubClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stub := stubOn(t, scripts)
+
+	var wg sync.WaitGroup
+	var created atomic.Int64
+	for i := 0; i < inFlight; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := stub.Create(ctx, uuid(t)); err != nil {
+				t.Errorf("a create admitted before the cutover: %v", err)
+				return
+			}
+			created.Add(1)
+		}()
+	}
+	if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return gate.entered.Load() == inFlight }) {
+		t.Fatalf("%d creates reached Redis, want %d", gate.entered.Load(), inFlight)
+	}
+
+	watch := &scanWatch{gate: gate}
+	ops := srv.Client(vm1.DB2)
+	ops.AddHook(watch)
+	type result struct {
+		rep legacystub.CutoverReport
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		rep, err := legacystub.Cutover(ctx, stub, ops, legacystub.CutoverOptions{Batch: 7})
+		done <- result{rep, err}
+	}()
+	// The stub is closed for new calls at once (a probe that comes before the
+	// close is not held back, and makes one more task to sweep)...
+	if !redistest.WaitFor(ctx, 5*time.Second, func() bool {
+		_, err := stub.Create(ctx, uuid(t))
+		if err == nil {
+			created.Add(1)
+		}
+		return errors.Is(err, legacystub.ErrCutOver)
+	}) {
+		t.Fatal("the stub still admits creates during the cutover")
+	}
+	// ...but no sweep starts while the admitted creates are held back: give a
+	// sweep that does not wait the time to show itself.
+	redistest.WaitFor(ctx, 500*time.Millisecond, func() bool { return watch.scans.Load() > 0 })
+	close(gate.release)
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the cutover never returned after the creates were answered")
+	}
+	wg.Wait()
+	if watch.whileInFlight.Load() {
+		t.Error("the cutover sent SCAN while creates of the stub were still in flight")
+	}
+	if res.err != nil || created.Load() < inFlight || res.rep.Deleted != created.Load() {
+		t.Fatalf("cutover %+v %v; %d creates succeeded (%d held), want every one deleted", res.rep, res.err, created.Load(), inFlight)
+	}
+	if left := stubKeysLeft(t, db2); left != 0 {
+		t.Fatalf("%d stub keys left after the cutover", left)
+	}
+}
+
+// A Close whose context ends while a call is still in flight fails with the
+// context's error and leaves the stub closed; a Cutover in that state sweeps
+// nothing, since it cannot vouch for the result.
+func TestLegacyStubCloseGivesUpWithItsContext(t *testing.T) {
+	ctx := context.Background()
+	srv, _, _ := vm1Server(t)
+	gate := &evalGate{hold: 1, release: make(chan struct{})}
+	stubClient := srv.Client(vm1.DB2)
+	stubClient.AddHook(gate)
+	scripts, err := vm1.NewScripts(vm1.Clients{DB2: stubClient})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stub := stubOn(t, scripts)
+	createDone := make(chan error, 1)
+	go func() {
+		_, err := stub.Create(ctx, uuid(t))
+		createDone <- err
+	}()
+	if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return gate.entered.Load() == 1 }) {
+		t.Fatal("the create never reached Redis")
+	}
+	short, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	defer cancel()
+	if err := stub.Close(short); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("close with a create in flight: %v", err)
+	}
+	if _, err := stub.Poll(ctx, uuid(t)); !errors.Is(err, legacystub.ErrCutOver) {
+		t.Fatalf("poll after a close that gave up: %v", err)
+	}
+	watch := &scanWatch{gate: gate}
+	ops := srv.Client(vm1.DB2)
+	ops.AddHook(watch)
+	if _, err := legacystub.Cutover(short, stub, ops, legacystub.CutoverOptions{}); !errors.Is(err, context.DeadlineExceeded) || watch.scans.Load() != 0 {
+		t.Fatalf("cutover with a create in flight and an ended context: %v, %d SCANs", err, watch.scans.Load())
+	}
+	close(gate.release)
+	if err := <-createDone; err != nil {
+		t.Fatal(err)
+	}
+	if err := stub.Close(ctx); err != nil {
+		t.Fatalf("close once the create returned: %v", err)
+	}
+	if rep, err := legacystub.Cutover(ctx, stub, srv.Client(vm1.DB2), legacystub.CutoverOptions{}); err != nil || rep.Deleted != 1 {
+		t.Fatalf("cutover: %+v %v", rep, err)
+	}
+}
+
+// Many goroutines create and poll tasks as fast as they can while the cutover
+// runs: once Cutover returns, no stub key is left.
+func TestLegacyStubCutoverRacingCreates(t *testing.T) {
+	ctx := context.Background()
+	srv, scripts, _ := vm1Server(t)
+	db2 := srv.Client(vm1.DB2)
+	stub := stubOn(t, scripts)
+	const workers = 32
+	var wg sync.WaitGroup
+	var created atomic.Int64
+	for i := 0; i < workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				id := uuid(t)
+				_, err := stub.Create(ctx, id)
+				if errors.Is(err, legacystub.ErrCutOver) {
+					return
+				}
+				if err != nil {
+					t.Errorf("create: %v", err)
+					return
+				}
+				created.Add(1)
+				if _, err := stub.Poll(ctx, id); err != nil && !errors.Is(err, legacystub.ErrCutOver) {
+					t.Errorf("poll: %v", err)
+					return
+				}
+			}
+		}()
+	}
+	if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return created.Load() >= 500 }) {
+		t.Fatalf("only %d creates before the cutover", created.Load())
+	}
+	rep, err := legacystub.Cutover(ctx, stub, db2, legacystub.CutoverOptions{Batch: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if left := stubKeysLeft(t, db2); left != 0 {
+		t.Fatalf("%d stub keys left after the cutover (%+v)", left, rep)
+	}
+	wg.Wait()
+	if rep.Deleted != created.Load() {
+		t.Fatalf("the cutover deleted %d keys, %d creates succeeded", rep.Deleted, created.Load())
 	}
 }

@@ -3,8 +3,10 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
+	goruntime "runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -422,5 +424,139 @@ func TestSafetyWakeupSubscribedWhileRedisDown(t *testing.T) {
 	case w := <-sub.C():
 		t.Fatalf("delivered %+v from an invalid payload", w)
 	default:
+	}
+}
+
+// silentRedis is a TCP server that accepts connections and never answers: a
+// Redis that hangs before its first reply. It closes them at the test's end.
+func silentRedis(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var conns []net.Conn
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			conns = append(conns, c)
+			mu.Unlock()
+		}
+	}()
+	t.Cleanup(func() {
+		_ = l.Close()
+		<-done
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range conns {
+			_ = c.Close()
+		}
+	})
+	return l.Addr().String()
+}
+
+// Callers whose own deadline is shorter than the Client's timeouts, on a Redis
+// that never answers: a call Redis has not answered by the caller's deadline is an
+// outage, so the Client degrades, each caller gets its degraded answer (a miss, a
+// dropped write, its rate limit's fail-open or fail-closed decision) rather than
+// an error, and however many calls are made, at most MaxInFlight goroutines stay
+// behind waiting on go-redis's 30 s timeouts.
+func TestSafetyCallerDeadlineShorterThanTheTimeouts(t *testing.T) {
+	for _, contextTimeouts := range []bool{false, true} {
+		t.Run("ContextTimeoutEnabled="+strconv.FormatBool(contextTimeouts), func(t *testing.T) {
+			addr := silentRedis(t)
+			rdb := redis.NewClient(&redis.Options{
+				Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
+				DialTimeout: 30 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, PoolTimeout: 30 * time.Second,
+				ContextTimeoutEnabled: contextTimeouts,
+			})
+			t.Cleanup(func() { _ = rdb.Close() })
+			const maxInFlight = 4
+			c, reg := newSafety(t, rdb, safety.Options{
+				CacheTimeout: time.Second, RateLimitTimeout: time.Second,
+				RetryInterval: time.Millisecond, // nearly every call tries the silent Redis
+				MaxInFlight:   maxInFlight,
+			})
+			k := newSafetyCache(t, c, safetyPolicy)
+			l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{
+				"open":   {Limit: 100, Window: time.Minute, Degraded: safety.FailOpen, LocalLimit: 5},
+				"closed": {Limit: 100, Window: time.Minute},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			key, _ := vm2.NewSafetyVerdictKey(sha("file"), "cfg-1", "bundle-1")
+			verdict := safety.FileVerdict{Verdict: safety.VerdictBlock, RuleIDs: []string{"sig.1"}}
+			before := goruntime.NumGoroutine()
+
+			var localAllowed atomic.Int64
+			callers := func(n int) {
+				var wg sync.WaitGroup
+				for g := 0; g < n; g++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						for i := 0; i < 5; i++ {
+							// Each call gets a 20 ms deadline of its own.
+							ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
+							if _, hit, err := k.GetVerdict(ctx, key); hit || err != nil {
+								t.Errorf("get: hit %v, %v", hit, err)
+							}
+							cancel()
+							ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
+							if res, err := k.SetVerdict(ctx, key, verdict); err != nil || res.Outcome != safety.SetDropped {
+								t.Errorf("set: %+v %v", res, err)
+							}
+							cancel()
+							ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
+							if d, err := l.Allow(ctx, "closed", 1); err != nil || d.Allowed || d.Source != safety.SourceClosed {
+								t.Errorf("fail-closed: %+v %v", d, err)
+							}
+							cancel()
+							ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
+							d, err := l.Allow(ctx, "open", 1)
+							if err != nil || d.Source != safety.SourceLocal {
+								t.Errorf("fail-open: %+v %v", d, err)
+							}
+							if d.Allowed {
+								localAllowed.Add(1)
+							}
+							cancel()
+						}
+					}()
+				}
+				wg.Wait()
+			}
+			callers(1) // one caller after another...
+			if !c.Degraded() {
+				t.Fatal("the Client did not degrade when Redis answered no caller in time")
+			}
+			if h := c.Health(context.Background()); h.Status != safety.HealthDegraded || h.Reason != "timeout" {
+				t.Fatalf("health: %+v", h)
+			}
+			callers(50) // ...and many at once
+			if n := localAllowed.Load(); n != 5 {
+				t.Fatalf("fail-open allowed %d locally, want its local limit 5", n)
+			}
+			if got := promValue(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "closed", "decision": "denied", "source": "closed"}); got != 255 {
+				t.Fatalf("fail-closed decisions %v, want 255", got)
+			}
+			// The calls still waiting for the silent Redis are at most MaxInFlight
+			// (none when go-redis ends them at the deadline itself).
+			bound := before + maxInFlight
+			if contextTimeouts {
+				bound = before
+			}
+			if !redistest.WaitFor(context.Background(), 5*time.Second, func() bool { return goruntime.NumGoroutine() <= bound }) {
+				t.Fatalf("%d goroutines, %d before the calls; want at most %d more", goruntime.NumGoroutine(), before, bound-before)
+			}
+		})
 	}
 }

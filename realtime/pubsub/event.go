@@ -25,6 +25,7 @@ import (
 	"reflect"
 	"strings"
 
+	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/runtime/keypart"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -163,19 +164,17 @@ func (c *Contract) Encode(ev Event, maxBytes int) ([]byte, error) {
 // error never quotes the payload. Fields a DTO type does not have are ignored,
 // so a newer publisher's event still reads.
 func (c *Contract) Decode(b []byte, maxBytes int) (ev Event, err error) {
-	if len(b) > maxBytes {
-		return Event{}, fmt.Errorf("%d bytes, the limit is %d: %w", len(b), maxBytes, ErrMalformed)
+	// The decoder allocates what a length header claims: check first that b is
+	// one value, within the limit, whose every length fits in b.
+	if err := runtime.CheckMsgpack(b, maxBytes); err != nil {
+		return Event{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			ev, err = Event{}, fmt.Errorf("the decoder failed: %w", ErrMalformed)
 		}
 	}()
-	if err := oneValue(b); err != nil {
-		return Event{}, err
-	}
-	r := bytes.NewReader(b)
-	dec := msgpack.NewDecoder(r)
+	dec := msgpack.NewDecoder(bytes.NewReader(b))
 	n, err := dec.DecodeArrayLen()
 	if err != nil || n != 5 {
 		return Event{}, fmt.Errorf("want an array of 5 elements: %w", ErrMalformed)
@@ -199,29 +198,13 @@ func (c *Contract) Decode(b []byte, maxBytes int) (ev Event, err error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("event entity: %w", err)
 	}
+	// The array holds exactly five values and nothing follows it (CheckMsgpack):
+	// once the DTO is read, the payload is.
 	dto := reflect.New(want)
 	if err := dec.DecodeValue(dto.Elem()); err != nil {
 		return Event{}, fmt.Errorf("event type %s: DTO does not decode into %v: %w", typ, want, ErrMalformed)
 	}
-	if r.Len() != 0 {
-		return Event{}, fmt.Errorf("%d bytes after the event: %w", r.Len(), ErrMalformed)
-	}
 	return Event{ID: formatUUID(id), Type: EventType(typ), Entity: formatUUID(entity), DTO: dto.Elem().Interface()}, nil
-}
-
-// oneValue checks that b is exactly one MessagePack value whose every length
-// fits in b, before anything is decoded: the decoder allocates what a str, bin
-// or array header claims, so a 20-byte payload claiming 3 GB would otherwise
-// cost 3 GB. Skip reads without that trust (at most 1 MiB of scratch).
-func oneValue(b []byte) error {
-	r := bytes.NewReader(b)
-	if err := msgpack.NewDecoder(r).Skip(); err != nil {
-		return fmt.Errorf("not one well-formed MessagePack value: %w", ErrMalformed)
-	}
-	if r.Len() != 0 {
-		return fmt.Errorf("%d bytes after the event: %w", r.Len(), ErrMalformed)
-	}
-	return nil
 }
 
 func decodeUUID(dec *msgpack.Decoder) ([16]byte, error) {

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hanchat/luagen/realtime/pubsub"
+	lgruntime "github.com/hanchat/luagen/runtime"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -163,6 +164,38 @@ func TestDecodeRefusesMalformedPayloads(t *testing.T) {
 	}
 	if _, err := c.Decode(enc(1, id, "message.text", id, dialogRead{}), 4096); !errors.Is(err, pubsub.ErrNotAllowed) {
 		t.Errorf("a well-formed event of a type outside the contract: %v", err)
+	}
+}
+
+// A payload that is not exactly one well-formed MessagePack value within the
+// limit is refused by runtime.CheckMsgpack before any decoding: its error
+// matches runtime.ErrMalformedMsgpack as well as ErrMalformed. A well-formed
+// value that is not an event matches ErrMalformed only.
+func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
+	c := testContract(t)
+	good, err := c.Encode(pubsub.Event{ID: newUUID(t), Type: "dialog.read", Entity: newUUID(t), DTO: dialogRead{UserID: newUUID(t), UpTo: 9}}, 4096)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, b := range map[string][]byte{
+		"empty":           {},
+		"truncated":       good[:len(good)-3],
+		"trailing":        append(append([]byte{}, good...), 0x01),
+		"two events":      append(append([]byte{}, good...), good...),
+		"huge array head": {0xdd, 0xff, 0xff, 0xff, 0xff},
+		"id claims 3 GB":  []byte("\x95\x01\xdb\xc3C\xa3\xce4\xc4\x100000000000000000"),
+		"too large":       append(append([]byte{}, good...), make([]byte, 4096)...),
+	} {
+		if _, err := c.Decode(b, 4096); !errors.Is(err, pubsub.ErrMalformed) || !errors.Is(err, lgruntime.ErrMalformedMsgpack) {
+			t.Errorf("%s: %v, want ErrMalformed and runtime.ErrMalformedMsgpack", name, err)
+		}
+	}
+	if _, err := c.Decode(good, len(good)-1); !errors.Is(err, lgruntime.ErrMalformedMsgpack) {
+		t.Errorf("one byte above the limit: %v", err)
+	}
+	notEvent, _ := msgpack.Marshal(map[string]int{"a": 1})
+	if _, err := c.Decode(notEvent, 4096); !errors.Is(err, pubsub.ErrMalformed) || errors.Is(err, lgruntime.ErrMalformedMsgpack) {
+		t.Errorf("a well-formed value that is not an event: %v", err)
 	}
 }
 

@@ -90,9 +90,14 @@ type Subscriber struct {
 	o      Options
 	events chan Delivery
 
+	// sendMu keeps Subscribe and Unsubscribe in order: each updates the state
+	// and sends its command before the next one starts, so Redis sees the
+	// commands in the order the state changed.
+	sendMu sync.Mutex
+
 	mu        sync.Mutex
 	channels  map[string]Channel
-	awaiting  map[string]GapReason // SUBSCRIBE sent, not confirmed yet
+	awaiting  map[string]*pending  // SUBSCRIBEs sent on the live session, not all confirmed yet
 	confirmed map[string]GapReason // confirmed while others are still awaited
 	ps        *redis.PubSub        // the live session's, or nil
 
@@ -133,7 +138,7 @@ func NewSubscriber(client redis.UniversalClient, o Options, channels ...Channel)
 		o:         o,
 		events:    make(chan Delivery, o.Buffer),
 		channels:  map[string]Channel{},
-		awaiting:  map[string]GapReason{},
+		awaiting:  map[string]*pending{},
 		confirmed: map[string]GapReason{},
 		overflow:  map[string]bool{},
 	}
@@ -172,6 +177,8 @@ func (s *Subscriber) Subscribe(ctx context.Context, channels ...Channel) error {
 			return errors.New("pubsub: subscribe: empty Channel (build it with Dialog or User)")
 		}
 	}
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
 	s.mu.Lock()
 	var names []string
 	for _, c := range channels {
@@ -183,7 +190,7 @@ func (s *Subscriber) Subscribe(ctx context.Context, channels ...Channel) error {
 	ps := s.ps
 	if ps != nil {
 		for _, n := range names {
-			s.awaiting[n] = Subscribed
+			s.await(n, Subscribed)
 		}
 	}
 	s.mu.Unlock()
@@ -200,12 +207,16 @@ func (s *Subscriber) Subscribe(ctx context.Context, channels ...Channel) error {
 // When the live connection cannot take the command, the Subscriber reconnects
 // without them.
 func (s *Subscriber) Unsubscribe(ctx context.Context, channels ...Channel) {
+	s.sendMu.Lock()
+	defer s.sendMu.Unlock()
 	s.mu.Lock()
 	var names []string
 	for _, c := range channels {
 		if _, ok := s.channels[c.name]; ok {
+			// s.awaiting keeps the channel's outstanding SUBSCRIBEs: their
+			// confirmations still come, and must not be taken for the
+			// confirmation of a later Subscribe.
 			delete(s.channels, c.name)
-			delete(s.awaiting, c.name)
 			delete(s.confirmed, c.name)
 			names = append(names, c.name)
 		}
@@ -268,7 +279,7 @@ func (s *Subscriber) session(ctx context.Context, reason GapReason) (subscribed 
 	names := make([]string, 0, len(s.channels))
 	for n := range s.channels {
 		names = append(names, n)
-		s.awaiting[n] = reason
+		s.await(n, reason)
 	}
 	s.mu.Unlock()
 	defer func() {
@@ -345,13 +356,44 @@ func (s *Subscriber) session(ctx context.Context, reason GapReason) (subscribed 
 	}
 }
 
-// confirm records Redis's confirmation of a subscription.
+// pending is a channel's SUBSCRIBEs sent on the live session and not confirmed
+// yet, and why it will need a reconciliation once the last one is.
+type pending struct {
+	sent   int
+	reason GapReason
+}
+
+// await records one more SUBSCRIBE of name sent on the live session; s.mu is
+// held. A reconnection's reason outranks a later Subscribe's.
+func (s *Subscriber) await(name string, reason GapReason) {
+	p := s.awaiting[name]
+	if p == nil {
+		p = &pending{reason: reason}
+		s.awaiting[name] = p
+	} else if p.reason != Reconnected {
+		p.reason = reason
+	}
+	p.sent++
+}
+
+// confirm records Redis's confirmation of one SUBSCRIBE of name. Confirmations
+// come in the order the commands were sent, so the channel is subscribed for good
+// (no UNSUBSCRIBE sent after the last SUBSCRIBE can undo it) only once all its
+// outstanding SUBSCRIBEs are confirmed: Subscribe, Unsubscribe, Subscribe of one
+// channel in one round trip reconciles after the second SUBSCRIBE, not the first.
 func (s *Subscriber) confirm(name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if reason, ok := s.awaiting[name]; ok {
-		delete(s.awaiting, name)
-		s.confirmed[name] = reason
+	p := s.awaiting[name]
+	if p == nil {
+		return
+	}
+	if p.sent--; p.sent > 0 {
+		return
+	}
+	delete(s.awaiting, name)
+	if _, ok := s.channels[name]; ok {
+		s.confirmed[name] = p.reason
 	}
 }
 

@@ -1,12 +1,14 @@
 package pubsub_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"net"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -84,10 +86,101 @@ func (a *app) hasApplied(ids ...string) bool {
 }
 
 // dialGate holds new connections back while blocked, so a test decides when a
-// lost connection may come back.
+// lost connection may come back. The connections it makes can also hold back
+// what is written on them (as a slow network would: the writer does not wait),
+// and the bytes each read returns.
 type dialGate struct {
-	mu      sync.Mutex
-	blocked chan struct{}
+	mu            sync.Mutex
+	blocked       chan struct{}
+	writes, reads chan struct{} // closed when held writes (reads) may go on
+	queued        atomic.Int64  // writes not yet passed on
+}
+
+// hold makes *ch a channel to wait on, if it is not one already.
+func (g *dialGate) hold(ch *chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if *ch == nil {
+		*ch = make(chan struct{})
+	}
+}
+
+// release lets every waiter of *ch go on.
+func (g *dialGate) release(ch *chan struct{}) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if *ch != nil {
+		close(*ch)
+		*ch = nil
+	}
+}
+
+func (g *dialGate) holdWrites()    { g.hold(&g.writes) }
+func (g *dialGate) releaseWrites() { g.release(&g.writes) }
+func (g *dialGate) holdReads()     { g.hold(&g.reads) }
+func (g *dialGate) releaseReads()  { g.release(&g.reads) }
+
+// wait waits while *ch is held.
+func (g *dialGate) wait(ch *chan struct{}) {
+	g.mu.Lock()
+	w := *ch
+	g.mu.Unlock()
+	if w != nil {
+		<-w
+	}
+}
+
+// gatedConn is a connection of a dialGate. Write queues the bytes and returns;
+// a goroutine of the connection passes them on in order, waiting while writes
+// are held. Read waits, while reads are held, before it returns what it read.
+type gatedConn struct {
+	net.Conn
+	g      *dialGate
+	mu     sync.Mutex
+	closed bool
+	out    chan []byte
+}
+
+func newGatedConn(c net.Conn, g *dialGate) *gatedConn {
+	gc := &gatedConn{Conn: c, g: g, out: make(chan []byte, 1024)}
+	go func() {
+		for b := range gc.out {
+			g.wait(&g.writes)
+			_, err := c.Write(b)
+			g.queued.Add(-1)
+			if err != nil {
+				_ = c.Close()
+			}
+		}
+	}()
+	return gc
+}
+
+func (c *gatedConn) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closed {
+		return 0, net.ErrClosed
+	}
+	c.g.queued.Add(1)
+	c.out <- bytes.Clone(b)
+	return len(b), nil
+}
+
+func (c *gatedConn) Read(b []byte) (int, error) {
+	n, err := c.Conn.Read(b)
+	c.g.wait(&c.g.reads)
+	return n, err
+}
+
+func (c *gatedConn) Close() error {
+	c.mu.Lock()
+	if !c.closed {
+		c.closed = true
+		close(c.out)
+	}
+	c.mu.Unlock()
+	return c.Conn.Close()
 }
 
 func (g *dialGate) block() {
@@ -119,7 +212,11 @@ func (g *dialGate) dial(ctx context.Context, network, addr string) (net.Conn, er
 		}
 	}
 	var d net.Dialer
-	return d.DialContext(ctx, network, addr)
+	c, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return newGatedConn(c, g), nil
 }
 
 type rig struct {
@@ -134,7 +231,13 @@ type rig struct {
 
 func startRig(t *testing.T, protocol int, o pubsub.Options, channels ...pubsub.Channel) *rig {
 	t.Helper()
-	r := &rig{srv: redistest.Start(t), app: newApp(), gate: &dialGate{}}
+	return startRigApp(t, protocol, o, newApp(), channels...)
+}
+
+// startRigApp is startRig with an app the test prepared before Run starts.
+func startRigApp(t *testing.T, protocol int, o pubsub.Options, a *app, channels ...pubsub.Channel) *rig {
+	t.Helper()
+	r := &rig{srv: redistest.Start(t), app: a, gate: &dialGate{}}
 	r.raw = r.srv.Client(vm1.DB1)
 	var err error
 	if r.pub, err = pubsub.NewPublisher(r.srv.Client(vm1.DB1), testContract(t)); err != nil {
@@ -172,6 +275,8 @@ func startRig(t *testing.T, protocol int, o pubsub.Options, channels ...pubsub.C
 	r.stop = func() error {
 		once.Do(func() {
 			r.gate.open()
+			r.gate.releaseWrites()
+			r.gate.releaseReads()
 			cancel()
 			runErr = <-done
 			<-consumed
@@ -499,13 +604,72 @@ func TestSubscriberSubscribeAndUnsubscribe(t *testing.T) {
 	}
 }
 
+// Subscribe, Unsubscribe and Subscribe again of one channel, all three made
+// before their confirmations are read: the channel is reconciled once the last
+// SUBSCRIBE is confirmed, not at the first confirmation. An event published while
+// Redis had processed the UNSUBSCRIBE but not yet the second SUBSCRIBE is then
+// recovered by that reconciliation.
+func TestSubscriberResubscribeReconcilesAfterTheLastSubscribe(t *testing.T) {
+	ctx := context.Background()
+	a, b := dialog(t), dialog(t)
+	r := startRig(t, 3, pubsub.Options{}, a)
+	r.waitGaps(t, 1)
+
+	// The subscriber reads nothing for now.
+	r.gate.holdReads()
+	if err := r.sub.Subscribe(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	r.sub.Unsubscribe(ctx, b)
+	if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return r.numSub(t, b) == 0 }) {
+		t.Fatal("still subscribed to b after the UNSUBSCRIBE")
+	}
+	// The second SUBSCRIBE is made, and held back on its way to Redis.
+	r.gate.holdWrites()
+	if err := r.sub.Subscribe(ctx, b); err != nil {
+		t.Fatal(err)
+	}
+	if q := r.gate.queued.Load(); q != 1 {
+		t.Fatalf("%d writes held back, want the second SUBSCRIBE", q)
+	}
+	// The subscriber reads the first two confirmations; an event on a, read
+	// after them, shows it is done with them.
+	r.gate.releaseReads()
+	marker, _ := r.publish(t, a, 1)
+	if got := r.waitDelivered(t, 1); !slices.Equal(got, []string{marker.ID}) {
+		t.Fatalf("delivered %v", got)
+	}
+	if g, _ := r.app.snapshot(); len(g) != 1 {
+		t.Errorf("b reconciled (%+v) before its last SUBSCRIBE reached Redis", g[1:])
+	}
+	lost, n := r.publish(t, b, 2)
+	if n != 0 {
+		t.Fatalf("an event published between UNSUBSCRIBE and SUBSCRIBE reached %d subscribers", n)
+	}
+	r.gate.releaseWrites()
+	if !redistest.WaitFor(ctx, 10*time.Second, func() bool { return r.app.hasApplied(lost.ID) }) {
+		g, _ := r.app.snapshot()
+		t.Fatalf("the event lost while b was unsubscribed was never reconciled (gaps %+v)", g)
+	}
+	gaps, _ := r.app.snapshot()
+	if len(gaps) != 2 || gaps[1].Reason != pubsub.Subscribed || !slices.Equal(gaps[1].Channels, []pubsub.Channel{b}) {
+		t.Fatalf("gaps %+v, want one subscribed gap of b after the first", gaps)
+	}
+	after, n := r.publish(t, b, 3)
+	if n != 1 {
+		t.Fatalf("after the resubscription an event reached %d subscribers", n)
+	}
+	if got := r.waitDelivered(t, 2); !slices.Equal(got, []string{marker.ID, after.ID}) {
+		t.Fatalf("delivered %v", got)
+	}
+}
+
 // A failing reconciliation is retried until it succeeds; events flow after it.
 func TestSubscriberRetriesAFailedReconcile(t *testing.T) {
 	ch := dialog(t)
-	r := startRig(t, 3, pubsub.Options{}, ch)
-	r.app.mu.Lock()
-	r.app.fail = 2
-	r.app.mu.Unlock()
+	a := newApp()
+	a.fail = 2 // before Run starts: its first reconciliation fails twice
+	r := startRigApp(t, 3, pubsub.Options{}, a, ch)
 	r.waitGaps(t, 1)
 	ev, _ := r.publish(t, ch, 1)
 	r.waitDelivered(t, 1)
