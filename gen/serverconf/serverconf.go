@@ -6,7 +6,7 @@ package serverconf
 
 import (
 	"fmt"
-	"strconv"
+	"net/netip"
 	"strings"
 
 	"github.com/hanchat/luagen/gen/keyspec"
@@ -96,17 +96,8 @@ func comment(text string) string {
 	return strings.Join(append(lines, line), "\n")
 }
 
-// privateAddr reports whether a is a loopback or RFC 1918/4193 address.
+// privateAddr reports whether a is a loopback or private (RFC 1918, RFC 4193) address.
 func privateAddr(a string) bool {
-	switch {
-	case a == "127.0.0.1", a == "::1", strings.HasPrefix(a, "127."), strings.HasPrefix(a, "10."), strings.HasPrefix(a, "192.168."):
-		return true
-	case strings.HasPrefix(a, "172."):
-		parts := strings.SplitN(a, ".", 3)
-		n, err := strconv.Atoi(parts[1])
-		return len(parts) == 3 && err == nil && n >= 16 && n <= 31
-	case strings.HasPrefix(strings.ToLower(a), "fd"):
-		return strings.Contains(a, ":")
-	}
-	return false
+	ip, err := netip.ParseAddr(a)
+	return err == nil && (ip.IsLoopback() || ip.IsPrivate())
 }
