@@ -23,6 +23,7 @@ var ErrDangerous = errors.New("dangerous command")
 // User is one derived ACL user.
 type User struct {
 	Name     string
+	Off      bool     // cannot authenticate (the default user)
 	Password string   // "#<sha256 hex>", or "" for a user that cannot log in
 	Keys     []string // "~pattern" (read and write) or "%R~pattern" (read only)
 	Channels []string // "&pattern"
@@ -31,7 +32,11 @@ type User struct {
 
 // Line is the user as one aclfile line.
 func (u User) Line() string {
-	parts := []string{"user", u.Name, "reset", "on"}
+	state := "on"
+	if u.Off {
+		state = "off"
+	}
+	parts := []string{"user", u.Name, "reset", state}
 	if u.Password != "" {
 		parts = append(parts, u.Password)
 	}
@@ -43,8 +48,36 @@ func (u User) Line() string {
 	return strings.Join(parts, " ")
 }
 
-// DefaultLine switches the default user off: nobody connects without a user.
-const DefaultLine = "user default off resetpass resetkeys resetchannels -@all"
+// DefaultLine is the default user of an instance without AOF: off, no password,
+// nothing granted; nobody connects without a user of their own.
+const DefaultLine = "user default reset off resetchannels -@all"
+
+// aofDefault is the default user of an instance that persists with AOF. It stays
+// off and passwordless, so nobody can log in as it, but Redis 7.0 replays the AOF
+// as the default user and checks its ACL at each EXEC (redis/redis#14541, fixed
+// upstream by #14545): a script's writes reach the AOF as MULTI ... EXEC, and
+// without this grant a restart would silently drop every script with more than
+// one write. It gets the instance's key patterns and the write commands its
+// scripts call, plus PEXPIREAT (how Redis writes PEXPIRE to the AOF).
+func aofDefault(users []User, writes map[string]bool) User {
+	d := User{Name: "default", Off: true}
+	seen := map[string]bool{}
+	for _, u := range users {
+		for _, k := range u.Keys {
+			k = "~" + k[strings.Index(k, "~")+1:] // replay writes: read-write, also where users only read
+			if !seen[k] {
+				seen[k] = true
+				d.Keys = append(d.Keys, k)
+			}
+		}
+	}
+	writes["pexpireat"] = true
+	for c := range writes {
+		d.Commands = append(d.Commands, "+"+c)
+	}
+	sort.Strings(d.Commands)
+	return d
+}
 
 // Runtime commands the generated code and go-redis need beyond the scripts' own.
 // HELLO and AUTH need no grant.
@@ -66,6 +99,7 @@ var pubsub = []string{"publish", "subscribe", "unsubscribe"}
 func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*gen.Source, passwords map[string]string) ([]User, []string, error) {
 	var users []User
 	var warnings []string
+	writes := map[string]bool{} // write commands the instance's scripts call
 	for _, u := range spec.UsersOf(in) {
 		du := User{Name: u.Name, Password: passwords[u.Name]}
 		if du.Password == "" {
@@ -92,6 +126,9 @@ func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*gen.Sourc
 					return nil, nil, fmt.Errorf("%s:%d: script %s calls %s: %w", src.Info.File, c.Line, s.Name, strings.ToUpper(c.Command), ErrDangerous)
 				}
 				cmds[c.Command] = true
+				if luascript.Commands[c.Command].Write && c.Command != "publish" {
+					writes[c.Command] = true
+				}
 			}
 			if s.ReadOnly {
 				cmds[cmdEvalSHARO] = true
@@ -146,7 +183,11 @@ func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*gen.Sourc
 		sort.Strings(du.Commands)
 		users = append(users, du)
 	}
-	return users, warnings, nil
+	def := User{Name: "default", Off: true}
+	if in.Server.Persistence == keyspec.PersistAOF {
+		def = aofDefault(users, writes)
+	}
+	return append([]User{def}, users...), warnings, nil
 }
 
 // coveringPrefix is the user's longest live prefix that grants every name of k.
@@ -163,11 +204,10 @@ func coveringPrefix(u *keyspec.User, k *keyspec.Key) *keyspec.Prefix {
 	return best
 }
 
-// Render is the aclfile: the default user off, then one line per user. Redis's
-// aclfile has no comments, so nothing else is written.
+// Render is the aclfile: one line per user, the default user (always off) first.
+// Redis's aclfile has no comments, so nothing else is written.
 func Render(users []User) string {
 	var b strings.Builder
-	b.WriteString(DefaultLine + "\n")
 	for _, u := range users {
 		b.WriteString(u.Line() + "\n")
 	}

@@ -61,6 +61,7 @@ func Render(spec *keyspec.Spec, in *keyspec.Instance, o Options) (string, error)
 		w("appendonly yes")
 		w("appendfsync everysec")
 		w("aof-use-rdb-preamble yes")
+		w("%s", comment("A torn tail (a crash mid-write) loads up to its last complete command, even inside a script's MULTI block: run redis-check-aof --fix on the file before starting, or BGREWRITEAOF right after such a load, so the torn script's half is not committed by the next restart."))
 		w("aof-load-truncated yes")
 		w(`save 3600 1 300 100 60 10000`)
 	case keyspec.PersistNone:
