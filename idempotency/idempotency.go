@@ -205,7 +205,15 @@ func (k *Keeper) Do(ctx context.Context, req Request, fn Func) (Outcome, error) 
 		return Outcome{}, err
 	}
 	owner := token()
-	res, err := k.scripts.IdemReserve(ctx, ks.record, ks.lock, vm1.IdemReserveArgs{Fingerprint: req.Fingerprint, Owner: owner})
+	rctx, cancel := redisBudget(ctx)
+	res, err := k.scripts.IdemReserve(rctx, ks.record, ks.lock, vm1.IdemReserveArgs{Fingerprint: req.Fingerprint, Owner: owner})
+	cancel()
+	if err != nil && runtime.Unavailable(err) && !errors.Is(err, context.Canceled) {
+		// The reservation may still run after we gave up on it: release it in the
+		// background (compare-and-delete on our owner token, harmless otherwise)
+		// so a retry is not told "in progress" for the lock's whole TTL.
+		go k.releaseOrphan(ks, owner)
+	}
 	if err != nil {
 		if cerr := ctx.Err(); errors.Is(cerr, context.Canceled) && !errors.Is(err, context.Canceled) {
 			err = fmt.Errorf("%w: %w", cerr, err) // the client reported its own timeout after the caller gave up
@@ -240,6 +248,29 @@ func (k *Keeper) Do(ctx context.Context, req Request, fn Func) (Outcome, error) 
 		return k.fromDurable(ctx, req, ks, nil)
 	}
 	return k.execute(ctx, req, ks, owner, fn)
+}
+
+// redisBudget gives the Redis reservation at most half of the caller's remaining
+// time, so that a slow Redis leaves the other half for answering a completed call
+// from PostgreSQL (seed 000 §10) instead of failing it closed. It bounds the call
+// only on clients that honour context deadlines (go-redis ContextTimeoutEnabled).
+func redisBudget(ctx context.Context) (context.Context, context.CancelFunc) {
+	if dl, ok := ctx.Deadline(); ok {
+		return context.WithTimeout(ctx, time.Until(dl)/2)
+	}
+	return ctx, func() {}
+}
+
+// orphanReleaseTimeout bounds the background release of a reservation whose
+// reply never came.
+const orphanReleaseTimeout = 5 * time.Second
+
+func (k *Keeper) releaseOrphan(ks keys, owner string) {
+	ctx, cancel := context.WithTimeout(context.Background(), orphanReleaseTimeout)
+	defer cancel()
+	if _, err := k.scripts.IdemRelease(ctx, ks.record, ks.lock, vm1.IdemReleaseArgs{Owner: owner}); err != nil {
+		k.metrics.redisError("release_orphan")
+	}
 }
 
 // withoutRedis answers a completed record from PostgreSQL while Redis is down,
