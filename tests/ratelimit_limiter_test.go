@@ -197,7 +197,9 @@ func checkAllowedAt(t *testing.T, db0 *redis.Client, before, after time.Time, re
 			return false
 		}
 		end := redisNow(t, db0)
-		if end.Before(before.Add(retry)) {
+		// The scripts read TIME in whole milliseconds: retry_after counts from the
+		// millisecond the denial ran in, which may begin before `before` (µs).
+		if end.Before(before.Truncate(time.Millisecond).Add(retry)) {
 			t.Fatalf("allowed at %v, before retry_after ran out (%v)", end.Sub(before), retry)
 		}
 		at = start
