@@ -3,7 +3,6 @@ package ratelimit
 import (
 	"context"
 	"errors"
-	"net"
 	"net/netip"
 	"sync"
 	"testing"
@@ -120,38 +119,6 @@ func TestLocalLimiter(t *testing.T) {
 	}
 }
 
-// hungRedis is a TCP listener that accepts connections and never answers: a
-// Redis that hangs. It is closed when the test ends.
-func hungRedis(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = ln.Close()
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return ln.Addr().String()
-}
-
 // A Redis that hangs past the caller's deadline is an outage: each route's
 // degraded mode applies (fail closed is ErrUnavailable, 503; fail open allows;
 // the local limiter decides), whether go-redis gives up on the context's
@@ -167,7 +134,7 @@ func TestHungRedisPastTheDeadlineIsAnOutage(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := c.opts
-			o.Addr, o.MaxRetries, o.DialTimeout, o.Protocol, o.DisableIdentity = hungRedis(t), -1, time.Second, 2, true
+			o.Addr, o.MaxRetries, o.DialTimeout, o.Protocol, o.DisableIdentity = redistest.Hung(t), -1, time.Second, 2, true
 			client := redis.NewClient(&o)
 			t.Cleanup(func() { _ = client.Close() })
 			scripts, err := vm1.NewScripts(vm1.Clients{DB0: client})

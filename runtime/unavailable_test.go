@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -42,21 +41,7 @@ func TestUnavailableClassifiesRealFailures(t *testing.T) {
 	}
 
 	// A hung server past the caller's deadline, and a dead one: outages.
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	go func() {
-		for {
-			conn, err := l.Accept()
-			if err != nil {
-				return
-			}
-			defer conn.Close() // accept, never answer
-		}
-	}()
-	hung := redis.NewClient(&redis.Options{Addr: l.Addr().String(), ContextTimeoutEnabled: true, MaxRetries: -1, Protocol: 2})
+	hung := redis.NewClient(&redis.Options{Addr: redistest.Hung(t), ContextTimeoutEnabled: true, MaxRetries: -1, Protocol: 2})
 	defer hung.Close()
 	short, cancel2 := context.WithTimeout(ctx, 100*time.Millisecond)
 	defer cancel2()

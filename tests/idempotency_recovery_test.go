@@ -31,7 +31,7 @@ func TestIdempotencyHungRedisPastTheDeadlineFailsClosed(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			o := c.opts
-			o.Addr, o.MaxRetries, o.DialTimeout, o.Protocol, o.DisableIdentity = hungRedis(t), -1, time.Second, 2, true
+			o.Addr, o.MaxRetries, o.DialTimeout, o.Protocol, o.DisableIdentity = redistest.Hung(t), -1, time.Second, 2, true
 			client := redis.NewClient(&o)
 			t.Cleanup(func() { _ = client.Close() })
 			scripts, err := vm1.NewScripts(vm1.Clients{DB0: client})

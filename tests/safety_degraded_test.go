@@ -3,7 +3,6 @@ package tests
 import (
 	"context"
 	"encoding/json"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	goruntime "runtime"
@@ -427,41 +426,6 @@ func TestSafetyWakeupSubscribedWhileRedisDown(t *testing.T) {
 	}
 }
 
-// silentRedis is a TCP server that accepts connections and never answers: a
-// Redis that hangs before its first reply. It closes them at the test's end.
-func silentRedis(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var mu sync.Mutex
-	var conns []net.Conn
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			mu.Lock()
-			conns = append(conns, c)
-			mu.Unlock()
-		}
-	}()
-	t.Cleanup(func() {
-		_ = l.Close()
-		<-done
-		mu.Lock()
-		defer mu.Unlock()
-		for _, c := range conns {
-			_ = c.Close()
-		}
-	})
-	return l.Addr().String()
-}
-
 // Callers whose own deadline is shorter than the Client's timeouts, on a Redis
 // that never answers: a call Redis has not answered by the caller's deadline is an
 // outage, so the Client degrades, each caller gets its degraded answer (a miss, a
@@ -471,7 +435,7 @@ func silentRedis(t *testing.T) string {
 func TestSafetyCallerDeadlineShorterThanTheTimeouts(t *testing.T) {
 	for _, contextTimeouts := range []bool{false, true} {
 		t.Run("ContextTimeoutEnabled="+strconv.FormatBool(contextTimeouts), func(t *testing.T) {
-			addr := silentRedis(t)
+			addr := redistest.Hung(t)
 			rdb := redis.NewClient(&redis.Options{
 				Addr: addr, Protocol: 2, DisableIdentity: true, MaxRetries: -1,
 				DialTimeout: 30 * time.Second, ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, PoolTimeout: 30 * time.Second,
