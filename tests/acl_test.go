@@ -35,8 +35,10 @@ type aclInstance struct {
 
 // startACLInstance starts a redis-server with the generated aclfile and the
 // generated hardened config of one instance (port, bind and aclfile path are the
-// test's own; everything else is as generated).
-func startACLInstance(t *testing.T, instance string) *aclInstance {
+// test's own; everything else is as generated). extra directives are written
+// after the config, so they win (e.g. a small maxmemory, which the spec leaves
+// to the load profile, or loglevel).
+func startACLInstance(t *testing.T, instance string, extra ...string) *aclInstance {
 	t.Helper()
 	spec, err := keyspec.Load("../keyspec.yaml")
 	if err != nil {
@@ -65,9 +67,9 @@ func startACLInstance(t *testing.T, instance string) *aclInstance {
 			if err != nil {
 				t.Fatal(err)
 			}
-			return strings.Split(conf, "\n")
+			return append(strings.Split(conf, "\n"), extra...)
 		}))
-	a.admin = a.srv.Client(0, func(o *redis.Options) { o.Username, o.Password = "luagen_test_admin", "admin-test-password" })
+	a.admin = a.srv.Client(0, admin)
 	return a
 }
 

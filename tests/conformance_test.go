@@ -74,75 +74,82 @@ func compareDecisions(t *testing.T, step string, want, got vm1.RateDecision) {
 	}
 }
 
-// The same rate-limit scenario on real Redis (RESP2 and RESP3 clients) and on the
-// harness gives equal replies and an equal keyspace.
-func TestConformanceRateLimits(t *testing.T) {
+// forEachProtocol runs a conformance scenario once per RESP version of the real
+// client: f gets a fresh redis-server's DB0 with vm1's scripts and a fresh
+// harness with the same scripts.
+func forEachProtocol(t *testing.T, f func(t *testing.T, ctx context.Context, real *redis.Client, realScripts *vm1.Scripts, h *luatest.Server, harnessScripts *vm1.Scripts)) {
 	for _, protocol := range []int{2, 3} {
-		t.Run("RESP"+string(rune('0'+protocol)), func(t *testing.T) {
-			ctx := context.Background()
-			srv := redistest.Start(t)
-			real := srv.Client(vm1.DB0, func(o *redis.Options) { o.Protocol = protocol })
+		t.Run("RESP"+strconv.Itoa(protocol), func(t *testing.T) {
+			real := redistest.Start(t).Client(vm1.DB0, func(o *redis.Options) { o.Protocol = protocol })
 			realScripts, err := vm1.NewScripts(vm1.Clients{DB0: real})
 			if err != nil {
 				t.Fatal(err)
 			}
 			h, harnessScripts := harnessVM1(t)
-
-			user, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteMessagesSend, 60)
-			ip, _ := vm1.NewAPIRLIPKey(mustHMAC(t, "198.51.100.4"), vm1.APIRoutePublicGet, 60)
-			service, _ := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 60)
-			dialog, _ := vm1.NewAPIRLDialogKey(uuid(t), 60)
-			empty, _ := vm1.NewAPIRLDialogKey(uuid(t), 60)
-			type step struct {
-				name string
-				run  func(*vm1.Scripts, string) (vm1.RateDecision, error)
-			}
-			sliding := func(key vm1.RateLimitSlidingBucket, limit, cost int64, peek bool) func(*vm1.Scripts, string) (vm1.RateDecision, error) {
-				return func(s *vm1.Scripts, n string) (vm1.RateDecision, error) {
-					return s.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: limit, Window: time.Minute, Jitter: time.Second, Cost: cost, Peek: peek, Nonce: n})
-				}
-			}
-			fixed := func(key vm1.RateLimitFixedBucket, limit, cost int64, peek bool) func(*vm1.Scripts, string) (vm1.RateDecision, error) {
-				return func(s *vm1.Scripts, _ string) (vm1.RateDecision, error) {
-					return s.RateLimitFixed(ctx, key, vm1.RateLimitFixedArgs{Limit: limit, Window: time.Minute, Jitter: time.Second, Cost: cost, Peek: peek})
-				}
-			}
-			bucket := func(key vm1.RateLimitTokenBucketBucket, limit, cost int64, peek bool) func(*vm1.Scripts, string) (vm1.RateDecision, error) {
-				return func(s *vm1.Scripts, _ string) (vm1.RateDecision, error) {
-					return s.RateLimitTokenBucket(ctx, key, vm1.RateLimitTokenBucketArgs{Limit: limit, Window: time.Minute, Jitter: time.Second, Cost: cost, Peek: peek})
-				}
-			}
-			steps := []step{
-				{"sliding first", sliding(user, 3, 1, false)},
-				{"sliding peek", sliding(user, 3, 2, true)},
-				{"sliding weight 2", sliding(user, 3, 2, false)},
-				{"sliding denied", sliding(user, 3, 1, false)},
-				{"sliding peek denied", sliding(user, 3, 1, true)},
-				{"sliding other key", sliding(ip, 10, 4, false)},
-				{"fixed first", fixed(dialog, 2, 1, false)},
-				{"fixed second", fixed(dialog, 2, 1, false)},
-				{"fixed denied", fixed(dialog, 2, 1, false)},
-				{"fixed peek on empty", fixed(empty, 5, 5, true)},
-				{"bucket burst", bucket(service, 4, 3, false)},
-				{"bucket one more", bucket(service, 4, 1, false)},
-				{"bucket denied", bucket(service, 4, 2, false)},
-				{"bucket peek", bucket(service, 4, 1, true)},
-			}
-			for _, s := range steps {
-				n := nonce(t)
-				h.Clock().Set(redisNow(t, real))
-				want, err := s.run(realScripts, n)
-				if err != nil {
-					t.Fatalf("%s on Redis: %v", s.name, err)
-				}
-				got, err := s.run(harnessScripts, n)
-				if err != nil {
-					t.Fatalf("%s on the harness: %v", s.name, err)
-				}
-				compareDecisions(t, s.name, want, got)
-			}
-			// The token bucket's base is a ms timestamp, its tat counts 1/limit ms.
-			compareKeyspaces(t, ctx, real, h, map[string]float64{"base": 1, "tat": 4})
+			f(t, context.Background(), real, realScripts, h, harnessScripts)
 		})
 	}
+}
+
+// The same rate-limit scenario on real Redis (RESP2 and RESP3 clients) and on the
+// harness gives equal replies and an equal keyspace.
+func TestConformanceRateLimits(t *testing.T) {
+	forEachProtocol(t, func(t *testing.T, ctx context.Context, real *redis.Client, realScripts *vm1.Scripts, h *luatest.Server, harnessScripts *vm1.Scripts) {
+
+		user, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteMessagesSend, 60)
+		ip, _ := vm1.NewAPIRLIPKey(mustHMAC(t, "198.51.100.4"), vm1.APIRoutePublicGet, 60)
+		service, _ := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 60)
+		dialog, _ := vm1.NewAPIRLDialogKey(uuid(t), 60)
+		empty, _ := vm1.NewAPIRLDialogKey(uuid(t), 60)
+		type step struct {
+			name string
+			run  func(*vm1.Scripts, string) (vm1.RateDecision, error)
+		}
+		sliding := func(key vm1.RateLimitSlidingBucket, limit, cost int64, peek bool) func(*vm1.Scripts, string) (vm1.RateDecision, error) {
+			return func(s *vm1.Scripts, n string) (vm1.RateDecision, error) {
+				return s.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: limit, Window: time.Minute, Jitter: time.Second, Cost: cost, Peek: peek, Nonce: n})
+			}
+		}
+		fixed := func(key vm1.RateLimitFixedBucket, limit, cost int64, peek bool) func(*vm1.Scripts, string) (vm1.RateDecision, error) {
+			return func(s *vm1.Scripts, _ string) (vm1.RateDecision, error) {
+				return s.RateLimitFixed(ctx, key, vm1.RateLimitFixedArgs{Limit: limit, Window: time.Minute, Jitter: time.Second, Cost: cost, Peek: peek})
+			}
+		}
+		bucket := func(key vm1.RateLimitTokenBucketBucket, limit, cost int64, peek bool) func(*vm1.Scripts, string) (vm1.RateDecision, error) {
+			return func(s *vm1.Scripts, _ string) (vm1.RateDecision, error) {
+				return s.RateLimitTokenBucket(ctx, key, vm1.RateLimitTokenBucketArgs{Limit: limit, Window: time.Minute, Jitter: time.Second, Cost: cost, Peek: peek})
+			}
+		}
+		steps := []step{
+			{"sliding first", sliding(user, 3, 1, false)},
+			{"sliding peek", sliding(user, 3, 2, true)},
+			{"sliding weight 2", sliding(user, 3, 2, false)},
+			{"sliding denied", sliding(user, 3, 1, false)},
+			{"sliding peek denied", sliding(user, 3, 1, true)},
+			{"sliding other key", sliding(ip, 10, 4, false)},
+			{"fixed first", fixed(dialog, 2, 1, false)},
+			{"fixed second", fixed(dialog, 2, 1, false)},
+			{"fixed denied", fixed(dialog, 2, 1, false)},
+			{"fixed peek on empty", fixed(empty, 5, 5, true)},
+			{"bucket burst", bucket(service, 4, 3, false)},
+			{"bucket one more", bucket(service, 4, 1, false)},
+			{"bucket denied", bucket(service, 4, 2, false)},
+			{"bucket peek", bucket(service, 4, 1, true)},
+		}
+		for _, s := range steps {
+			n := nonce(t)
+			h.Clock().Set(redisNow(t, real))
+			want, err := s.run(realScripts, n)
+			if err != nil {
+				t.Fatalf("%s on Redis: %v", s.name, err)
+			}
+			got, err := s.run(harnessScripts, n)
+			if err != nil {
+				t.Fatalf("%s on the harness: %v", s.name, err)
+			}
+			compareDecisions(t, s.name, want, got)
+		}
+		// The token bucket's base is a ms timestamp, its tat counts 1/limit ms.
+		compareKeyspaces(t, ctx, real, h, map[string]float64{"base": 1, "tat": 4})
+	})
 }

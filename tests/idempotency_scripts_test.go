@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm1"
-	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/luatest"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 )
@@ -291,67 +291,57 @@ func TestIdempotencyWrappersRefuseOversizeValues(t *testing.T) {
 // The idempotency scripts give equal replies and an equal keyspace on the
 // harness and on real Redis (RESP2 and RESP3).
 func TestConformanceIdempotency(t *testing.T) {
-	for _, protocol := range []int{2, 3} {
-		t.Run("RESP"+string(rune('0'+protocol)), func(t *testing.T) {
-			ctx := context.Background()
-			srv := redistest.Start(t)
-			real := srv.Client(vm1.DB0, func(o *redis.Options) { o.Protocol = protocol })
-			realScripts, err := vm1.NewScripts(vm1.Clients{DB0: real})
-			if err != nil {
-				t.Fatal(err)
+	forEachProtocol(t, func(t *testing.T, ctx context.Context, real *redis.Client, realScripts *vm1.Scripts, h *luatest.Server, harnessScripts *vm1.Scripts) {
+		done, doneLock := idemKeys(t)
+		rec, lock := idemKeys(t)
+		a, b := nonce(t), nonce(t)
+		resp := []byte{0x95, 0x01, 0xcc, 0xc9, 0xa0, 0xa0, 0x90}
+		steps := []struct {
+			name string
+			run  func(*vm1.Scripts) (any, error)
+		}{
+			{"reserve", func(s *vm1.Scripts) (any, error) {
+				return s.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: fpA, Owner: a})
+			}},
+			{"reserve in progress", func(s *vm1.Scripts) (any, error) {
+				return s.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: fpA, Owner: b})
+			}},
+			{"reserve conflict", func(s *vm1.Scripts) (any, error) {
+				return s.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: fpB, Owner: b})
+			}},
+			{"complete by non-owner", func(s *vm1.Scripts) (any, error) {
+				return s.IdemComplete(ctx, rec, lock, vm1.IdemCompleteArgs{Owner: b, Fingerprint: fpA, Status: 201, Response: resp})
+			}},
+			{"complete 503", func(s *vm1.Scripts) (any, error) {
+				return s.IdemComplete(ctx, rec, lock, vm1.IdemCompleteArgs{Owner: a, Fingerprint: fpA, Status: 503, Response: resp})
+			}},
+			{"extend", func(s *vm1.Scripts) (any, error) { return s.IdemExtend(ctx, lock, vm1.IdemExtendArgs{Owner: a}) }},
+			{"extend by non-owner", func(s *vm1.Scripts) (any, error) { return s.IdemExtend(ctx, lock, vm1.IdemExtendArgs{Owner: b}) }},
+			{"complete", func(s *vm1.Scripts) (any, error) {
+				return s.IdemComplete(ctx, rec, lock, vm1.IdemCompleteArgs{Owner: a, Fingerprint: fpA, Status: 201, Response: resp, ResourceID: "6f1d3c6e-9a57-4c57-8d0a-6b0e3f1b2c3d"})
+			}},
+			{"reserve completed", func(s *vm1.Scripts) (any, error) {
+				return s.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: fpA, Owner: b})
+			}},
+			{"release completed", func(s *vm1.Scripts) (any, error) {
+				return s.IdemRelease(ctx, rec, lock, vm1.IdemReleaseArgs{Owner: a})
+			}},
+			{"warm a lost record", func(s *vm1.Scripts) (any, error) {
+				return s.IdemWarm(ctx, done, doneLock, vm1.IdemWarmArgs{Owner: b, Fingerprint: fpB, Status: 422, Response: resp, Version: 3, TTL: time.Hour})
+			}},
+		}
+		for _, st := range steps {
+			h.Clock().Set(redisNow(t, real))
+			want, wantErr := st.run(realScripts)
+			got, gotErr := st.run(harnessScripts)
+			if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
+				t.Fatalf("%s: error on Redis %v, on the harness %v", st.name, wantErr, gotErr)
 			}
-			h, harnessScripts := harnessVM1(t)
-			done, doneLock := idemKeys(t)
-			rec, lock := idemKeys(t)
-			a, b := nonce(t), nonce(t)
-			resp := []byte{0x95, 0x01, 0xcc, 0xc9, 0xa0, 0xa0, 0x90}
-			steps := []struct {
-				name string
-				run  func(*vm1.Scripts) (any, error)
-			}{
-				{"reserve", func(s *vm1.Scripts) (any, error) {
-					return s.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: fpA, Owner: a})
-				}},
-				{"reserve in progress", func(s *vm1.Scripts) (any, error) {
-					return s.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: fpA, Owner: b})
-				}},
-				{"reserve conflict", func(s *vm1.Scripts) (any, error) {
-					return s.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: fpB, Owner: b})
-				}},
-				{"complete by non-owner", func(s *vm1.Scripts) (any, error) {
-					return s.IdemComplete(ctx, rec, lock, vm1.IdemCompleteArgs{Owner: b, Fingerprint: fpA, Status: 201, Response: resp})
-				}},
-				{"complete 503", func(s *vm1.Scripts) (any, error) {
-					return s.IdemComplete(ctx, rec, lock, vm1.IdemCompleteArgs{Owner: a, Fingerprint: fpA, Status: 503, Response: resp})
-				}},
-				{"extend", func(s *vm1.Scripts) (any, error) { return s.IdemExtend(ctx, lock, vm1.IdemExtendArgs{Owner: a}) }},
-				{"extend by non-owner", func(s *vm1.Scripts) (any, error) { return s.IdemExtend(ctx, lock, vm1.IdemExtendArgs{Owner: b}) }},
-				{"complete", func(s *vm1.Scripts) (any, error) {
-					return s.IdemComplete(ctx, rec, lock, vm1.IdemCompleteArgs{Owner: a, Fingerprint: fpA, Status: 201, Response: resp, ResourceID: "6f1d3c6e-9a57-4c57-8d0a-6b0e3f1b2c3d"})
-				}},
-				{"reserve completed", func(s *vm1.Scripts) (any, error) {
-					return s.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: fpA, Owner: b})
-				}},
-				{"release completed", func(s *vm1.Scripts) (any, error) {
-					return s.IdemRelease(ctx, rec, lock, vm1.IdemReleaseArgs{Owner: a})
-				}},
-				{"warm a lost record", func(s *vm1.Scripts) (any, error) {
-					return s.IdemWarm(ctx, done, doneLock, vm1.IdemWarmArgs{Owner: b, Fingerprint: fpB, Status: 422, Response: resp, Version: 3, TTL: time.Hour})
-				}},
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("%s: Redis (-) vs harness (+):\n%s", st.name, diff)
 			}
-			for _, st := range steps {
-				h.Clock().Set(redisNow(t, real))
-				want, wantErr := st.run(realScripts)
-				got, gotErr := st.run(harnessScripts)
-				if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
-					t.Fatalf("%s: error on Redis %v, on the harness %v", st.name, wantErr, gotErr)
-				}
-				if diff := cmp.Diff(want, got); diff != "" {
-					t.Errorf("%s: Redis (-) vs harness (+):\n%s", st.name, diff)
-				}
-			}
-			compareKeyspaces(t, ctx, real, h, nil)
-			auditTTLs(t, real, vm1.Keys)
-		})
-	}
+		}
+		compareKeyspaces(t, ctx, real, h, nil)
+		auditTTLs(t, real, vm1.Keys)
+	})
 }

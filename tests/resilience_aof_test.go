@@ -124,7 +124,7 @@ func rewriteAOF(t *testing.T, admin *redis.Client) {
 // TTL.
 func TestResilienceTornAOFTail(t *testing.T) {
 	ctx := testCtx(t)
-	a := startGenerated(t, "vm1")
+	a := startACLInstance(t, "vm1")
 	s := newVM1Stack(t, a, nil, ratelimit.DefaultPolicy())
 	admin0, admin1 := a.adminDB(vm1.DB0), a.adminDB(vm1.DB1)
 	writeRestartState(t, s)
@@ -261,7 +261,7 @@ func TestResilienceTornAOFTail(t *testing.T) {
 //     the call again) and warms Redis; caches and limits fill again.
 func TestResilienceCorruptAOFRefusedThenRepaired(t *testing.T) {
 	ctx := testCtx(t)
-	a := startGenerated(t, "vm1")
+	a := startACLInstance(t, "vm1")
 	s := newVM1Stack(t, a, nil, ratelimit.DefaultPolicy())
 	admin0, admin1 := a.adminDB(vm1.DB0), a.adminDB(vm1.DB1)
 	writeRestartState(t, s)

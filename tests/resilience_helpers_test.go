@@ -17,10 +17,6 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/coord"
-	"github.com/hanchat/luagen/gen"
-	"github.com/hanchat/luagen/gen/acl"
-	"github.com/hanchat/luagen/gen/keyspec"
-	"github.com/hanchat/luagen/gen/serverconf"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/idempotency"
 	"github.com/hanchat/luagen/internal/redistest"
@@ -33,44 +29,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 )
-
-// startGenerated is startACLInstance with directives of the test's own written
-// after the generated hardened config, so they win (e.g. a small maxmemory,
-// which the spec leaves to the load profile, or loglevel).
-func startGenerated(t *testing.T, instance string, extra ...string) *aclInstance {
-	t.Helper()
-	spec, err := keyspec.Load("../keyspec.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	in := spec.Instance(instance)
-	srcs, err := gen.LoadScripts(spec, os.DirFS("../lua"), "lua")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hashes := map[string]string{}
-	for u, pw := range aclPasswords {
-		if hashes[u], err = acl.HashPassword([]byte(pw + "\n")); err != nil {
-			t.Fatal(err)
-		}
-	}
-	users, _, err := acl.Derive(spec, in, srcs, hashes)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a := &aclInstance{spec: spec, in: in, srcs: srcs, acl: acl.Render(users)}
-	a.srv = redistest.Start(t,
-		redistest.WithACL(a.acl+adminLine),
-		redistest.WithConfigFor(func(port int, dir string) []string {
-			conf, err := serverconf.Render(spec, in, serverconf.Options{Bind: "127.0.0.1", Port: port, ACLFile: redistest.ACLPath(dir)})
-			if err != nil {
-				t.Fatal(err)
-			}
-			return append(strings.Split(conf, "\n"), extra...)
-		}))
-	a.admin = a.srv.Client(0, admin)
-	return a
-}
 
 // adminDB is a client of db as the test's admin user (SCAN, PTTL, INFO, SAVE).
 func (a *aclInstance) adminDB(db int) *redis.Client { return a.srv.Client(db, admin) }

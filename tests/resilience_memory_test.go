@@ -57,7 +57,7 @@ func pushRounds(maxRounds, workers, perWorker int, push func(w, i int), done fun
 // without one could never be evicted under volatile-lru).
 func TestResilienceMemoryPressureVM1(t *testing.T) {
 	ctx := testCtx(t)
-	a := startGenerated(t, "vm1", pressureMaxMemory)
+	a := startACLInstance(t, "vm1", pressureMaxMemory)
 	admin0 := a.adminDB(vm1.DB0)
 	if p := infoField(t, admin0, "memory", "maxmemory_policy"); p != "volatile-lru" {
 		t.Fatalf("maxmemory_policy %s, want the generated volatile-lru", p)
@@ -181,7 +181,7 @@ func TestResilienceMemoryPressureVM1(t *testing.T) {
 // has its TTL.
 func TestResilienceMemoryPressureVM2(t *testing.T) {
 	ctx := testCtx(t)
-	a := startGenerated(t, "vm2", pressureMaxMemory)
+	a := startACLInstance(t, "vm2", pressureMaxMemory)
 	if p := infoField(t, a.admin, "memory", "maxmemory_policy"); p != "allkeys-lru" {
 		t.Fatalf("maxmemory_policy %s, want the generated allkeys-lru", p)
 	}

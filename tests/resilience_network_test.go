@@ -79,7 +79,7 @@ func subscriberVia(p *faultProxy) func(*redis.Options) {
 // a fault proxy, with the scripts preloaded directly.
 func networkStack(t *testing.T) (*aclInstance, *faultProxy, *vm1Stack) {
 	t.Helper()
-	a := startGenerated(t, "vm1")
+	a := startACLInstance(t, "vm1")
 	p := startProxy(t, a.srv.Addr)
 	s := newVM1Stack(t, a, serviceVia(p), networkPolicy())
 	if err := runtime.Preload(context.Background(), a.userClient(t, "api_backend", vm1.DB0), vm1.AllScripts()...); err != nil {

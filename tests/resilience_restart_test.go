@@ -165,7 +165,7 @@ func TestResilienceRestartKeepsStateAndTTLs(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			ctx := testCtx(t)
-			a := startGenerated(t, "vm1", c.extra...)
+			a := startACLInstance(t, "vm1", c.extra...)
 			// The generated default user's AOF replay grant (gen/acl) opens nothing: without credentials, or as default,
 			// nobody gets in.
 			anonymous := redis.NewClient(&redis.Options{Addr: a.srv.Addr, MaxRetries: -1})

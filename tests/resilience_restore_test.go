@@ -54,7 +54,7 @@ func restoreEmpty(t *testing.T, a *aclInstance) {
 //   - locks, settings and presence start from nothing and work.
 func TestResilienceEmptyRestoreVM1(t *testing.T) {
 	ctx := testCtx(t)
-	a := startGenerated(t, "vm1")
+	a := startACLInstance(t, "vm1")
 	const limit = 20
 	policy := ratelimit.Policy{vm1.APIRouteMessagesSend: {Algorithm: ratelimit.SlidingWindow, Degraded: ratelimit.FailClosed, Limits: []ratelimit.Limit{
 		{Scope: ratelimit.ScopeUser, Limit: limit, Window: time.Minute},
@@ -172,7 +172,7 @@ func TestResilienceEmptyRestoreVM1(t *testing.T) {
 // concurrent requests); what callers set again is read back.
 func TestResilienceEmptyRestoreVM2(t *testing.T) {
 	ctx := testCtx(t)
-	a := startGenerated(t, "vm2")
+	a := startACLInstance(t, "vm2")
 	rdb := a.userClientWith(t, "message_safety", vm2.DB0, func(o *redis.Options) { impatient(o); o.ContextTimeoutEnabled = true })
 	c, reg := newSafety(t, rdb, safety.Options{RetryInterval: 50 * time.Millisecond})
 	k := newSafetyCache(t, c, safetyPolicy)

@@ -131,8 +131,8 @@ func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
 	}
 
 	// VM1 and VM2 under their generated config and ACL, logging everything.
-	a := startGenerated(t, "vm1", "loglevel debug")
-	b := startGenerated(t, "vm2", "loglevel debug")
+	a := startACLInstance(t, "vm1", "loglevel debug")
+	b := startACLInstance(t, "vm2", "loglevel debug")
 	// Clients that give up at once on a dead server, so the outage is short.
 	fast := func(o *redis.Options) {
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout = time.Second, time.Second, time.Second
