@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
+	guuid "github.com/google/uuid"
 	"testing"
 	"time"
 
@@ -23,23 +24,7 @@ func nonce(t testing.TB) string {
 }
 
 // uuid is a fresh random canonical UUID.
-func uuid(t testing.TB) string {
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	const hex = "0123456789abcdef"
-	out := make([]byte, 0, 36)
-	for i, c := range b {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out = append(out, '-')
-		}
-		out = append(out, hex[c>>4], hex[c&0xf])
-	}
-	return string(out)
-}
+func uuid(testing.TB) string { return guuid.NewString() }
 
 // vm1Server starts a redis-server and returns vm1's scripts on its DB0 and DB1.
 func vm1Server(t *testing.T) (*redistest.Server, *vm1.Scripts, *redis.Client) {

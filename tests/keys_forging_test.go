@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
-	"github.com/hanchat/luagen/luatest"
 	"github.com/hanchat/luagen/runtime"
 )
 
@@ -20,11 +19,7 @@ func (forgedLock) String() string { return "han:api:idem:message-send:x:y" }
 // builders: not another type that embeds one, not a pointer, not nil.
 func TestWrappersRefuseKeysTheyDoNotDeclare(t *testing.T) {
 	ctx := context.Background()
-	sc := luatest.NewServer(luatest.NewClock(t0)).Scripter()
-	scripts, err := vm1.NewScripts(vm1.Clients{DB1: sc})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, sc, scripts := rtHarness(t)
 	real, err := vm1.NewCoordLockDeliveryKey(uuid(t))
 	if err != nil {
 		t.Fatal(err)

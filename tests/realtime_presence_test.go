@@ -17,24 +17,6 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// rtHarness is harnessVM1 that also hands out the Scripter, so a test can read
-// the commands each run sent.
-func rtHarness(t *testing.T) (*luatest.Server, *luatest.Scripter, *vm1.Scripts) {
-	t.Helper()
-	h := luatest.NewServer(luatest.NewClock(t0))
-	sc := h.Scripter()
-	scripts, err := vm1.NewScripts(vm1.Clients{DB0: sc, DB1: sc, DB2: sc})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := sc.Check(); err != nil {
-			t.Errorf("a script broke a rule (undeclared key or a written key without TTL): %v", err)
-		}
-	})
-	return h, sc, scripts
-}
-
 func rtPresence(t *testing.T, scripts *vm1.Scripts) *presence.Presence {
 	t.Helper()
 	p, err := presence.New(scripts, "api-1")

@@ -12,9 +12,9 @@ package presence
 
 import (
 	"context"
-	"crypto/rand"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/runtime/keypart"
@@ -208,19 +208,9 @@ func (p *Presence) Cleanup(ctx context.Context, userID string, batch int) (Clean
 
 // newUUID is a random (version 4) UUID in canonical lower-case form.
 func newUUID() (string, error) {
-	var b [16]byte
-	if _, err := rand.Read(b[:]); err != nil {
+	u, err := uuid.NewRandom()
+	if err != nil {
 		return "", fmt.Errorf("presence: connection id: %w", err)
 	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	const hex = "0123456789abcdef"
-	out := make([]byte, 0, 36)
-	for i, c := range b {
-		if i == 4 || i == 6 || i == 8 || i == 10 {
-			out = append(out, '-')
-		}
-		out = append(out, hex[c>>4], hex[c&0xf])
-	}
-	return string(out), nil
+	return u.String(), nil
 }

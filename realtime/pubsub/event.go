@@ -19,11 +19,10 @@ package pubsub
 
 import (
 	"bytes"
-	"encoding/hex"
 	"errors"
 	"fmt"
+	"github.com/google/uuid"
 	"reflect"
-	"strings"
 
 	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/runtime/keypart"
@@ -226,16 +225,13 @@ func limitText(s string) string {
 	return s
 }
 
+// parseUUID accepts only the canonical lower-case form (one spelling per id).
 func parseUUID(s string) ([16]byte, bool) {
-	var u [16]byte
 	if !keypart.UUID(s) {
-		return u, false
+		return [16]byte{}, false
 	}
-	_, err := hex.Decode(u[:], []byte(strings.ReplaceAll(s, "-", "")))
+	u, err := uuid.Parse(s)
 	return u, err == nil
 }
 
-func formatUUID(u [16]byte) string {
-	h := hex.EncodeToString(u[:])
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
+func formatUUID(u [16]byte) string { return uuid.UUID(u).String() }

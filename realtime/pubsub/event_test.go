@@ -2,9 +2,8 @@ package pubsub_test
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
+	"github.com/google/uuid"
 	"runtime"
 	"strings"
 	"testing"
@@ -43,17 +42,7 @@ func testContract(t testing.TB) *pubsub.Contract {
 	return c
 }
 
-func newUUID(t testing.TB) string {
-	t.Helper()
-	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		t.Fatal(err)
-	}
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:32]
-}
+func newUUID(t testing.TB) string { return uuid.NewString() }
 
 func TestEventRoundTripIsCompact(t *testing.T) {
 	c := testContract(t)
