@@ -2,7 +2,6 @@ package gen_test
 
 import (
 	"bytes"
-	"errors"
 	"flag"
 	"go/format"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"regexp"
 	"strings"
 	"testing"
-	"testing/fstest"
 
 	"github.com/hanchat/luagen/gen"
 	"github.com/hanchat/luagen/gen/keyspec"
@@ -120,80 +118,12 @@ func TestCutOverStubWritesNothingOfIt(t *testing.T) {
 	}
 }
 
-func specWithScript(t *testing.T, read bool) *keyspec.Spec {
-	t.Helper()
-	src := `version: 1
-instances:
-  a:
-    topology: standalone
-    dbs:
-      db0: {index: 0, url_env: A_URL, user: u}
-users:
-  u:
-    instance: a
-    select: {allow: false, reason: db0 only}
-    key_prefixes: [{prefix: "t:", seed: test}]
-keys:
-  k:
-    db: a.db0
-    kind: cache
-    pattern: "t:{id}"
-    params: {id: {type: uuid}}
-    value: [string]
-    ttl: {rule: fixed, value: 1m}
-scripts:
-  s:
-    instance: a
-    kind: cache
-    read_only: ` + map[bool]string{true: "true", false: "false"}[read] + `
-    keys: [{name: k, one_of: [k]}]
-    argv: [{name: v, type: string, max_bytes: 9}]
-    reply: {type: int, name: n}
-`
-	spec, err := keyspec.Parse("keyspec.yaml", []byte(src))
+func TestUnknownInstance(t *testing.T) {
+	spec, err := keyspec.Load("testdata/small/keyspec.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	return spec
-}
-
-func TestLoadScriptsErrorsNameThePlace(t *testing.T) {
-	for name, tc := range map[string]struct {
-		readOnly bool
-		files    fstest.MapFS
-		want     string
-	}{
-		"file missing":     {false, fstest.MapFS{}, `keyspec.yaml:21: script "s": lua/a/s.lua: file not found`},
-		"syntax error":     {false, fstest.MapFS{"a/s.lua": {Data: []byte("return (")}}, `lua/a/s.lua:1: at EOF:`},
-		"goto":             {false, fstest.MapFS{"a/s.lua": {Data: []byte("local x = ARGV[1]\ngoto done\n::done::\nreturn redis.call('GET', KEYS[1])")}}, `lua/a/s.lua:2: goto is Lua 5.2`},
-		"unknown script":   {false, fstest.MapFS{"a/s.lua": {Data: []byte("return {KEYS[1], ARGV[1]}")}, "a/extra.lua": {Data: []byte("return 1")}}, `lua/a/extra.lua: script "extra" is not declared in keyspec.yaml`},
-		"KEYS beyond":      {false, fstest.MapFS{"a/s.lua": {Data: []byte("return {KEYS[1], KEYS[2], ARGV[1]}")}}, `lua/a/s.lua:1: reads KEYS[2], but script "s" declares 1 KEYS (keyspec.yaml:21)`},
-		"ARGV unread":      {false, fstest.MapFS{"a/s.lua": {Data: []byte("return KEYS[1]")}}, `keyspec.yaml:26: script "s" ARGV[1] "v": lua/a/s.lua never reads it`},
-		"RO no flag":       {true, fstest.MapFS{"a/s.lua": {Data: []byte("return {KEYS[1], ARGV[1]}")}}, `script "s": read_only, but lua/a/s.lua does not start with #!lua flags=no-writes`},
-		"RO writes":        {true, fstest.MapFS{"a/s.lua": {Data: []byte("#!lua flags=no-writes\nreturn redis.call('SET', KEYS[1], ARGV[1])")}}, `lua/a/s.lua:2: script "s" is read_only but calls SET`},
-		"flag, not RO":     {false, fstest.MapFS{"a/s.lua": {Data: []byte("#!lua flags=no-writes\nreturn {KEYS[1], ARGV[1]}")}}, `lua/a/s.lua says flags=no-writes; declare read_only: true`},
-		"bad shebang":      {false, fstest.MapFS{"a/s.lua": {Data: []byte("#!python\nreturn 1")}}, `lua/a/s.lua:1: shebang must be #!lua`},
-		"redis aliased":    {false, fstest.MapFS{"a/s.lua": {Data: []byte("local r = redis\nreturn r.call('FLUSHALL', KEYS[1], ARGV[1])")}}, `lua/a/s.lua:1: redis used as a value: the static reading cannot follow it`},
-		"loadstring":       {false, fstest.MapFS{"a/s.lua": {Data: []byte("local f = loadstring(ARGV[1])\nreturn f(KEYS[1])")}}, `lua/a/s.lua:1: loadstring: the static reading cannot follow it`},
-		"ACL injection":    {false, fstest.MapFS{"a/s.lua": {Data: []byte("return redis.call(\"get\\nuser evil on nopass ~* +@all\", KEYS[1], ARGV[1])")}}, `not a command luascript.Commands knows`},
-		"literal key":      {false, fstest.MapFS{"a/s.lua": {Data: []byte("redis.call('SET', 'han:api:forged', ARGV[1])\nreturn KEYS[1]")}}, `lua/a/s.lua:1: SET on a key not taken from KEYS`},
-		"undeclared error": {false, fstest.MapFS{"a/s.lua": {Data: []byte("if ARGV[1] == '' then return redis.error_reply('NOPE empty') end\nreturn KEYS[1]")}}, `lua/a/s.lua:1: error reply NOPE is not declared under script "s"'s errors`},
-	} {
-		t.Run(name, func(t *testing.T) {
-			_, err := gen.LoadScripts(specWithScript(t, tc.readOnly), tc.files, "lua")
-			if err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Fatalf("err = %v\nwant it to contain %q", err, tc.want)
-			}
-			if !errors.Is(err, keyspec.ErrInvalid) {
-				t.Errorf("error does not match keyspec.ErrInvalid")
-			}
-		})
-	}
-}
-
-func TestUnknownInstance(t *testing.T) {
-	spec := specWithScript(t, false)
-	_, err := gen.Generate(spec, fstest.MapFS{"a/s.lua": {Data: []byte("return {KEYS[1], ARGV[1]}")}}, gen.Options{Instances: []string{"vm9"}})
+	_, err = gen.Generate(spec, os.DirFS("testdata/small/lua"), gen.Options{Instances: []string{"vm9"}})
 	if err == nil || !strings.Contains(err.Error(), `instance "vm9" is not declared`) {
 		t.Fatalf("err = %v", err)
 	}

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hanchat/luagen/gen"
 	"github.com/hanchat/luagen/gen/acl"
+	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/serverconf"
 	"github.com/hanchat/luagen/internal/redistest"
@@ -27,7 +27,7 @@ const adminLine = "user luagen_test_admin on >admin-test-password ~* &* +@all\n"
 type aclInstance struct {
 	spec  *keyspec.Spec
 	in    *keyspec.Instance
-	srcs  map[string]*gen.Source
+	srcs  map[string]*compiler.Source
 	acl   string
 	srv   *redistest.Server
 	admin *redis.Client
@@ -45,7 +45,7 @@ func startACLInstance(t *testing.T, instance string, extra ...string) *aclInstan
 		t.Fatal(err)
 	}
 	in := spec.Instance(instance)
-	srcs, err := gen.LoadScripts(spec, os.DirFS("../lua"), "lua")
+	srcs, err := compiler.Load(spec, os.DirFS("../lua"), "lua")
 	if err != nil {
 		t.Fatal(err)
 	}

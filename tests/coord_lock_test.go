@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanchat/luagen/coord"
+	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/runtime"

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm1"
-	"github.com/hanchat/luagen/idempotency"
+	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/jackc/pgx/v5/pgxpool"
 )

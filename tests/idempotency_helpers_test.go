@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
-	"github.com/hanchat/luagen/idempotency"
+	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/jackc/pgx/v5"

@@ -11,7 +11,7 @@ import (
 
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
-	"github.com/hanchat/luagen/ratelimit"
+	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -12,7 +12,7 @@ import (
 
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/luatest"
-	"github.com/hanchat/luagen/realtime/presence"
+	"github.com/hanchat/luagen/services/vm1/presence"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 )

@@ -11,9 +11,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/generated/vm2"
-	"github.com/hanchat/luagen/idempotency"
-	"github.com/hanchat/luagen/ratelimit"
-	"github.com/hanchat/luagen/safety"
+	"github.com/hanchat/luagen/services/vm1/idempotency"
+	"github.com/hanchat/luagen/services/vm1/ratelimit"
+	"github.com/hanchat/luagen/services/vm2/safety"
 	"github.com/redis/go-redis/v9"
 )
 

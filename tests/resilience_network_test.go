@@ -10,10 +10,10 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
-	"github.com/hanchat/luagen/idempotency"
+	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/internal/redistest"
-	"github.com/hanchat/luagen/ratelimit"
-	"github.com/hanchat/luagen/realtime/pubsub"
+	"github.com/hanchat/luagen/services/vm1/ratelimit"
+	"github.com/hanchat/luagen/services/vm1/pubsub"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 )

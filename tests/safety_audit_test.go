@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/generated/vm2"
-	"github.com/hanchat/luagen/safety"
+	"github.com/hanchat/luagen/services/vm2/safety"
 	"github.com/prometheus/client_golang/prometheus"
 )
 

@@ -10,7 +10,7 @@ import (
 	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/internal/redistest"
 	luaruntime "github.com/hanchat/luagen/runtime"
-	"github.com/hanchat/luagen/safety"
+	"github.com/hanchat/luagen/services/vm2/safety"
 	"github.com/redis/go-redis/v9"
 )
 

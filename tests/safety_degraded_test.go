@@ -16,7 +16,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/internal/redistest"
-	"github.com/hanchat/luagen/safety"
+	"github.com/hanchat/luagen/services/vm2/safety"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/luatest"
-	"github.com/hanchat/luagen/safety"
+	"github.com/hanchat/luagen/services/vm2/safety"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"

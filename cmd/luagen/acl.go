@@ -8,8 +8,8 @@ import (
 	"os"
 	"strings"
 
-	"github.com/hanchat/luagen/gen"
 	"github.com/hanchat/luagen/gen/acl"
+	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/serverconf"
 )
@@ -58,7 +58,7 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 		}
 		passwords[user] = hash
 	}
-	srcs, err := gen.LoadScripts(spec, os.DirFS(*luaDir), *luaDir)
+	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return exitProblem

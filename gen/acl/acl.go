@@ -12,7 +12,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hanchat/luagen/gen"
+	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/luascript"
 )
@@ -96,7 +96,7 @@ var pubsub = []string{"publish", "subscribe", "unsubscribe"}
 // password maps a user name to its password hash ("#<sha256 hex>"); a user
 // without one gets none and cannot log in. Warnings are returned for the caller
 // to print (a prefix no script needs is not granted, a user without password).
-func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*gen.Source, passwords map[string]string) ([]User, []string, error) {
+func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*compiler.Source, passwords map[string]string) ([]User, []string, error) {
 	var users []User
 	var warnings []string
 	writes := map[string]bool{} // write commands the instance's scripts call

@@ -8,8 +8,8 @@ import (
 	"testing"
 	"testing/fstest"
 
-	"github.com/hanchat/luagen/gen"
 	"github.com/hanchat/luagen/gen/acl"
+	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 )
 
@@ -19,7 +19,7 @@ func derive(t *testing.T, specSrc string, lua fstest.MapFS, instance string, pw 
 	if err != nil {
 		t.Fatal(err)
 	}
-	srcs, err := gen.LoadScripts(spec, lua, "lua")
+	srcs, err := compiler.Load(spec, lua, "lua")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,7 +147,7 @@ func TestHANACLs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srcs, err := gen.LoadScripts(spec, os.DirFS("../../lua"), "lua")
+	srcs, err := compiler.Load(spec, os.DirFS("../../lua"), "lua")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,7 +208,7 @@ func TestCutOverStubLeavesTheACL(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srcs, err := gen.LoadScripts(spec, os.DirFS("../../lua"), "lua")
+		srcs, err := compiler.Load(spec, os.DirFS("../../lua"), "lua")
 		if err != nil {
 			t.Fatal(err)
 		}

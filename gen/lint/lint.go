@@ -10,7 +10,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hanchat/luagen/gen"
+	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/luascript"
 )
@@ -55,7 +55,7 @@ func Run(file string, src []byte, lua fs.FS, luaDir string) []Finding {
 		return fromErrors(RuleSpec, err)
 	}
 	var out []Finding
-	srcs, err := gen.LoadScripts(spec, lua, luaDir)
+	srcs, err := compiler.Load(spec, lua, luaDir)
 	if err != nil {
 		out = append(out, fromErrors(RuleLua, err)...)
 		srcs = nil
@@ -158,7 +158,7 @@ func Spec(spec *keyspec.Spec) []Finding {
 }
 
 // Scripts runs the rules that read the Lua.
-func Scripts(spec *keyspec.Spec, srcs map[string]*gen.Source) []Finding {
+func Scripts(spec *keyspec.Spec, srcs map[string]*compiler.Source) []Finding {
 	var out []Finding
 	names := make([]string, 0, len(srcs))
 	for n := range srcs {

@@ -13,7 +13,7 @@ import (
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/luatest"
 	"github.com/hanchat/luagen/runtime"
-	"github.com/hanchat/luagen/settings"
+	"github.com/hanchat/luagen/services/vm1/settings"
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
 )

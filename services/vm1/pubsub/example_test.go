@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/hanchat/luagen/generated/vm1"
-	"github.com/hanchat/luagen/realtime/pubsub"
+	"github.com/hanchat/luagen/services/vm1/pubsub"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hanchat/luagen/realtime/pubsub"
+	"github.com/hanchat/luagen/services/vm1/pubsub"
 	lgruntime "github.com/hanchat/luagen/runtime"
 	"github.com/vmihailenco/msgpack/v5"
 )

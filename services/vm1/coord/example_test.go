@@ -4,7 +4,7 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hanchat/luagen/coord"
+	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/redis/go-redis/v9"
 )
