@@ -7,8 +7,8 @@ import (
 
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/generated/vm2"
-	"github.com/hanchat/luagen/services/vm1/legacystub"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/vm1/legacystub"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
-	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"

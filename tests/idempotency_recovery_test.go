@@ -11,8 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm1"
-	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
 )

@@ -17,8 +17,8 @@ import (
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
-	"github.com/hanchat/luagen/services/vm1/legacystub"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/vm1/legacystub"
 	"github.com/redis/go-redis/v9"
 )
 

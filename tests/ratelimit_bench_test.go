@@ -11,8 +11,8 @@ import (
 	"github.com/go-redis/redis_rate/v10"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
-	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/redis/go-redis/v9"
 )
 

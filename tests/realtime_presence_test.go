@@ -12,8 +12,8 @@ import (
 
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/luatest"
-	"github.com/hanchat/luagen/services/vm1/presence"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/vm1/presence"
 	"github.com/redis/go-redis/v9"
 )
 

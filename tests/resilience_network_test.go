@@ -10,11 +10,11 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
-	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/internal/redistest"
-	"github.com/hanchat/luagen/services/vm1/ratelimit"
-	"github.com/hanchat/luagen/services/vm1/pubsub"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/vm1/idempotency"
+	"github.com/hanchat/luagen/services/vm1/pubsub"
+	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -9,11 +9,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/hanchat/luagen/services/vm1/idempotency"
-	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/hanchat/luagen/services/vm1/presence"
+	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/hanchat/luagen/services/vm1/settings"
 	"github.com/redis/go-redis/v9"
 )

@@ -12,15 +12,15 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/generated/vm2"
-	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/internal/redistest"
-	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/hanchat/luagen/runtime"
-	"github.com/hanchat/luagen/services/vm2/safety"
+	"github.com/hanchat/luagen/services/vm1/coord"
+	"github.com/hanchat/luagen/services/vm1/idempotency"
+	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/hanchat/luagen/services/vm1/settings"
+	"github.com/hanchat/luagen/services/vm2/safety"
 	"github.com/redis/go-redis/v9"
 )
 

@@ -171,4 +171,3 @@ func checkSignature(s *keyspec.Script, info *luascript.Info, display string) key
 	}
 	return errs
 }
-

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/redis/go-redis/v9"
 )
 

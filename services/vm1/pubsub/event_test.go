@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/hanchat/luagen/services/vm1/pubsub"
 	lgruntime "github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/vm1/pubsub"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
