@@ -20,6 +20,9 @@ import (
 // ErrDangerous: a script calls a command no generated ACL grants.
 var ErrDangerous = errors.New("dangerous command")
 
+// ErrForbidden: a script calls a command its instance's forbid rules forbid.
+var ErrForbidden = errors.New("command forbidden by the instance")
+
 // User is one derived ACL user.
 type User struct {
 	Name     string
@@ -124,6 +127,9 @@ func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*compiler.
 				}
 				if keyspec.Dangerous[c.Command] {
 					return nil, nil, fmt.Errorf("%s:%d: script %s calls %s: %w", src.Info.File, c.Line, s.Name, strings.ToUpper(c.Command), ErrDangerous)
+				}
+				if fb := in.ForbidsCommand(c.Command); fb != nil {
+					return nil, nil, fmt.Errorf("%s:%d: script %s calls %s, which %s forbids (%s:%d): %w", src.Info.File, c.Line, s.Name, strings.ToUpper(c.Command), in.Name, fb.File, fb.Line, ErrForbidden)
 				}
 				cmds[c.Command] = true
 				if luascript.Commands[c.Command].Write && c.Command != "publish" {

@@ -201,6 +201,22 @@ func human(d time.Duration) string {
 	return d.String()
 }
 
+// cite is " (source: S)" for an entry's source, or "" when it has none.
+func cite(source string) string {
+	if source = strings.Join(strings.Fields(source), " "); source != "" {
+		return " (source: " + source + ")"
+	}
+	return ""
+}
+
+// citeAfter is "; source: S" inside a parenthesis, or "" when there is no source.
+func citeAfter(source string) string {
+	if source = strings.Join(strings.Fields(source), " "); source != "" {
+		return "; source: " + source
+	}
+	return ""
+}
+
 // sentence makes a doc fragment from the spec a sentence: capitalised, with a period.
 func sentence(s string) string {
 	s = strings.TrimSpace(s)
@@ -228,7 +244,7 @@ func (g *gen) keysFile() *jen.File {
 	f.Line()
 	for _, d := range g.in.LiveDBs() {
 		n := exported(d.Name)
-		f.Add(doc(fmt.Sprintf("%s is database %d of %s (seed %s), reached through %s as ACL user %s. %s", n, d.Index, g.in.Name, d.Seed, d.URLEnv, d.User.Name, d.Doc)))
+		f.Add(doc(fmt.Sprintf("%s is database %d of %s%s, reached through %s as ACL user %s. %s", n, d.Index, g.in.Name, cite(d.Source), d.URLEnv, d.User.Name, d.Doc)))
 		f.Const().Defs(
 			jen.Id(n).Op("=").Lit(d.Index),
 			jen.Comment(fmt.Sprintf("%sURLEnv is the environment variable holding the URL of %s.", n, n)),
@@ -257,7 +273,7 @@ func (g *gen) keysFile() *jen.File {
 
 func (g *gen) enum(f *jen.File, e *keyspec.Enum) {
 	t := exported(e.Name)
-	f.Add(doc(fmt.Sprintf("%s is a value of enum %s (seed %s).", t, e.Name, e.Seed)))
+	f.Add(doc(fmt.Sprintf("%s is a value of enum %s%s.", t, e.Name, cite(e.Source))))
 	f.Type().Id(t).String()
 	f.Line()
 	var consts, list, cases []jen.Code
@@ -339,7 +355,9 @@ func ttlText(t keyspec.TTL) string {
 	case keyspec.TTLWindowJitter:
 		return fmt.Sprintf("TTL window + jitter up to %s", human(t.MaxJitter))
 	case keyspec.TTLClamped:
-		return fmt.Sprintf("TTL from the %s, at most %s", strings.ReplaceAll(t.Source, "_", " "), human(t.Max))
+		return fmt.Sprintf("TTL from %s, at most %s", t.From, human(t.Max))
+	case keyspec.TTLNone:
+		return "no TTL: " + strings.TrimSuffix(strings.TrimSpace(t.Reason), ".")
 	}
 	return ""
 }
@@ -347,7 +365,7 @@ func ttlText(t keyspec.TTL) string {
 func (g *gen) key(f *jen.File, k *keyspec.Key) {
 	t, base := keyType(k), exported(k.Name)
 	f.Add(doc(
-		fmt.Sprintf("%s is a key of pattern %s (%s, %s, %s; seed %s).", t, k.Pattern.Raw, k.DB.ID(), strings.Join(k.Value, "/"), ttlText(k.TTL), k.Seed),
+		fmt.Sprintf("%s is a key of pattern %s (%s, %s, %s%s).", t, k.Pattern.Raw, k.DB.ID(), strings.Join(k.Value, "/"), ttlText(k.TTL), citeAfter(k.Source)),
 		sentence(k.Doc),
 		fmt.Sprintf("Build it with New%s.", t),
 	))
@@ -401,7 +419,7 @@ func (g *gen) channel(f *jen.File, c *keyspec.Channel) {
 	base := exported(c.Name)
 	t := base + "Channel"
 	f.Add(doc(
-		fmt.Sprintf("%s is a Pub/Sub channel of pattern %s (%s; no storage; seed %s). Build it with New%s.", t, c.Pattern.Raw, c.Instance.Name, c.Seed, t),
+		fmt.Sprintf("%s is a Pub/Sub channel of pattern %s (%s; no storage%s). Build it with New%s.", t, c.Pattern.Raw, c.Instance.Name, citeAfter(c.Source), t),
 	))
 	f.Type().Id(t).Struct(jen.Id("name").String())
 	f.Line()
@@ -551,7 +569,7 @@ func (g *gen) aclFile() *jen.File {
 			chans = append(chans, jen.Lit(p))
 		}
 		f.Const().Defs(
-			jen.Comment(fmt.Sprintf("%sUser is the ACL user %s (seed %s).", n, u.Name, u.Seed)),
+			jen.Comment(fmt.Sprintf("%sUser is the ACL user %s%s.", n, u.Name, cite(u.Source))),
 			jen.Id(n+"User").Op("=").Lit(u.Name),
 			jen.Add(doc(fmt.Sprintf("%sMaySelect reports whether %s may run SELECT: %s.", n, u.Name, u.Select.Reason))),
 			jen.Id(n+"MaySelect").Op("=").Lit(u.Select.Allow),

@@ -66,6 +66,9 @@ type Call struct {
 	Keys     []int  // KEYS positions (1-based) among its arguments: KEYS[n], or a local set to KEYS[n]
 	FirstKey int    // the KEYS position of its first argument after the command, 0 when it is not one
 	NArgs    int    // arguments after the command
+	// Literals are the arguments after the command, lower-cased when they are
+	// string literals and "" otherwise (XADD ... MAXLEN shows as "maxlen").
+	Literals []string
 }
 
 // Ref is one KEYS[i] or ARGV[i] read (Index is 0 when i is not a number literal),
@@ -417,6 +420,13 @@ func (w *walker) expr(e ast.Expr) {
 					c.Command = strings.ToLower(s.Value)
 				}
 				c.NArgs = len(e.Args) - 1
+				for _, a := range e.Args[1:] {
+					lit := ""
+					if s, ok := a.(*ast.StringExpr); ok {
+						lit = strings.ToLower(s.Value)
+					}
+					c.Literals = append(c.Literals, lit)
+				}
 			}
 			for i, a := range e.Args {
 				if k := w.keyOf(a); k > 0 {

@@ -35,10 +35,10 @@ return {v, ok, n}
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
 	wantCalls := []luascript.Call{
-		{Line: 4, Fn: "call", Command: "get", Keys: []int{1}, FirstKey: 1, NArgs: 1},
-		{Line: 5, Fn: "pcall", Command: "hget", Keys: []int{2}, FirstKey: 2, NArgs: 2},
-		{Line: 7, Fn: "call", Command: "exists", NArgs: 1},
-		{Line: 10, Fn: "call", Keys: []int{1}, FirstKey: 1, NArgs: 1}, // k = KEYS[1]
+		{Line: 4, Fn: "call", Command: "get", Keys: []int{1}, FirstKey: 1, NArgs: 1, Literals: []string{""}},
+		{Line: 5, Fn: "pcall", Command: "hget", Keys: []int{2}, FirstKey: 2, NArgs: 2, Literals: []string{"", "f"}},
+		{Line: 7, Fn: "call", Command: "exists", NArgs: 1, Literals: []string{""}},
+		{Line: 10, Fn: "call", Keys: []int{1}, FirstKey: 1, NArgs: 1, Literals: []string{""}}, // k = KEYS[1]
 		{Line: 11, Fn: "call"},
 	}
 	if diff := cmp.Diff(wantCalls, info.Calls); diff != "" {
