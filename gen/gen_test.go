@@ -52,6 +52,38 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// Each language feature has a spec and its Lua in testdata/features/<feature>
+// and, beside them, the generated packages it must produce in golden/ (refresh
+// with -update, then review the diff). Each golden package must also compile.
+func TestFeatureGolden(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/features/*")
+	if err != nil || len(dirs) < 5 {
+		t.Fatalf("features: %v %v", dirs, err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			files := generate(t, filepath.Join(dir, "keyspec.yaml"), filepath.Join(dir, "lua"))
+			golden := filepath.Join(dir, "golden")
+			if *update {
+				if err := gen.Write(golden, files, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			drift, err := gen.Diff(golden, files, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range drift {
+				t.Errorf("%s: %s (go test ./gen -update, then review the diff)\n%s", d.Path, d.Kind, d.Diff)
+			}
+			out, err := exec.Command("go", "vet", "./"+filepath.ToSlash(golden)+"/...").CombinedOutput()
+			if err != nil {
+				t.Fatalf("the golden packages do not compile: %v\n%s", err, out)
+			}
+		})
+	}
+}
+
 func TestHANOutputIsDeterministicFormattedAndMarked(t *testing.T) {
 	a := generate(t, "../keyspec.yaml", "../lua")
 	b := generate(t, "../keyspec.yaml", "../lua")

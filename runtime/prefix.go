@@ -182,5 +182,5 @@ func CheckPresent(script, arg string, n int) error {
 }
 
 // ArgAbsent is what a wrapper sends for an optional argument left out; the
-// script tells with ARGV[n] == ''.
+// script tells with ARGV[n] == ”.
 const ArgAbsent = ""
