@@ -392,7 +392,7 @@ func (g *gen) key(f *jen.File, k *keyspec.Key) {
 			jen.Id(base+"Pattern").Op("=").Lit(k.Pattern.Glob()))
 	} else {
 		f.Comment(fmt.Sprintf("%sPattern matches every %s of deployment p, as an ACL or SCAN MATCH pattern.", base, t))
-		f.Func().Id(base+"Pattern").Params(jen.Id("p").Id("Prefix")).String().Block(jen.Return(jen.Id("p").Dot("s").Op("+").Lit(k.Pattern.Glob())))
+		f.Func().Id(base + "Pattern").Params(jen.Id("p").Id("Prefix")).String().Block(jen.Return(jen.Id("p").Dot("s").Op("+").Lit(k.Pattern.Glob())))
 		f.Line()
 	}
 	switch k.TTL.Rule {
@@ -458,7 +458,7 @@ func (g *gen) channel(f *jen.File, c *keyspec.Channel) {
 			jen.Id(t+"Pattern").Op("=").Lit(c.Pattern.Glob()))
 	} else {
 		f.Comment(fmt.Sprintf("%sPattern matches every %s of deployment p, as an ACL or PSUBSCRIBE pattern.", t, t))
-		f.Func().Id(t+"Pattern").Params(jen.Id("p").Id("Prefix")).String().Block(jen.Return(jen.Id("p").Dot("s").Op("+").Lit(c.Pattern.Glob())))
+		f.Func().Id(t + "Pattern").Params(jen.Id("p").Id("Prefix")).String().Block(jen.Return(jen.Id("p").Dot("s").Op("+").Lit(c.Pattern.Glob())))
 		f.Line()
 	}
 	defs = append(defs,
@@ -697,10 +697,10 @@ func (g *gen) aclFile() *jen.File {
 		f.Line()
 		if g.in.Prefix != nil {
 			f.Add(doc(fmt.Sprintf("%sKeyPatterns are the key patterns %s's ACL grants (~pattern) in deployment p.", n, u.Name)))
-			f.Func().Id(n+"KeyPatterns").Params(jen.Id("p").Id("Prefix")).Index().String().Block(jen.Return(jen.Id("p").Dot("globs").Call(keys...)))
+			f.Func().Id(n + "KeyPatterns").Params(jen.Id("p").Id("Prefix")).Index().String().Block(jen.Return(jen.Id("p").Dot("globs").Call(keys...)))
 			f.Line()
 			f.Add(doc(fmt.Sprintf("%sChannelPatterns are the Pub/Sub channel patterns %s's ACL grants (&pattern) in deployment p.", n, u.Name)))
-			f.Func().Id(n+"ChannelPatterns").Params(jen.Id("p").Id("Prefix")).Index().String().Block(jen.Return(jen.Id("p").Dot("globs").Call(chans...)))
+			f.Func().Id(n + "ChannelPatterns").Params(jen.Id("p").Id("Prefix")).Index().String().Block(jen.Return(jen.Id("p").Dot("globs").Call(chans...)))
 			f.Line()
 			continue
 		}

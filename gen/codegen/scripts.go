@@ -265,7 +265,7 @@ func (g *gen) elemTypes(f *jen.File, fields []*keyspec.Field, owner, script stri
 		f.Add(doc(fmt.Sprintf("%s is an element of %s's reply field %s.", t, script, fl.Name)))
 		f.Type().Id(t).Struct(fs...)
 		f.Line()
-		f.Func().Id("decode"+t).Params(jen.Id("r").Op("*").Qual(runtimePkg, "Reply")).Id(t).Block(
+		f.Func().Id("decode" + t).Params(jen.Id("r").Op("*").Qual(runtimePkg, "Reply")).Id(t).Block(
 			append(append([]jen.Code{jen.Var().Id("out").Id(t)}, body...), jen.Return(jen.Id("out")))...)
 		f.Line()
 	}
