@@ -241,6 +241,13 @@ var rawTypeNames = strings.NewReplacer(
 	"keyspec.rawDeploymentPrefix", "deployment_prefix",
 )
 
+// renamed are fields that changed name, with what to write instead.
+var renamed = map[string]string{
+	"field source not found in type ttl":        ": a clamped TTL's origin is now from (from: the DNS answer); the key's source says where its bounds come from",
+	"field poll_budget not found in legacy":     ": a budget is now the TTL's floor: ttl: {..., exceeds: 20m} on each key of the database",
+	"field recovery_budget not found in legacy": ": a budget is now the TTL's floor: ttl: {..., exceeds: 20m} on each key of the database",
+}
+
 var lineMsg = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
 // decodeRaw decodes src strictly and indexes the line of every entry.
@@ -278,6 +285,9 @@ func yamlErrors(file string, err error) error {
 		if sm := lineMsg.FindStringSubmatch(m); sm != nil {
 			e.Line, _ = strconv.Atoi(sm[1])
 			e.Msg = rawTypeNames.Replace(sm[2])
+		}
+		if hint, ok := renamed[e.Msg]; ok {
+			e.Msg += hint
 		}
 		list = append(list, e)
 	}
