@@ -15,7 +15,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "dd392ab05ce1ea5fe96b9bff0821b530a4fc8b94c4b9d5607d515c9dc3240e6a"
+	SpecSHA256 = "e8cac34bc8cfafd083a261ed5478fedb993bedcdc3aeed7598dad7b29822c583"
 )
 
 // DB0 is database 0 of vm2 (source: HAN VM2 spec §2, §3), reached through
