@@ -85,7 +85,7 @@ type Server struct {
 	PersistenceSource string
 	EvictionPolicy    string // a maxmemory-policy
 	EvictionReason    string
-	TBD               []string // questions the seeds leave open
+	TBD               []string // questions the sources leave open
 }
 
 // Persistence modes.

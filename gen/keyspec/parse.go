@@ -479,7 +479,7 @@ func (p *parser) buildKeys(raw *rawSpec) {
 		}
 		k.DB = p.dbs[r.DB]
 		if k.DB == nil {
-			p.errf(path, entry, "db %q is not declared (want instance.db, e.g. vm1.db0)", r.DB)
+			p.errf(path, entry, "db %q is not declared (want instance.db, e.g. app.db0)", r.DB)
 		}
 		p.kind(path, entry, r.Kind)
 		if len(r.Value) == 0 {
