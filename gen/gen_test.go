@@ -46,6 +46,14 @@ func TestGolden(t *testing.T) {
 	for _, d := range drift {
 		t.Errorf("%s: %s (go test ./gen -update, then review the diff)\n%s", d.Path, d.Kind, d.Diff)
 	}
+	// testdata/small declares no source anywhere: nothing cites an empty one.
+	for _, p := range files.Paths() {
+		for _, bad := range []string{"seed", "source:", " ()", "(; "} {
+			if bytes.Contains(files[p], []byte(bad)) {
+				t.Errorf("%s cites an empty source: %q", p, bad)
+			}
+		}
+	}
 	out, err := exec.Command("go", "vet", "./testdata/golden/a").CombinedOutput()
 	if err != nil {
 		t.Fatalf("the golden package does not compile: %v\n%s", err, out)
