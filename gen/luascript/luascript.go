@@ -87,6 +87,9 @@ type Call struct {
 	NArgs    int    // arguments after the command
 	// Args are all its arguments, the command's name first, as the reading sees them.
 	Args []Arg
+	// Literals are the arguments after the command, lower-cased when they are
+	// string literals and "" otherwise (XADD ... MAXLEN shows as "maxlen").
+	Literals []string
 }
 
 // ArgKind is what the static reading knows of one argument of redis.call.
@@ -652,6 +655,13 @@ func (w *walker) call(e *ast.FuncCallExpr, fn string) {
 			c.Command = strings.ToLower(s.Value)
 		}
 		c.NArgs = len(e.Args) - 1
+		for _, a := range e.Args[1:] {
+			lit := ""
+			if s, ok := a.(*ast.StringExpr); ok {
+				lit = strings.ToLower(s.Value)
+			}
+			c.Literals = append(c.Literals, lit)
+		}
 	}
 	idx := len(w.info.Calls)
 	for i, a := range e.Args {

@@ -39,13 +39,13 @@ return {v, ok, n}
 	}
 	wantCalls := []luascript.Call{
 		{Line: 4, Fn: "call", Command: "get", Keys: []int{1}, FirstKey: 1, NArgs: 1,
-			Args: []luascript.Arg{str("GET"), {Kind: luascript.ArgKey, Key: 1, Desc: "KEYS[1]"}}},
+			Args: []luascript.Arg{str("GET"), {Kind: luascript.ArgKey, Key: 1, Desc: "KEYS[1]"}}, Literals: []string{""}},
 		{Line: 5, Fn: "pcall", Command: "hget", Keys: []int{2}, FirstKey: 2, NArgs: 2,
-			Args: []luascript.Arg{str("hget"), {Kind: luascript.ArgKey, Key: 2, Desc: "KEYS[2]"}, str("f")}},
+			Args: []luascript.Arg{str("hget"), {Kind: luascript.ArgKey, Key: 2, Desc: "KEYS[2]"}, str("f")}, Literals: []string{"", "f"}},
 		{Line: 7, Fn: "call", Command: "exists", NArgs: 1,
-			Args: []luascript.Arg{str("EXISTS"), {Kind: luascript.ArgKey, Desc: "KEYS[...]"}}},
+			Args: []luascript.Arg{str("EXISTS"), {Kind: luascript.ArgKey, Desc: "KEYS[...]"}}, Literals: []string{""}},
 		{Line: 10, Fn: "call", Keys: []int{1}, FirstKey: 1, NArgs: 1, // k = KEYS[1]
-			Args: []luascript.Arg{{Desc: "local cmd (not set from KEYS[n])"}, {Kind: luascript.ArgKey, Key: 1, Desc: "local k"}}},
+			Args: []luascript.Arg{{Desc: "local cmd (not set from KEYS[n])"}, {Kind: luascript.ArgKey, Key: 1, Desc: "local k"}}, Literals: []string{""}},
 		{Line: 11, Fn: "call"},
 	}
 	if diff := cmp.Diff(wantCalls, info.Calls); diff != "" {
