@@ -25,7 +25,7 @@ type KeyInfo struct {
 	TTLRule   string        // fixed, window_jitter, heartbeat, clamped or none
 	TTL       time.Duration // fixed and heartbeat: the TTL
 	MaxJitter time.Duration // window_jitter: the most added to the window
-	MaxTTL    time.Duration // clamped: the cap
+	MaxTTL    time.Duration // the declared cap: clamped, the bound of every TTL; fixed and heartbeat, the max TTL can be (0: none)
 }
 
 // Matches reports whether key has the pattern's shape: the same ':'-separated
