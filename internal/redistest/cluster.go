@@ -191,14 +191,17 @@ func (c *Cluster) running() []*Server {
 }
 
 // Converged returns nil when the running nodes agree on a healthy cluster, else
-// what is not yet so: every running node reports cluster_state:ok and sees every
-// slot served by a running primary that is not failing, all of them see the same
-// owner for every slot, and every running replica's link to its primary is up
-// with no sync in progress and every running node lists it in CLUSTER SLOTS,
-// where clients learn the topology.
+// what is not yet so: every running node reports cluster_state:ok, knows every
+// node and sees every slot served by a running primary that is not failing; all
+// of them see the same owner for every slot and each node in the role it says it
+// has; every running replica's link to its primary is up with no sync in
+// progress, and every running node lists it in CLUSTER SLOTS, where clients
+// learn the topology.
 func (c *Cluster) Converged(ctx context.Context) error {
 	var owners map[int]string // first slot of each range -> owner address, as the first node sees it
 	var first string
+	roles := map[string]string{} // address -> its role as the node itself says ("primary" or "replica of ID")
+	views := map[string][]ClusterNode{}
 	for _, s := range c.running() {
 		cl := s.Admin()
 		info, err := cl.ClusterInfo(ctx).Result()
@@ -214,6 +217,12 @@ func (c *Cluster) Converged(ctx context.Context) error {
 		view, err := c.View(ctx, s)
 		if err != nil {
 			return err
+		}
+		views[s.Addr] = view
+		for _, n := range view {
+			if n.Myself {
+				roles[n.Addr] = role(n)
+			}
 		}
 		seen := map[int]string{}
 		covered := 0
@@ -264,7 +273,22 @@ func (c *Cluster) Converged(ctx context.Context) error {
 			return fmt.Errorf("%s: replica not in sync with its primary", s.Addr)
 		}
 	}
+	// Every running node sees every other's role as that node says it.
+	for addr, view := range views {
+		for _, n := range view {
+			if want, ok := roles[n.Addr]; ok && role(n) != want {
+				return fmt.Errorf("%s sees %s as %s; it is %s", addr, n.Addr, role(n), want)
+			}
+		}
+	}
 	return nil
+}
+
+func role(n ClusterNode) string {
+	if n.Primary {
+		return "primary"
+	}
+	return "replica of " + n.PrimaryID
 }
 
 func sortedOwners(m map[int]string) []string {
