@@ -73,7 +73,9 @@ func (discardLog) Printf(context.Context, string, ...any) {}
 
 type stderrLog struct{ l *log.Logger }
 
-func (s stderrLog) Printf(_ context.Context, format string, v ...any) { _ = s.l.Output(2, fmt.Sprintf(format, v...)) }
+func (s stderrLog) Printf(_ context.Context, format string, v ...any) {
+	_ = s.l.Output(2, fmt.Sprintf(format, v...))
+}
 
 // clusterClient is a go-redis ClusterClient whose calls end by their context's
 // deadline, however the cluster behaves, and which follows failovers
