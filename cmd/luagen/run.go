@@ -26,8 +26,8 @@ commands:
   generate   write the generated Go packages (one per instance)
   check      exit 1 when the generated packages differ from what generate would write
   lint       report spec and Lua problems as FILE:LINE: rule: message
-  acl        print the aclfile of an instance (least privilege, from the spec and the Lua)
-  config     print the hardened redis.conf fragment of an instance
+  acl        print the aclfile of an instance or one of its servers (least privilege, from the spec and the Lua)
+  config     print the hardened redis.conf fragment of an instance or one of its servers
   init       write a minimal keyspec.yaml, one script and a Go test of it (--dir D)
 
 run "luagen <command> -h" for a command's flags
