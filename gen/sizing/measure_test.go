@@ -10,6 +10,7 @@ import (
 	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/sizing"
+	"github.com/hanchat/luagen/internal/specedit"
 )
 
 func measure(t *testing.T, spec *keyspec.Spec, src string) (*sizing.Report, error) {
@@ -149,5 +150,59 @@ keys:
 `)
 	if err == nil || !strings.Contains(err.Error(), "sizing/test.yaml:10: key \"api_rl_user\": step rate_limit_sliding answered: BAD_ARG") {
 		t.Fatalf("a refused call: %v", err)
+	}
+}
+
+// On an instance split over servers (HAN's R6 edit), each server gets its own
+// totals: its patterns, its own empty server, its maxmemory and shards.
+func TestSizingPerServer(t *testing.T) {
+	src, err := os.ReadFile("../../keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	split, err := specedit.MoveDB(src, specedit.HANRealtime)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := keyspec.Parse("keyspec.yaml", split)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := measure(t, spec, `version: 1
+instance: vm1
+samples: 10
+shard_maxmemory: 4gb
+fixed:
+  - {name: buffers, bytes: 2mb, source: test}
+keys:
+  api_jwks_negative:
+    count: 1000
+    steps: [{script: jwks_negative_mark}]
+  rt_conn:
+    count: 3000
+    steps:
+      - script: rt_heartbeat
+        args: {instance: gateway-1, subscriptions: 3}
+`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Servers) != 2 || r.Servers[0].Name != "" || r.Servers[1].Name != "realtime" {
+		t.Fatalf("servers %+v", r.Servers)
+	}
+	own, rt := r.Servers[0], r.Servers[1]
+	jwks, conn := entry(t, r, "api_jwks_negative"), entry(t, r, "rt_conn")
+	if jwks.Server != "" || conn.Server != "realtime" || own.LiveKeys != 1000 || rt.LiveKeys != 3000 {
+		t.Fatalf("placement: %+v %+v, live %d and %d", jwks, conn, own.LiveKeys, rt.LiveKeys)
+	}
+	if want := float64(r.BaselineBytes) + jwks.Bytes + 2<<20; math.Abs(own.DataBytes-want) > 1 {
+		t.Errorf("own server: %.0f, want %.0f (the fixed memory is its own)", own.DataBytes, want)
+	}
+	if want := float64(r.BaselineBytes) + conn.Bytes; math.Abs(rt.DataBytes-want) > 1 {
+		t.Errorf("realtime: %.0f, want %.0f", rt.DataBytes, want)
+	}
+	var text strings.Builder
+	if err := r.Text(&text); err != nil || !strings.Contains(text.String(), "server realtime:") || !strings.Contains(text.String(), "rt_conn [realtime]") {
+		t.Errorf("text report: %v\n%s", err, text.String())
 	}
 }
