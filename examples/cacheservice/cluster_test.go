@@ -304,7 +304,8 @@ func errorWindow(t *testing.T, calls []attemptCall, event time.Time, bound time.
 			last = c.end
 		}
 	}
-	if slowest > callTimeout+time.Second {
+	// A call returns at its deadline; a loaded machine may take a moment more to run it.
+	if slowest > callTimeout+2*time.Second {
 		t.Errorf("a call took %s; every call ends by its %s deadline", slowest, callTimeout)
 	}
 	if failed > 0 {
