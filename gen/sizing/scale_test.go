@@ -99,6 +99,7 @@ var families = []family{
 		},
 	},
 	{
+		// A bucket lives until it is full again: cost 600 of 600 an hour keeps it an hour.
 		name: "rate limit, token bucket (api_rl_service)",
 		keys: `
   api_rl_service:
@@ -106,10 +107,10 @@ var families = []family{
     params: {route_hash: internal.inbox, window: "3600"}
     steps:
       - script: rate_limit_token_bucket
-        args: {limit: 600, window: 1h, jitter: 2s, cost: 1, peek: false}`,
+        args: {limit: 600, window: 1h, jitter: 2s, cost: 600, peek: false}`,
 		queue: func(b *runtime.Batch, i int) (func() error, error) {
 			k, err := vm1.NewAPIRLServiceKey(fmt.Sprintf("svc-%08d", i), vm1.APIRouteInternalInbox, 3600)
-			return results(vm1.QueueRateLimitTokenBucket(b, k, vm1.RateLimitTokenBucketArgs{Limit: 600, Window: time.Hour, Jitter: 2 * time.Second, Cost: 1})), err
+			return results(vm1.QueueRateLimitTokenBucket(b, k, vm1.RateLimitTokenBucketArgs{Limit: 600, Window: time.Hour, Jitter: 2 * time.Second, Cost: 600})), err
 		},
 	},
 	{
@@ -223,7 +224,9 @@ func write(tb testing.TB, srv *redistest.Server, f family, n int) {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			c := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 1})
+			// No retries and long timeouts: a pipeline go-redis resent after a
+			// timeout on a loaded machine would run its calls twice.
+			c := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 1, MaxRetries: -1, ReadTimeout: 2 * time.Minute, WriteTimeout: 2 * time.Minute})
 			defer c.Close()
 			for start := w * batch; start < n; start += workers * batch {
 				b := &runtime.Batch{}
