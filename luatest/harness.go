@@ -2,7 +2,6 @@ package luatest
 
 import (
 	"bytes"
-	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -37,6 +36,13 @@ type Server struct {
 	// before the Server is used.
 	ScriptTimeout time.Duration
 
+	// FreshState makes every Run build a new Lua state and close it afterwards,
+	// instead of taking a sandboxed state from the pool shared by all Servers
+	// and returning it (reset) after the run. Runs behave the same either way;
+	// a fresh state costs about ten times as much. Set it before the Server is
+	// used.
+	FreshState bool
+
 	mu    sync.Mutex
 	clock *Clock
 	db    *db
@@ -50,7 +56,7 @@ func NewServer(clock *Clock) *Server {
 		clock = NewClock(time.Now())
 	}
 	s := &Server{clock: clock, db: newDB()}
-	s.rand.seed(0)
+	s.rand.reset()
 	return s
 }
 
@@ -100,27 +106,68 @@ func (s *Server) LoadFile(path string) (*Script, error) {
 }
 
 // Load compiles a script; see Server.Load. A Script does not belong to a Server.
+// A source is read and compiled once: loading the same text again (under any
+// file name) reuses the compiled function, kept by the source's SHA1.
 func Load(file string, src []byte) (*Script, error) {
-	info, err := luascript.Analyze(file, src)
-	if err != nil {
-		return nil, err
-	}
-	chunk, err := parse.Parse(bytes.NewReader(luascript.Body(src)), chunkName)
-	if err != nil {
-		// Analyze parsed the same text; keep the file's name in the error all the same.
-		return nil, &luascript.SyntaxError{File: file, Msg: err.Error()}
-	}
-	proto, err := compile(chunk)
-	if err != nil {
-		se := &luascript.SyntaxError{File: file, Msg: err.Error()}
-		var ce *lua.CompileError
-		if errors.As(err, &ce) {
-			se.Line, se.Msg = ce.Line, ce.Message
-		}
-		return nil, se
-	}
 	sum := sha1.Sum(src)
-	return &Script{file: file, src: append([]byte(nil), src...), sha: hex.EncodeToString(sum[:]), info: info, proto: proto}, nil
+	sha := hex.EncodeToString(sum[:])
+	c := cachedCompile(sha)
+	if c == nil {
+		info, err := luascript.Analyze(file, src)
+		if err != nil {
+			return nil, err
+		}
+		chunk, err := parse.Parse(bytes.NewReader(luascript.Body(src)), chunkName)
+		if err != nil {
+			// Analyze parsed the same text; keep the file's name in the error all the same.
+			return nil, &luascript.SyntaxError{File: file, Msg: err.Error()}
+		}
+		proto, err := compile(chunk)
+		if err != nil {
+			se := &luascript.SyntaxError{File: file, Msg: err.Error()}
+			var ce *lua.CompileError
+			if errors.As(err, &ce) {
+				se.Line, se.Msg = ce.Line, ce.Message
+			}
+			return nil, se
+		}
+		c = &compiled{info: info, proto: proto}
+		storeCompiled(sha, c)
+	}
+	info := *c.info
+	info.File = file
+	return &Script{file: file, src: append([]byte(nil), src...), sha: sha, info: &info, proto: c.proto}, nil
+}
+
+// compiled is what Load keeps of a source, by its SHA1: the static reading and
+// the compiled function (a FunctionProto is immutable once compiled, so every
+// Lua state may run it).
+type compiled struct {
+	info  *luascript.Info
+	proto *lua.FunctionProto
+}
+
+// maxCompiled bounds the compile cache; when it is full it starts over.
+const maxCompiled = 4096
+
+var compileCache struct {
+	mu sync.Mutex
+	m  map[string]*compiled
+}
+
+func cachedCompile(sha string) *compiled {
+	compileCache.mu.Lock()
+	defer compileCache.mu.Unlock()
+	return compileCache.m[sha]
+}
+
+func storeCompiled(sha string, c *compiled) {
+	compileCache.mu.Lock()
+	defer compileCache.mu.Unlock()
+	if compileCache.m == nil || len(compileCache.m) >= maxCompiled {
+		compileCache.m = map[string]*compiled{}
+	}
+	compileCache.m[sha] = c
 }
 
 func compile(chunk []ast.Stmt) (proto *lua.FunctionProto, err error) {
@@ -163,7 +210,8 @@ type Result struct {
 	// is left with a TTL (or deleted), no SELECT.
 	Violations []string
 
-	file string
+	file    string
+	stateID uint64 // the Lua state the run used (luaVM.id)
 }
 
 // Check is nil when the run broke no rule, else an error listing the violations.
@@ -251,7 +299,7 @@ func (s *Server) Do(args ...any) (any, error) {
 
 const errSelect = errReply("ERR luatest: SELECT is refused: a script must stay in the database its caller chose")
 
-// Run executes the script once, in a fresh sandboxed Lua state, with KEYS and
+// Run executes the script once, in a sandboxed Lua state, with KEYS and
 // ARGV. args may be string, []byte, any integer or float type, bool (true → "1",
 // false → "0") or anything else go-redis can encode; they reach Lua as strings.
 // Run never panics: a failing script gives Result.Err.
@@ -305,7 +353,7 @@ type runState struct {
 	flagged  map[string]bool // violations already reported
 	now      int64           // Unix ms; Redis freezes time for a script's key expiry
 	readOnly bool
-	sb       *sandbox
+	vm       *luaVM
 
 	errLocated bool // the error handler found where the error was raised
 	errSource  string
@@ -374,18 +422,36 @@ func (r *runState) timeout() time.Duration {
 	return DefaultScriptTimeout
 }
 
-// execute runs the script and fills Reply or Err.
+// execute runs the script on a pooled (or, with FreshState, a new) Lua state
+// and fills Reply or Err.
 func (r *runState) execute(keys, argv []string) {
-	L := r.newState(keys, argv)
-	defer L.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout())
-	defer cancel()
-	L.SetContext(ctx)
-
-	handler := L.NewFunction(r.errorHandler)
+	var vm *luaVM
+	if r.s.FreshState {
+		vm = newVM()
+	} else {
+		vm = acquireVM()
+	}
+	reusable := false
+	defer func() {
+		if reusable && !r.s.FreshState {
+			releaseVM(vm)
+		} else {
+			vm.close()
+		}
+	}()
+	vm.begin(r, keys, argv)
+	timer := time.AfterFunc(r.timeout(), vm.cancel)
+	L := vm.L
 	L.Push(L.NewFunctionFromProto(r.sc.proto))
-	err := L.PCall(0, 1, handler)
-	if ctx.Err() != nil {
+	err := L.PCall(0, 1, vm.handler)
+	overran := !timer.Stop()
+	r.conclude(L, err, overran)
+	reusable = vm.end() && !overran
+}
+
+// conclude fills Reply or Err from the outcome of the script's PCall.
+func (r *runState) conclude(L *lua.LState, err error, overran bool) {
+	if overran {
 		r.res.Err = fmt.Errorf("luatest: %s ran longer than %v and was stopped", r.sc.file, r.timeout())
 		return
 	}
@@ -412,29 +478,63 @@ func (r *runState) execute(keys, argv []string) {
 	r.res.Reply = replyToGo(rep)
 }
 
-// errorHandler is Redis's __redis__err__handler: it notes where the error was
-// raised, in the first Lua function at or above the failing one.
-func (r *runState) errorHandler(L *lua.LState) int {
+// errorHandler is the error handler of a run: like Redis's
+// __redis__err__handler it notes where the error was raised.
+func (vm *luaVM) errorHandler(L *lua.LState) int {
+	r := vm.run
 	obj := L.Get(1)
-	if dbg, ok := L.GetStack(1); ok {
-		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil {
-			if dbg.What == "G" {
-				if dbg2, ok := L.GetStack(2); ok {
-					if _, err := L.GetInfo("Sl", dbg2, lua.LNil); err == nil {
-						dbg = dbg2
-					}
-				}
-			}
-			r.errLocated = true
-			r.errSource, r.errLine = dbg.Source, dbg.CurrentLine
-			if src, ok := r.sb.sources[dbg.Source]; ok {
-				r.errSource = src
-			} else if r.errSource == chunkName {
-				r.errSource = "@" + chunkName
+	if source, line, ok := vm.locate(L); ok {
+		r.errLocated = true
+		r.errSource, r.errLine = source, line
+	}
+	L.Push(obj)
+	return 1
+}
+
+// locate is where Redis's __redis__err__handler says an error was raised: the
+// function that called the handler, or its caller when that is a C (here Go)
+// function.
+func (vm *luaVM) locate(L *lua.LState) (source string, line int, ok bool) {
+	dbg, ok := L.GetStack(1)
+	if !ok {
+		return "", 0, false
+	}
+	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
+		return "", 0, false
+	}
+	if dbg.What == "G" {
+		if dbg2, ok := L.GetStack(2); ok {
+			if _, err := L.GetInfo("Sl", dbg2, lua.LNil); err == nil {
+				dbg = dbg2
 			}
 		}
 	}
-	L.Push(obj)
+	source, line = dbg.Source, dbg.CurrentLine
+	if src, ok := vm.sources[dbg.Source]; ok {
+		source = src
+	} else if source == chunkName {
+		source = "@" + chunkName
+	}
+	return source, line, true
+}
+
+// luaErrHandler is the global __redis__err__handler a script can call as in
+// Redis 7.0: it turns err into an error table ({err='ERR ' .. tostring(err)}
+// unless it is a table already) and adds source and line.
+func (vm *luaVM) luaErrHandler(L *lua.LState) int {
+	err := L.Get(1)
+	t, isTable := err.(*lua.LTable)
+	if !isTable {
+		t = errorTable(L, "ERR "+luaToString(L, err))
+	}
+	if source, line, ok := vm.locate(L); ok {
+		if vm.isProxy(t) {
+			L.RaiseError(readonlyMsg)
+		}
+		t.RawSetString("source", lua.LString(source))
+		t.RawSetString("line", lua.LNumber(line))
+	}
+	L.Push(t)
 	return 1
 }
 

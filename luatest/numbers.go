@@ -67,6 +67,11 @@ var (
 // nan; no leading space). rangeErr reports what strtod signals with ERANGE and a
 // result of ±HUGE_VAL or zero: an overflow, or a non-zero number that underflowed.
 func strtod(s string) (v float64, ok, rangeErr bool) {
+	if isShortDecimal(s) {
+		// The common case (timestamps, counts): exact in a float64, no regexp.
+		f, err := strconv.ParseFloat(s, 64)
+		return f, err == nil, false
+	}
 	switch {
 	case infRe.MatchString(s):
 		if s[0] == '-' {
@@ -93,6 +98,23 @@ func strtod(s string) (v float64, ok, rangeErr bool) {
 		return f, true, math.IsInf(f, 0) || (f == 0 && nonZeroMantissa(s))
 	}
 	return 0, false, false
+}
+
+// isShortDecimal reports whether s is an optional '-' and 1 to 15 digits.
+func isShortDecimal(s string) bool {
+	digits := s
+	if digits != "" && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if digits == "" || len(digits) > 15 {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // nonZeroMantissa reports whether the digits before any exponent include a non-zero one.

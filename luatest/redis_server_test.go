@@ -14,7 +14,7 @@ import (
 // port, a temporary directory, never 6379, killed when the test ends) and returns
 // a RESP2 client to it, as the harness converts replies: with RESP3 a script's
 // {double=...}, {map=...} and {set=...} replies reach go-redis as float64 and maps.
-func startRedis(t *testing.T) *redis.Client {
+func startRedis(t testing.TB) *redis.Client {
 	t.Helper()
 	srv := redistest.Start(t)
 	client := srv.Client(0, func(o *redis.Options) { o.Protocol = 2; o.MaxRetries = -1 })
