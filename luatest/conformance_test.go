@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -312,6 +313,7 @@ func init() {
 
 func TestConformanceWithRedis(t *testing.T) {
 	client := startRedis(t)
+	conn := dialRESP(t, client.Options().Addr)
 	ctx := context.Background()
 	for _, tc := range conformanceCases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -329,12 +331,12 @@ func TestConformanceWithRedis(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
-			want := normalize(client.Eval(ctx, tc.src, tc.keys, tc.args...).Result())
+			want := normalize(conn.eval(tc.src, tc.keys, tc.args))
 			res := srv.Run(sc, tc.keys, tc.args...)
 			if _, ok := res.Err.(*ErrorReply); res.Err != nil && !ok {
 				t.Fatalf("harness error: %v", res.Err)
 			}
-			got := normalize(res.Reply, res.Err)
+			got := normalize(res.Typed, res.Err)
 			if tc.samePlace {
 				got, want = errorPlace(got), errorPlace(want)
 			}
@@ -372,4 +374,57 @@ func errorPlace(v any) any {
 		suffix = s[i:]
 	}
 	return "(error) " + code + " " + pos + " ..." + suffix
+}
+
+// Scripts Redis refuses to load get Redis's error from the Scripter (EVAL):
+// shebang errors word for word, compile errors with the same prefix and line.
+func TestConformanceLoadErrors(t *testing.T) {
+	client := startRedis(t)
+	conn := dialRESP(t, client.Options().Addr)
+	ctx := context.Background()
+	tests := []struct {
+		src      string
+		lineOnly bool // a Lua syntax error: gopher-lua words it differently
+	}{
+		{src: "#!not-lua\nreturn 1"},
+		{src: "#!lua flags=what?\nreturn 1"},
+		{src: "#!lua flags=no-writes,what?\nreturn 1"},
+		{src: "#!lua flags=no-writes,,allow-oom\nreturn 1"},
+		{src: "#!lua name=x\nreturn 1"},
+		{src: "#!lua"},
+		{src: "#! lua\nreturn 1"},
+		{src: "#!luax\nreturn 1"},
+		{src: "#!lua \"flags=no-writes\nreturn 1"},
+		{src: "#!lua 'flags=no-writes'x\nreturn 1"},
+		{src: "#!lua flags=\nreturn 1"},
+		{src: "#!lua   flags=no-writes   flags=allow-oom  \nreturn 1"},
+		{src: "#!lua \"flags=allow-stale\"\nreturn 1"},
+		{src: "#!lua\nreturn (", lineOnly: true},
+		{src: "return (", lineOnly: true},
+		{src: "\n\nx = = 1", lineOnly: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.src, func(t *testing.T) {
+			want := normalize(conn.eval(tc.src, nil, nil))
+			got := normalize(NewServer(nil).Scripter().Eval(ctx, tc.src, nil).Result())
+			if tc.lineOnly {
+				want, got = compilePlace(want), compilePlace(got)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("harness: %#v\nredis:   %#v", got, want)
+			}
+		})
+	}
+}
+
+// compilePlace keeps "ERR Error compiling script (new function): user_script:N:".
+func compilePlace(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	if m := regexp.MustCompile(`^\(error\) ERR Error compiling script \(new function\): user_script:\d+:`).FindString(s); m != "" {
+		return m
+	}
+	return v
 }

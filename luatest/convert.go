@@ -171,6 +171,21 @@ func replyToGo(r reply) any {
 	return nil
 }
 
+// replyToTyped is replyToGo keeping status replies apart from bulk strings.
+func replyToTyped(r reply) any {
+	switch r := r.(type) {
+	case statusReply:
+		return Status(r)
+	case arrayReply:
+		out := make([]any, len(r))
+		for i, e := range r {
+			out[i] = replyToTyped(e)
+		}
+		return out
+	}
+	return replyToGo(r)
+}
+
 // encodeArgs turns Go values into command arguments the way go-redis writes them.
 func encodeArgs(args []any) ([]string, error) {
 	out := make([]string, len(args))

@@ -91,7 +91,8 @@ func (sc *Script) ReadOnly() bool { return sc.info.HasFlag("no-writes") }
 
 // Load compiles a script. file names it in errors. What Redis would refuse to
 // load is a *luascript.SyntaxError naming file and line: Lua 5.2 syntax (goto,
-// labels), a bad shebang, or a Lua syntax error.
+// labels), a bad shebang (Msg is then Redis's text, e.g. "Unexpected flag in
+// script shebang: what?"), or a Lua syntax error.
 func (s *Server) Load(file string, src []byte) (*Script, error) {
 	return Load(file, src)
 }
@@ -113,7 +114,15 @@ func Load(file string, src []byte) (*Script, error) {
 	sha := hex.EncodeToString(sum[:])
 	c := cachedCompile(sha)
 	if c == nil {
-		info, err := luascript.Analyze(file, src)
+		flags, hasShebang, shebangErr := readShebang(src)
+		if shebangErr != "" {
+			return nil, &luascript.SyntaxError{File: file, Line: 1, Msg: shebangErr}
+		}
+		analyzed := src
+		if hasShebang {
+			analyzed = canonicalShebang(src, flags)
+		}
+		info, err := luascript.Analyze(file, analyzed)
 		if err != nil {
 			return nil, err
 		}
@@ -183,8 +192,14 @@ func compile(chunk []ast.Stmt) (proto *lua.FunctionProto, err error) {
 type Result struct {
 	// Reply is the script's reply as go-redis (RESP2) hands it to a client:
 	// int64, string, nil or []any (nested; an error inside an array is an
-	// *ErrorReply). It is nil when Err is set.
+	// *ErrorReply). It is nil when Err is set. A status reply and a bulk
+	// string are both a string here, as go-redis gives them; Typed tells them
+	// apart.
 	Reply any
+	// Typed is Reply with the RESP type of every string kept: a status reply
+	// (redis.status_reply, {ok=...}, a command's +OK) is a Status, a bulk
+	// string a string; the rest is as in Reply.
+	Typed any
 	// Err is non-nil when the script answered with an error reply or failed: an
 	// *ErrorReply (errors.As) carrying the text a client sees. Other errors
 	// are the harness's own (a bad argument to Run, a timeout).
@@ -221,6 +236,16 @@ func (r *Result) Check() error {
 	}
 	return fmt.Errorf("luatest: %s broke %d rule(s):\n  - %s", r.file, len(r.Violations), strings.Join(r.Violations, "\n  - "))
 }
+
+// IsStatus reports whether the reply was a status reply (+OK) rather than a
+// bulk string.
+func (r *Result) IsStatus() bool {
+	_, ok := r.Typed.(Status)
+	return ok
+}
+
+// Status is a status reply (RESP simple string) in Result.Typed.
+type Status string
 
 // ErrorReply is an error reply as a client sees it.
 type ErrorReply struct {
@@ -476,6 +501,7 @@ func (r *runState) conclude(L *lua.LState, err error, overran bool) {
 		return
 	}
 	r.res.Reply = replyToGo(rep)
+	r.res.Typed = replyToTyped(rep)
 }
 
 // errorHandler is the error handler of a run: like Redis's

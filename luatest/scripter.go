@@ -46,6 +46,10 @@ func (sc *Scripter) Check() error {
 // ScriptLoad compiles src into the cache and answers its SHA1.
 func (sc *Scripter) ScriptLoad(ctx context.Context, src string) *redis.StringCmd {
 	cmd := redis.NewStringCmd(ctx, "script", "load", src)
+	if _, _, shebangErr := readShebang([]byte(src)); shebangErr != "" {
+		cmd.SetErr(&ErrorReply{Msg: "ERR " + shebangErr})
+		return cmd
+	}
 	script, err := Load("user_script", []byte(src))
 	if err != nil {
 		cmd.SetErr(&ErrorReply{Msg: "ERR Error compiling script (new function): " + err.Error()})
