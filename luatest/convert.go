@@ -257,6 +257,9 @@ func luaToString(L *lua.LState, v lua.LValue) string {
 	if n, ok := v.(lua.LNumber); ok {
 		return formatLuaNumber(float64(n))
 	}
+	if isNullPointer(v) {
+		return "userdata: (nil)"
+	}
 	return L.ToStringMeta(v).String()
 }
 

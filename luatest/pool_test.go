@@ -120,7 +120,7 @@ func TestPooledStatesAreIsolated(t *testing.T) {
 	if want.Err != nil {
 		t.Fatal(want.Err)
 	}
-	for _, line := range []string{"_G.string.upper function", "<string mt>.__index table", "string mt index is string: true", "method call: ABC", "_G.KEYS table"} {
+	for _, line := range []string{"_G.cjson table", "_G.string.upper function", "<string mt>.__index table", "string mt index is string: true", "method call: ABC", "_G.KEYS table"} {
 		if !strings.Contains(want.Reply.(string), line) {
 			t.Fatalf("the fingerprint misses %q:\n%s", line, want.Reply)
 		}

@@ -29,6 +29,8 @@ type luaVM struct {
 	orig    map[string]lua.LValue       // gopher-lua's own base functions
 	sources map[string]string           // chunk display name → Lua source, for loadstring/load chunks
 	handler *lua.LFunction              // the error handler of a run's PCall
+	null    *lua.LUserData              // cjson.null: a NULL light userdata
+	cjson   cjsonConfig                 // the cjson module's settings, reset for each run
 	ctx     context.Context             // cancelled when a run overruns; the state is then dropped
 	cancel  context.CancelFunc
 }
@@ -160,9 +162,13 @@ func newVM() *luaVM {
 	real.RawSetString("table", vm.readonly(L, tableLib))
 	real.RawSetString("math", vm.readonly(L, mathLib))
 	real.RawSetString("redis", vm.readonly(L, vm.redisTable(L)))
-	for name, open := range extraLibs {
-		real.RawSetString(name, vm.readonly(L, open(L)))
-	}
+	vm.null = L.NewUserData()
+	vm.null.Value = nullPointer{}
+	vm.cjson = cjsonDefaults()
+	real.RawSetString("cjson", vm.readonly(L, vm.openCJSON(L, &vm.cjson)))
+	real.RawSetString("cmsgpack", vm.readonly(L, vm.openCmsgpack(L)))
+	real.RawSetString("bit", vm.readonly(L, openBit(L)))
+	real.RawSetString("struct", vm.readonly(L, openStruct(L)))
 
 	// ("x"):upper() finds the string library through this metatable, which
 	// Redis 7.0.15 protects too (getmetatable('').x = 1 is refused).
@@ -185,17 +191,16 @@ func newVM() *luaVM {
 	return vm
 }
 
-// extraLibs are the libraries Redis adds to Lua's own: cjson, cmsgpack, bit,
-// struct. Each returns its (not yet protected) table.
-var extraLibs = map[string]func(L *lua.LState) *lua.LTable{}
-
 // begin prepares the state for run r: KEYS and ARGV of the run, no chunk names
-// left from the last run.
+// left from the last run, cjson's settings back to their defaults (in Redis a
+// script's cjson.encode_max_depth(n) and the like outlive it; here they last
+// for the run).
 func (vm *luaVM) begin(r *runState, keys, argv []string) {
 	vm.run = r
 	r.vm = vm
 	r.res.stateID = vm.id
 	clear(vm.sources)
+	vm.cjson = cjsonDefaults()
 	vm.globals.RawSetString("KEYS", stringArray(vm.L, keys))
 	vm.globals.RawSetString("ARGV", stringArray(vm.L, argv))
 }
