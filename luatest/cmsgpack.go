@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"math"
 
-	lua "github.com/yuin/gopher-lua"
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
+	lua "github.com/yuin/gopher-lua"
 )
 
 // The cmsgpack library of Redis 7.0 (lua-cmsgpack 0.4.0,
