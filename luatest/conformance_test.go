@@ -206,6 +206,16 @@ var conformanceCases = []confCase{
 	{name: "no-writes pcall", src: "#!lua flags=no-writes\nreturn redis.pcall('set', 'k', 'v')", keys: []string{"k"}},
 	{name: "no-writes publish", src: "#!lua flags=no-writes\nreturn redis.call('publish', 'c', 'm')"},
 	{name: "no-writes reads", src: "#!lua flags=no-writes\nreturn redis.call('get', 'k')", setup: [][]any{{"set", "k", "v"}}, keys: []string{"k"}},
+	{name: "no-writes pfcount", src: "#!lua flags=no-writes\nreturn redis.pcall('pfcount', 'k')", keys: []string{"k"}},
+	{name: "no-writes spublish", src: "#!lua flags=no-writes\nreturn redis.pcall('spublish', 'c', 'm')"},
+	{name: "blpop not allowed", src: "return redis.pcall('blpop', 'k', 0)", keys: []string{"k"}},
+	{name: "subscribe not allowed", src: "return redis.pcall('subscribe', 'c')"},
+	{name: "multi not allowed", src: "return redis.pcall('multi')"},
+	{name: "eval not allowed", src: "return redis.pcall('eval', 'return 1', 0)"},
+	{name: "unknown subcommand", src: "return redis.pcall('xgroup', 'nosuch', 'k')", keys: []string{"k"}},
+	{name: "container alone", src: "return redis.pcall('xgroup')"},
+	{name: "subcommand arity", src: "return redis.pcall('object', 'encoding')"},
+	{name: "acl_check_cmd", src: "return {redis.acl_check_cmd('get', 'k'), pcall(redis.acl_check_cmd, 'nosuch'), pcall(redis.acl_check_cmd, 'xgroup', 'nosuch')}"},
 	{name: "shebang keeps lines", src: "#!lua\nlocal a = 1\nerror('on three')", keys: []string{"k"}},
 }
 

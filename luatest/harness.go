@@ -43,10 +43,11 @@ type Server struct {
 	// used.
 	FreshState bool
 
-	mu    sync.Mutex
-	clock *Clock
-	db    *db
-	rand  rand48
+	mu         sync.Mutex
+	clock      *Clock
+	db         *db
+	rand       rand48
+	registered map[string]*registeredCommand // by Redis's name: "dump", "object|encoding"
 }
 
 // NewServer returns an empty Server whose keys expire by clock (a new Clock at
@@ -302,24 +303,26 @@ func (s *Server) Do(args ...any) (any, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	name := strings.ToLower(argv[0])
-	var r reply
-	spec := commands[name]
+	return replyResult(s.clientCall(argv, s.clock.unixMilli(), nil))
+}
+
+// clientCall runs a command as a client's call: Redis's checks for a client,
+// then the command. run is the script the call belongs to, if any.
+func (s *Server) clientCall(argv []string, now int64, run *runState) reply {
+	if strings.EqualFold(argv[0], "select") {
+		return errSelect
+	}
+	rt, unknown, ok := s.routeFor(argv)
 	switch {
-	case name == "select":
-		r = errSelect
-	case spec == nil:
-		r = unknownCommandError(argv)
-	case !spec.arityOK(len(argv)):
-		r = arityError(name)
-	default:
-		argv[0] = name
-		r = spec.fn(&cmdCtx{s: s, argv: argv, now: s.clock.unixMilli()})
+	case !ok:
+		return unknown
+	case !rt.arityOK(len(argv)):
+		return arityError(rt.name)
+	case rt.fn == nil:
+		return notImplemented(rt)
 	}
-	if e, ok := r.(errReply); ok {
-		return nil, &ErrorReply{Msg: string(e)}
-	}
-	return replyToGo(r), nil
+	argv[0] = strings.ToLower(argv[0])
+	return rt.fn(&cmdCtx{s: s, argv: argv, now: now, run: run, keys: rt.keys(argv)})
 }
 
 const errSelect = errReply("ERR luatest: SELECT is refused: a script must stay in the database its caller chose")
@@ -415,29 +418,37 @@ func (r *runState) ttl(key string, d time.Duration) { r.res.TTLs[key] = d }
 func (r *runState) exec(argv []string) reply {
 	name := strings.ToLower(argv[0])
 	cmd := Command{Name: name, Args: append([]string(nil), argv[1:]...)}
-	spec := commands[name]
-	switch {
-	case name == "select":
+	if name == "select" {
 		r.res.Commands = append(r.res.Commands, cmd)
 		r.violation("SELECT called: a script must stay in the database its caller chose")
 		return errSelect
-	case spec == nil:
+	}
+	rt, _, ok := r.s.routeFor(argv)
+	switch {
+	case !ok:
 		r.res.Commands = append(r.res.Commands, cmd)
-		return errReply("ERR Unknown Redis command called from script")
-	case !spec.arityOK(len(argv)):
+		return errScriptUnknown
+	case !rt.arityOK(len(argv)):
 		r.res.Commands = append(r.res.Commands, cmd)
-		return errReply("ERR Wrong number of args calling Redis command from script")
+		return errScriptArity
+	case rt.noscript():
+		r.res.Commands = append(r.res.Commands, cmd)
+		return errScriptNoScript
 	}
 	argv[0] = name
-	cmd.Keys = append([]string(nil), spec.keys(argv)...)
+	keys := rt.keys(argv)
+	cmd.Keys = append([]string(nil), keys...)
 	r.res.Commands = append(r.res.Commands, cmd)
 	for _, k := range cmd.Keys {
 		r.touch(k)
 	}
-	if spec.write && r.readOnly {
-		return errReply("ERR Write commands are not allowed from read-only scripts.")
+	if rt.writes() && r.readOnly {
+		return errReadOnlyScript
 	}
-	return spec.fn(&cmdCtx{s: r.s, argv: argv, now: r.now, run: r})
+	if rt.fn == nil {
+		return notImplemented(rt)
+	}
+	return rt.fn(&cmdCtx{s: r.s, argv: argv, now: r.now, run: r, keys: keys})
 }
 
 func (r *runState) timeout() time.Duration {

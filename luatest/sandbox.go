@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/hanchat/luagen/gen/rediscmd"
 )
 
 // Sizes of a script's Lua state. Lua 5.1 allows deeper recursion (about 20000
@@ -29,9 +31,9 @@ const (
 	redisVersionNum = 0x07000f
 )
 
-// builtins are the base-library globals Redis 7.0.15 gives a script (its allow
+// baseGlobals are the base-library globals Redis 7.0.15 gives a script (its allow
 // list, minus print, getfenv, setfenv and newproxy, which it removes too).
-var builtins = []string{
+var baseGlobals = []string{
 	"assert", "collectgarbage", "error", "gcinfo", "getmetatable", "ipairs", "load",
 	"loadstring", "next", "pairs", "pcall", "rawequal", "rawget", "rawset", "select",
 	"setmetatable", "tonumber", "tostring", "type", "unpack", "xpcall", "_VERSION",
@@ -704,8 +706,7 @@ func redisACLCheckCmd(L *lua.LState) int {
 	if bad != "" {
 		raiseReply(L, string(bad))
 	}
-	name := strings.ToLower(argv[0])
-	if spec := commands[name]; spec == nil && name != "select" {
+	if _, err := rediscmd.Resolve(argv); err != nil {
 		raiseReply(L, "ERR Invalid command passed to redis.acl_check_cmd()")
 	}
 	L.Push(lua.LTrue)

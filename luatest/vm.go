@@ -120,7 +120,7 @@ func newVM() *luaVM {
 
 	real := L.NewTable() // the globals a script reads; reached only through the _G proxy
 	vm.globals = real
-	for _, name := range builtins {
+	for _, name := range baseGlobals {
 		real.RawSetString(name, orig.RawGetString(name))
 	}
 	fns := map[string]lua.LGFunction{

@@ -1,0 +1,3 @@
+package luatest
+
+var listCommands = map[string]handler{}

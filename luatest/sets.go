@@ -1,0 +1,3 @@
+package luatest
+
+var setCommands = map[string]handler{}

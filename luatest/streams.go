@@ -1,0 +1,3 @@
+package luatest
+
+var streamCommands = map[string]handler{}

@@ -1,0 +1,3 @@
+package luatest
+
+var stringCommands = map[string]handler{}
