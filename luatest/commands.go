@@ -40,6 +40,7 @@ type cmdCtx struct {
 	now  int64    // Unix ms, fixed for the command (for a whole script in Redis too)
 	run  *runState
 	keys []string // the arguments that are keys
+	name string   // the command's name as the caller spelled it
 }
 
 func (c *cmdCtx) lookup(key string) *object { return c.s.db.lookup(key, c.now) }

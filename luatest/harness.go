@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"regexp"
 	"strconv"
@@ -46,7 +47,8 @@ type Server struct {
 	mu         sync.Mutex
 	clock      *Clock
 	db         *db
-	rand       rand48
+	rand       rand48     // math.random
+	rng        *rand.Rand // SPOP, SRANDMEMBER
 	registered map[string]*registeredCommand // by Redis's name: "dump", "object|encoding"
 }
 
@@ -321,8 +323,9 @@ func (s *Server) clientCall(argv []string, now int64, run *runState) reply {
 	case rt.fn == nil:
 		return notImplemented(rt)
 	}
+	spelled := argv[0]
 	argv[0] = strings.ToLower(argv[0])
-	return rt.fn(&cmdCtx{s: s, argv: argv, now: now, run: run, keys: rt.keys(argv)})
+	return rt.fn(&cmdCtx{s: s, argv: argv, now: now, run: run, keys: rt.keys(argv), name: spelled})
 }
 
 const errSelect = errReply("ERR luatest: SELECT is refused: a script must stay in the database its caller chose")
@@ -435,6 +438,7 @@ func (r *runState) exec(argv []string) reply {
 		r.res.Commands = append(r.res.Commands, cmd)
 		return errScriptNoScript
 	}
+	spelled := argv[0]
 	argv[0] = name
 	keys := rt.keys(argv)
 	cmd.Keys = append([]string(nil), keys...)
@@ -448,7 +452,7 @@ func (r *runState) exec(argv []string) reply {
 	if rt.fn == nil {
 		return notImplemented(rt)
 	}
-	return rt.fn(&cmdCtx{s: r.s, argv: argv, now: r.now, run: r, keys: keys})
+	return rt.fn(&cmdCtx{s: r.s, argv: argv, now: r.now, run: r, keys: keys, name: spelled})
 }
 
 func (r *runState) timeout() time.Duration {

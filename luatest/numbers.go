@@ -331,3 +331,40 @@ func signOf(neg bool) float64 {
 func isAlnum(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
+
+// getLong is getLongFromObjectOrReply: a string2ll integer, or msg (Redis's
+// "value is not an integer or out of range" when msg is "").
+func getLong(s, msg string) (int64, reply) {
+	v, ok := parseInt(s)
+	if !ok {
+		if msg != "" {
+			return 0, errReply("ERR " + msg)
+		}
+		return 0, errNotInt
+	}
+	return v, nil
+}
+
+// getRangeLong is getRangeLongFromObjectOrReply: an integer within [lo, hi];
+// msg (when not "") answers both a non-integer and one out of range.
+func getRangeLong(s string, lo, hi int64, msg string) (int64, reply) {
+	v, errr := getLong(s, msg)
+	if errr != nil {
+		return 0, errr
+	}
+	if v < lo || v > hi {
+		if msg != "" {
+			return 0, errReply("ERR " + msg)
+		}
+		return 0, errReply(fmt.Sprintf("ERR value is out of range, value must between %d and %d", lo, hi))
+	}
+	return v, nil
+}
+
+// getPositiveLong is getPositiveLongFromObjectOrReply: an integer >= 0.
+func getPositiveLong(s, msg string) (int64, reply) {
+	if msg == "" {
+		msg = "value is out of range, must be positive"
+	}
+	return getRangeLong(s, 0, math.MaxInt64, msg)
+}
