@@ -238,6 +238,5 @@ for i = 251, 300 do redis.call('xadd', 'x', i .. '-1', 'field', string.rep('v', 
 out[#out+1] = redis.call('xtrim', 'x', 'maxlen', '~', 30)
 out[#out+1] = redis.call('xlen', 'x')
 return out`},
-
 	)
 }

@@ -47,8 +47,8 @@ type Server struct {
 	mu         sync.Mutex
 	clock      *Clock
 	db         *db
-	rand       rand48     // math.random
-	rng        *rand.Rand // SPOP, SRANDMEMBER
+	rand       rand48                        // math.random
+	rng        *rand.Rand                    // SPOP, SRANDMEMBER
 	registered map[string]*registeredCommand // by Redis's name: "dump", "object|encoding"
 }
 
