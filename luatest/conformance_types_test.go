@@ -125,6 +125,16 @@ end
 			`'zincrby', 'z', 5, 'a'`, `'zincrby', 'z', 1.5, 'new'`, `'zincrby', 'z', 'x', 'a'`, `'zrank', 'z', 'a'`, `'zrank', 'z', 'b'`, `'zrevrank', 'z', 'a'`,
 			`'zrank', 'z', 'zz'`, `'zrank', 'nokey', 'a'`, `'zmscore', 'z', 'a', 'zz', 'new'`, `'zmscore', 'nokey', 'a'`, `'zincrby', 'str', 1, 'a'`, `'zrank', 'str', 'a'`),
 
+		calls("zset legacy ranges", [][]any{{"zadd", "z", "1", "a", "2", "b", "3", "c", "3", "d", "0", "e"}, {"zadd", "zl", "0", "a", "0", "b", "0", "c", "0", "d"}, {"set", "str", "x"}}, append(k, "z", "zl"), false,
+			`'zrevrange', 'z', 0, -1`, `'zrevrange', 'z', 0, 1, 'withscores'`, `'zrevrange', 'z', 0, -1, 'rev'`, `'zrevrange', 'z', 0, -1, 'limit', 0, 1`, `'zrevrange', 'z', 'a', 1`,
+			`'zrevrangebyscore', 'z', '+inf', '-inf'`, `'zrevrangebyscore', 'z', 3, '(1', 'withscores', 'limit', 1, 2`, `'zrevrangebyscore', 'z', 1, 3`, `'zrevrangebyscore', 'z', 'x', 1`,
+			`'zrevrangebyscore', 'z', 3, 1, 'byscore'`, `'zrangebylex', 'zl', '-', '+'`, `'zrangebylex', 'zl', '[b', '(d'`, `'zrangebylex', 'zl', '-', '+', 'limit', 1, 2`,
+			`'zrangebylex', 'zl', 'b', 'c'`, `'zrangebylex', 'zl', '-', '+', 'withscores'`, `'zrevrangebylex', 'zl', '+', '-'`, `'zrevrangebylex', 'zl', '(d', '[b'`,
+			`'zlexcount', 'zl', '-', '+'`, `'zlexcount', 'zl', '(a', '[c'`, `'zlexcount', 'zl', 'x', '+'`, `'zlexcount', 'nokey', '-', '+'`, `'zremrangebylex', 'zl', '[b', '[c'`,
+			`'zrange', 'zl', 0, -1`, `'zremrangebylex', 'zl', '-', '+'`, `'exists', 'zl'`, `'zremrangebylex', 'zl', 'x', 'y'`, `'zpopmin', 'z'`, `'zpopmax', 'z', 2`,
+			`'zpopmin', 'z', 0`, `'zpopmin', 'z', -1`, `'zpopmin', 'z', 1, 2`, `'zpopmax', 'z', 10`, `'exists', 'z'`, `'zpopmin', 'nokey'`, `'zpopmin', 'str'`,
+			`'zlexcount', 'str', '-', '+'`, `'echo', 'hello'`),
+
 		// Streams.
 		calls("stream xadd", nil, k, false,
 			`'xadd', 'x', '1-1', 'f', 'v'`, `'xadd', 'x', '1-1', 'f', 'v'`, `'xadd', 'x', '1-0', 'f', 'v'`, `'xadd', 'x', '1-*', 'f', 'v'`, `'xadd', 'x', '2-*', 'f', 'v'`,

@@ -10,34 +10,43 @@ import (
 // t_string.c, db.c, expire.c, t_hash.c and t_zset.c.
 
 var stringCommands = map[string]handler{
-	"mget":        cmdMGet,
-	"mset":        func(c *cmdCtx) reply { return msetGeneric(c, false) },
-	"msetnx":      func(c *cmdCtx) reply { return msetGeneric(c, true) },
-	"append":      cmdAppend,
-	"strlen":      cmdStrlen,
-	"getset":      cmdGetSet,
-	"getdel":      cmdGetDel,
-	"getex":       cmdGetEx,
-	"setnx":       cmdSetNX,
-	"setex":       func(c *cmdCtx) reply { return setexGeneric(c, true) },
-	"psetex":      func(c *cmdCtx) reply { return setexGeneric(c, false) },
-	"getrange":    cmdGetRange,
-	"setrange":    cmdSetRange,
-	"unlink":      cmdDel,
-	"touch":       cmdExists,
-	"rename":      func(c *cmdCtx) reply { return renameGeneric(c, false) },
-	"renamenx":    func(c *cmdCtx) reply { return renameGeneric(c, true) },
-	"expiretime":  func(c *cmdCtx) reply { return expiretimeGeneric(c, false) },
-	"pexpiretime": func(c *cmdCtx) reply { return expiretimeGeneric(c, true) },
-	"hsetnx":      cmdHSetNX,
-	"hmset":       cmdHMSet,
-	"hkeys":       func(c *cmdCtx) reply { return hashListGeneric(c, true, false) },
-	"hvals":       func(c *cmdCtx) reply { return hashListGeneric(c, false, true) },
-	"hstrlen":     cmdHStrlen,
-	"zincrby":     cmdZIncrBy,
-	"zrank":       func(c *cmdCtx) reply { return zrankGeneric(c, false) },
-	"zrevrank":    func(c *cmdCtx) reply { return zrankGeneric(c, true) },
-	"zmscore":     cmdZMScore,
+	"mget":             cmdMGet,
+	"mset":             func(c *cmdCtx) reply { return msetGeneric(c, false) },
+	"msetnx":           func(c *cmdCtx) reply { return msetGeneric(c, true) },
+	"append":           cmdAppend,
+	"strlen":           cmdStrlen,
+	"getset":           cmdGetSet,
+	"getdel":           cmdGetDel,
+	"getex":            cmdGetEx,
+	"setnx":            cmdSetNX,
+	"setex":            func(c *cmdCtx) reply { return setexGeneric(c, true) },
+	"psetex":           func(c *cmdCtx) reply { return setexGeneric(c, false) },
+	"getrange":         cmdGetRange,
+	"setrange":         cmdSetRange,
+	"unlink":           cmdDel,
+	"touch":            cmdExists,
+	"rename":           func(c *cmdCtx) reply { return renameGeneric(c, false) },
+	"renamenx":         func(c *cmdCtx) reply { return renameGeneric(c, true) },
+	"expiretime":       func(c *cmdCtx) reply { return expiretimeGeneric(c, false) },
+	"pexpiretime":      func(c *cmdCtx) reply { return expiretimeGeneric(c, true) },
+	"hsetnx":           cmdHSetNX,
+	"hmset":            cmdHMSet,
+	"hkeys":            func(c *cmdCtx) reply { return hashListGeneric(c, true, false) },
+	"hvals":            func(c *cmdCtx) reply { return hashListGeneric(c, false, true) },
+	"hstrlen":          cmdHStrlen,
+	"zincrby":          cmdZIncrBy,
+	"zrank":            func(c *cmdCtx) reply { return zrankGeneric(c, false) },
+	"zrevrank":         func(c *cmdCtx) reply { return zrankGeneric(c, true) },
+	"zmscore":          cmdZMScore,
+	"zrevrange":        func(c *cmdCtx) reply { return zrangeVariant(c, byRank, true) },
+	"zrevrangebyscore": func(c *cmdCtx) reply { return zrangeVariant(c, byScore, true) },
+	"zrangebylex":      func(c *cmdCtx) reply { return zrangeVariant(c, byLex, false) },
+	"zrevrangebylex":   func(c *cmdCtx) reply { return zrangeVariant(c, byLex, true) },
+	"zlexcount":        cmdZLexCount,
+	"zremrangebylex":   cmdZRemRangeByLex,
+	"zpopmin":          func(c *cmdCtx) reply { return zpopGeneric(c, false) },
+	"zpopmax":          func(c *cmdCtx) reply { return zpopGeneric(c, true) },
+	"echo":             func(c *cmdCtx) reply { return bulkReply(c.argv[1]) },
 }
 
 // protoMaxBulkLen is Redis's default proto-max-bulk-len: the longest string.
@@ -450,5 +459,82 @@ func cmdZMScore(c *cmdCtx) reply {
 		}
 		out = append(out, nilReply{})
 	}
+	return out
+}
+
+var errLexRange = errReply("ERR min or max not valid string range item")
+
+func cmdZLexCount(c *cmdCtx) reply {
+	lr, ok := parseLexRange(c.argv[2], c.argv[3])
+	if !ok {
+		return errLexRange
+	}
+	o, errr := zsetOf(c, c.argv[1])
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return intReply(0)
+	}
+	return intReply(len(o.zset.inLexRange(lr)))
+}
+
+func cmdZRemRangeByLex(c *cmdCtx) reply {
+	lr, ok := parseLexRange(c.argv[2], c.argv[3])
+	if !ok {
+		return errLexRange
+	}
+	key := c.argv[1]
+	o, errr := zsetOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return intReply(0)
+	}
+	victims := o.zset.inLexRange(lr)
+	for _, m := range victims {
+		o.zset.del(m.Member)
+	}
+	if len(victims) > 0 {
+		c.wrote(key)
+	}
+	c.deleteIfEmpty(key, o)
+	return intReply(len(victims))
+}
+
+func zpopGeneric(c *cmdCtx, maxEnd bool) reply {
+	if len(c.argv) > 3 {
+		return errSyntax
+	}
+	count := int64(-1)
+	if len(c.argv) == 3 {
+		var errr reply
+		if count, errr = getPositiveLong(c.argv[2], ""); errr != nil {
+			return errr
+		}
+	}
+	key := c.argv[1]
+	o, errr := zsetOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	if o == nil || count == 0 {
+		return arrayReply{}
+	}
+	if count == -1 {
+		count = 1
+	}
+	out := arrayReply{}
+	for i := int64(0); i < count && o.zset.len() > 0; i++ {
+		m := o.zset.sorted[0]
+		if maxEnd {
+			m = o.zset.sorted[o.zset.len()-1]
+		}
+		o.zset.del(m.Member)
+		out = append(out, bulkReply(m.Member), bulkReply(formatScore(m.Score)))
+	}
+	c.wrote(key)
+	c.deleteIfEmpty(key, o)
 	return out
 }
