@@ -263,7 +263,7 @@ func (e *jsonEncoder) value(v lua.LValue, depth int) {
 func (e *jsonEncoder) arrayLength(t *lua.LTable) int {
 	maxIndex, items := int32(0), int32(0)
 	array := true
-	t.ForEach(func(k, _ lua.LValue) {
+	forEachInOrder(t, func(k, _ lua.LValue) {
 		if !array {
 			return
 		}
@@ -309,7 +309,7 @@ func (e *jsonEncoder) object(t *lua.LTable, depth int) {
 	e.buf.WriteByte('{')
 	e.top += 2
 	first := true
-	t.ForEach(func(k, v lua.LValue) {
+	forEachInOrder(t, func(k, v lua.LValue) {
 		if !first {
 			e.buf.WriteByte(',')
 		}

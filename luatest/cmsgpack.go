@@ -94,9 +94,9 @@ func (e *mpEncoder) value(v lua.LValue, level int) {
 			return
 		}
 		count := 0
-		v.ForEach(func(_, _ lua.LValue) { count++ })
+		forEachInOrder(v, func(_, _ lua.LValue) { count++ })
 		_ = e.enc.EncodeMapLen(count)
-		v.ForEach(func(k, val lua.LValue) {
+		forEachInOrder(v, func(k, val lua.LValue) {
 			e.value(k, level+1)
 			e.value(val, level+1)
 		})
@@ -109,7 +109,7 @@ func (e *mpEncoder) value(v lua.LValue, level int) {
 func mpArrayLength(t *lua.LTable) (int, bool) {
 	count, maxIndex := 0, 0
 	array := true
-	t.ForEach(func(k, _ lua.LValue) {
+	forEachInOrder(t, func(k, _ lua.LValue) {
 		if !array {
 			return
 		}

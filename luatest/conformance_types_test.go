@@ -135,6 +135,17 @@ end
 			`'zpopmin', 'z', 0`, `'zpopmin', 'z', -1`, `'zpopmin', 'z', 1, 2`, `'zpopmax', 'z', 10`, `'exists', 'z'`, `'zpopmin', 'nokey'`, `'zpopmin', 'str'`,
 			`'zlexcount', 'str', '-', '+'`, `'echo', 'hello'`),
 
+		calls("sort", [][]any{{"rpush", "l", "3", "1", "10", "2", "2.5"}, {"rpush", "l2", "b", "a", "c"}, {"sadd", "s", "3", "1", "2"}, {"sadd", "s2", "x", "y", "z"},
+			{"zadd", "z", "3", "a", "1", "b", "2", "c"}, {"set", "w_1", "30"}, {"set", "w_2", "20"}, {"set", "w_3", "10"}, {"hset", "h_1", "f", "c"}, {"hset", "h_2", "f", "b"},
+			{"set", "str", "x"}}, append(k, "z", "w_1", "w_2", "w_3", "h_1", "h_2", "w_10", "h_3", "h_10", "w_2.5", "h_2.5"), false,
+			`'sort', 'l'`, `'sort', 'l', 'desc'`, `'sort', 'l', 'limit', 1, 2`, `'sort', 'l', 'limit', -1, 2`, `'sort', 'l', 'limit', 10, 2`, `'sort', 'l2'`, `'sort', 'l2', 'alpha'`,
+			`'sort', 'l2', 'alpha', 'desc', 'limit', 0, 2`, `'sort', 's'`, `'sort', 's2', 'alpha'`, `'sort', 's2', 'by', 'nosort'`, `'sort', 'z'`, `'sort', 'z', 'alpha'`,
+			`'sort', 'z', 'by', 'nosort'`, `'sort', 'z', 'by', 'nosort', 'desc', 'limit', 1, 1`, `'sort', 'l', 'by', 'nosort', 'limit', 1, 2`, `'sort', 'l', 'by', 'w_*'`,
+			`'sort', 'l', 'by', 'h_*->f', 'alpha'`, `'sort', 'l', 'get', '#', 'get', 'w_*', 'get', 'h_*->f'`, `'sort', 'l', 'by', 'nosort', 'get', 'w_*'`,
+			`'sort', 'l', 'store', 'd'`, `'lrange', 'd', 0, -1`, `'sort', 'nokey', 'store', 'd'`, `'exists', 'd'`, `'sort', 'l', 'get', 'w_*', 'store', 'd'`, `'lrange', 'd', 0, -1`,
+			`'sort_ro', 'l', 'desc'`, `'sort_ro', 'l', 'store', 'd'`, `'sort', 'str'`, `'sort', 'l', 'bogus'`, `'sort', 'l', 'limit', 'x', 1`, `'sort', 'nokey'`),
+		calls("sort not numbers", [][]any{{"rpush", "l", "1", "x", "2"}, {"rpush", "l2", "1", "1e400"}}, k, false, `'sort', 'l'`, `'sort', 'l2'`, `'sort', 'l', 'alpha'`),
+
 		// Streams.
 		calls("stream xadd", nil, k, false,
 			`'xadd', 'x', '1-1', 'f', 'v'`, `'xadd', 'x', '1-1', 'f', 'v'`, `'xadd', 'x', '1-0', 'f', 'v'`, `'xadd', 'x', '1-*', 'f', 'v'`, `'xadd', 'x', '2-*', 'f', 'v'`,

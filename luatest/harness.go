@@ -335,6 +335,22 @@ const errSelect = errReply("ERR luatest: SELECT is refused: a script must stay i
 // false → "0") or anything else go-redis can encode; they reach Lua as strings.
 // Run never panics: a failing script gives Result.Err.
 func (s *Server) Run(sc *Script, keys []string, args ...any) *Result {
+	return s.run(sc, keys, args, false)
+}
+
+// RunReadOnly is Run as EVAL_RO and EVALSHA_RO run a script: its write
+// commands are refused ("Write commands are not allowed from read-only
+// scripts."), and a script with a shebang but without the no-writes flag is
+// not run at all, as in Redis 7.0.
+func (s *Server) RunReadOnly(sc *Script, keys []string, args ...any) *Result {
+	if sc != nil && sc.info.Shebang && !sc.ReadOnly() {
+		return &Result{TTLs: map[string]time.Duration{}, file: sc.file,
+			Err: &ErrorReply{Msg: "ERR Can not execute a script with write flag using *_ro command."}}
+	}
+	return s.run(sc, keys, args, true)
+}
+
+func (s *Server) run(sc *Script, keys []string, args []any, readOnly bool) *Result {
 	res := &Result{TTLs: map[string]time.Duration{}}
 	if sc == nil {
 		res.Err = errors.New("luatest: Run of a nil *Script")
@@ -355,7 +371,7 @@ func (s *Server) Run(sc *Script, keys []string, args ...any) *Result {
 		written:  map[string]bool{},
 		flagged:  map[string]bool{},
 		now:      s.clock.unixMilli(),
-		readOnly: sc.ReadOnly(),
+		readOnly: readOnly || sc.ReadOnly(),
 	}
 	for _, k := range keys {
 		r.keys[k] = true

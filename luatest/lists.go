@@ -31,7 +31,9 @@ var listCommands = map[string]handler{
 	"rpoplpush": func(c *cmdCtx) reply { return lmoveGeneric(c, false, true) },
 	"lmpop":     func(c *cmdCtx) reply { return lmpopGeneric(c, 1) },
 	// A blocking command a script may call runs without blocking, as in Redis.
-	"blmpop": func(c *cmdCtx) reply { return lmpopGeneric(c, 2) },
+	"blmpop":  func(c *cmdCtx) reply { return lmpopGeneric(c, 2) },
+	"sort":    func(c *cmdCtx) reply { return sortGeneric(c, false) },
+	"sort_ro": func(c *cmdCtx) reply { return sortGeneric(c, true) },
 }
 
 var (

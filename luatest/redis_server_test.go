@@ -198,3 +198,14 @@ func (c *respConn) eval(src string, keys []string, args []any) (any, error) {
 	cmd := append([]string{"eval", src, strconv.Itoa(len(keys))}, keys...)
 	return c.do(append(cmd, argv...)...)
 }
+
+// doTyped is Server.Do with the reply's RESP types kept (Status for a status reply).
+func (s *Server) doTyped(args ...string) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.clientCall(append([]string(nil), args...), s.clock.unixMilli(), nil)
+	if e, ok := r.(errReply); ok {
+		return nil, &ErrorReply{Msg: string(e)}
+	}
+	return replyToTyped(r), nil
+}

@@ -119,6 +119,10 @@ func (vm *luaVM) getmetatable(L *lua.LState) int {
 	v := vm.shown(L.CheckAny(1))
 	mt := L.GetMetatable(v)
 	if t, ok := mt.(*lua.LTable); ok {
+		if vm.hidden[t] {
+			L.Push(lua.LNil)
+			return 1
+		}
 		if p, ok := vm.views[t]; ok {
 			L.Push(p)
 			return 1
@@ -159,6 +163,13 @@ func (vm *luaVM) tableInsert(L *lua.LState) int {
 		raise(L, readonlyMsg)
 	}
 	t.RawSetInt(pos, L.Get(L.GetTop()))
+	return 0
+}
+
+// luaCallError is the __call of values that are not functions: Lua 5.1's
+// error for calling one, with the position of the Lua code that called it.
+func luaCallError(L *lua.LState) int {
+	raise(L, where(L, 1)+"attempt to call a "+luaTypeName(L.Get(1))+" value")
 	return 0
 }
 

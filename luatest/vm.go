@@ -26,6 +26,7 @@ type luaVM struct {
 	globals *lua.LTable                 // the real global table, behind the _G proxy
 	proxies map[*lua.LTable]*lua.LTable // read-only proxy → the table it shows
 	views   map[*lua.LTable]*lua.LTable // protected table → its read-only proxy
+	hidden  map[*lua.LTable]bool        // metatables a script must not see (getmetatable gives nil)
 	orig    map[string]lua.LValue       // gopher-lua's own base functions
 	sources map[string]string           // chunk display name → Lua source, for loadstring/load chunks
 	handler *lua.LFunction              // the error handler of a run's PCall
@@ -164,6 +165,7 @@ func newVM() *luaVM {
 	real.RawSetString("redis", vm.readonly(L, vm.redisTable(L)))
 	vm.null = L.NewUserData()
 	vm.null.Value = nullPointer{}
+
 	vm.cjson = cjsonDefaults()
 	real.RawSetString("cjson", vm.readonly(L, vm.openCJSON(L, &vm.cjson)))
 	real.RawSetString("cmsgpack", vm.readonly(L, vm.openCmsgpack(L)))
@@ -171,11 +173,31 @@ func newVM() *luaVM {
 	real.RawSetString("struct", vm.readonly(L, openStruct(L)))
 
 	// ("x"):upper() finds the string library through this metatable, which
-	// Redis 7.0.15 protects too (getmetatable('').x = 1 is refused).
+	// Redis 7.0.15 protects too (getmetatable('').x = 1 is refused). The
+	// metatable gopher-lua uses also has a __call, like the hidden ones of
+	// nil, booleans, numbers and cjson.null below, so that calling what is
+	// not a function fails with Lua 5.1's "attempt to call a nil value"
+	// instead of gopher-lua's "attempt to call a non-function object"; a
+	// script sees the metatable without it.
+	callError := L.NewFunction(luaCallError)
 	strMeta := L.NewTable()
 	strMeta.RawSetString("__index", real.RawGetString("string"))
-	vm.readonly(L, strMeta)
-	L.SetMetatable(lua.LString(""), strMeta)
+	strMetaUsed := L.NewTable()
+	strMetaUsed.RawSetString("__index", real.RawGetString("string"))
+	strMetaUsed.RawSetString("__call", callError)
+	vm.views[strMetaUsed] = vm.readonly(L, strMeta)
+	L.SetMetatable(lua.LString(""), strMetaUsed)
+	vm.hidden = map[*lua.LTable]bool{}
+	for _, v := range []lua.LValue{lua.LNil, lua.LFalse, lua.LNumber(0)} {
+		mt := L.NewTable()
+		mt.RawSetString("__call", callError)
+		vm.hidden[mt] = true
+		L.SetMetatable(v, mt)
+	}
+	nullMeta := L.NewTable()
+	nullMeta.RawSetString("__call", callError)
+	vm.hidden[nullMeta] = true
+	vm.null.Metatable = nullMeta
 
 	missing := L.NewTable()
 	missing.RawSetString("__index", L.NewFunction(nonexistentGlobal))
