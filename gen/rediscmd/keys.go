@@ -83,7 +83,7 @@ func (c *Command) StaticKeyPositions(args []Arg) ([]Key, error) {
 	}
 	for i := 0; i < fixed; i++ {
 		if args[i].Spread {
-			return nil, &KeyError{Err: ErrKeysUnresolved, Spec: -1, Arg: i, Reason: fmt.Sprintf("argument %d expands to an unknown number of arguments before others", i)}
+			return nil, &KeyError{Err: ErrKeysUnresolved, Spec: -1, Arg: i, Reason: "an argument that expands to any number of values comes before others"}
 		}
 	}
 	argc := fixed // meaningful only without a spread
@@ -125,7 +125,7 @@ func (c *Command) StaticKeyPositions(args []Arg) ([]Key, error) {
 					break
 				}
 				if !a.Known && !a.Number {
-					return fail(ErrKeysUnresolved, i, "%s looks for the keyword %s, and argument %d is not a literal: it could be %s", c.Display(), kw, i, kw)
+					return fail(ErrKeysUnresolved, i, "%s looks for the keyword %s, and an argument before it is not a literal: it could be %s", c.Display(), kw, kw)
 				}
 				if start <= end {
 					i++
@@ -162,14 +162,14 @@ func (c *Command) StaticKeyPositions(args []Arg) ([]Key, error) {
 				return fail(ErrKeysUnresolved, fixed, "the number of keys of %s is in an argument whose text is not known", c.Display())
 			}
 			if idx >= argc || idx < 0 {
-				return fail(ErrKeysInvalid, idx, "%s needs the number of keys at argument %d", c.Display(), idx)
+				return fail(ErrKeysInvalid, idx, "%s needs the number of keys, and the call ends before it", c.Display())
 			}
 			if !args[idx].Known {
-				return fail(ErrKeysUnresolved, idx, "the number of keys of %s (argument %d) is not a literal", c.Display(), idx)
+				return fail(ErrKeysUnresolved, idx, "the number of keys of %s is not a literal", c.Display())
 			}
 			n, ok := redisInt(args[idx].Text)
 			if !ok || n < 0 {
-				return fail(ErrKeysInvalid, idx, "the number of keys of %s (argument %d) is %q, not a count", c.Display(), idx, args[idx].Text)
+				return fail(ErrKeysInvalid, idx, "the number of keys of %s is %q, not a count", c.Display(), args[idx].Text)
 			}
 			first += spec.FindKeys.FirstKey
 			if n == 0 {

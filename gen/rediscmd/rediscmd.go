@@ -93,6 +93,11 @@ type Command struct {
 	Arguments []Argument
 	// Subcommands of a container command (CLIENT, SCRIPT, OBJECT, ...), by name.
 	Subcommands []Command
+	// MayReplicate: Redis refuses the command in a no-writes script although it
+	// is not flagged write (PUBLISH, PFCOUNT, ...: the may_replicate flag, which
+	// COMMAND INFO of Redis 7.0 does not list). Found when the table is generated,
+	// by calling each command from a no-writes script on the scratch server.
+	MayReplicate bool
 
 	container *Command
 }
@@ -141,6 +146,12 @@ type Argument struct {
 
 // Has reports whether the command has flag f.
 func (c *Command) Has(f Flag) bool { return slices.Contains(c.Flags, f) }
+
+// RefusedReadOnly reports whether Redis refuses the command in a script that
+// declares no-writes (and in EVALSHA_RO): it is flagged write or may_replicate.
+func (c *Command) RefusedReadOnly() bool {
+	return c.Has(FlagWrite) || c.Has(FlagMayReplicate) || c.MayReplicate
+}
 
 // InCategory reports whether the command is in ACL category cat ("dangerous" or "@dangerous").
 func (c *Command) InCategory(cat string) bool {

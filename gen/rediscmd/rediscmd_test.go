@@ -184,6 +184,11 @@ func TestLookupAndResolve(t *testing.T) {
 	if del.CheckArity(1) == nil || del.CheckArity(2) != nil || del.CheckArity(9) != nil {
 		t.Fatal("DEL arity")
 	}
+	for name, want := range map[string]bool{"publish": true, "pfcount": true, "set": true, "get": false, "time": false} {
+		if got := rediscmd.Lookup(name).RefusedReadOnly(); got != want {
+			t.Errorf("%s: RefusedReadOnly %v, want %v", name, got, want)
+		}
+	}
 	if !rediscmd.Lookup("copy").HasToken("db") || rediscmd.Lookup("rename").HasToken("DB") {
 		t.Fatal("HasToken")
 	}

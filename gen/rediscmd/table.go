@@ -3445,6 +3445,7 @@ var table = []Command{
 		Arguments: []Argument{
 			{Name: "key", Type: "key", KeySpec: 0, Flags: []string{"multiple"}},
 		},
+		MayReplicate: true,
 	},
 	{
 		Name: "pfdebug", Arity: 3,
@@ -3581,6 +3582,7 @@ var table = []Command{
 			{Name: "channel", Type: "string"},
 			{Name: "message", Type: "string"},
 		},
+		MayReplicate: true,
 	},
 	{
 		Name: "pubsub", Arity: -2,
@@ -4530,6 +4532,7 @@ var table = []Command{
 			{Name: "shardchannel", Type: "string"},
 			{Name: "message", Type: "string"},
 		},
+		MayReplicate: true,
 	},
 	{
 		Name: "srandmember", Arity: -2,

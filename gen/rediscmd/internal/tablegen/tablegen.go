@@ -55,7 +55,48 @@ func Read(ctx context.Context, rdb *redis.Client) (version string, cmds []redisc
 		cmds = append(cmds, c)
 	}
 	slices.SortFunc(cmds, func(a, b rediscmd.Command) int { return strings.Compare(a.Name, b.Name) })
+	for i := range cmds {
+		if err := probeReadOnly(ctx, rdb, &cmds[i]); err != nil {
+			return "", nil, err
+		}
+	}
 	return version, cmds, nil
+}
+
+// readOnlyRefusal is what Redis answers a no-writes script calling a command
+// flagged write or may_replicate (script.c, scriptVerifyWriteCommandAllow).
+const readOnlyRefusal = "Write commands are not allowed from read-only scripts"
+
+// probeReadOnly finds may_replicate, which COMMAND INFO of Redis 7.0 does not
+// list, by calling the command from a no-writes script with placeholder
+// arguments of a valid count: Redis checks unknown command, arity, noscript,
+// ACL and then writes before it runs the command, so a command it would refuse
+// is never run. Commands flagged write or noscript need no probe. This runs
+// only against the scratch server the table is generated from.
+func probeReadOnly(ctx context.Context, rdb *redis.Client, c *rediscmd.Command) error {
+	for i := range c.Subcommands {
+		if err := probeReadOnly(ctx, rdb, &c.Subcommands[i]); err != nil {
+			return err
+		}
+	}
+	if c.IsContainer() || c.Has(rediscmd.FlagWrite) || c.Has(rediscmd.FlagNoScript) {
+		return nil
+	}
+	args := []any{"EVAL", "#!lua flags=no-writes\nreturn redis.pcall(unpack(ARGV))", 0}
+	words := c.Words()
+	for _, w := range words {
+		args = append(args, w)
+	}
+	n := c.Arity
+	if n < 0 {
+		n = -n
+	}
+	for i := len(words); i < n; i++ {
+		args = append(args, "luagen-probe")
+	}
+	err := rdb.Do(ctx, args...).Err()
+	c.MayReplicate = err != nil && strings.Contains(err.Error(), readOnlyRefusal)
+	return nil
 }
 
 // command reads one COMMAND INFO entry: name, arity, flags, first key, last key,
@@ -319,6 +360,9 @@ func writeCommand(b *bytes.Buffer, c rediscmd.Command) {
 		b.WriteString("Arguments: ")
 		writeArguments(b, c.Arguments)
 		b.WriteString(",\n")
+	}
+	if c.MayReplicate {
+		b.WriteString("MayReplicate: true,\n")
 	}
 	if len(c.Subcommands) > 0 {
 		b.WriteString("Subcommands: []Command{\n")
