@@ -136,5 +136,37 @@ return {v[1], v[2], v[3][1], v[4].x, tostring(v[5]), tostring(v[6])}`),
 			`struct.size('b')`, `struct.size('i')`, `struct.size('!i b i')`, `struct.size('!8 b d')`, `struct.size('c10')`, `struct.size('i7')`, `struct.size('s')`,
 			`struct.size('c0')`, `struct.size('z')`, `struct.size('?')`, `struct.size('>l<h')`, `struct.size()`, `struct.size('!5')`),
 		libCase("struct error raised", "return struct.pack('i')"),
+
+		// coroutine.
+		libCase("coroutine resume yield", `local co = coroutine.create(function(a) local b = coroutine.yield(a+1) return b*2 end)
+local r1 = {coroutine.resume(co, 1)} local s1 = coroutine.status(co)
+local r2 = {coroutine.resume(co, 10)} local r3 = {coroutine.resume(co)}
+return {tostring(r1[1]), r1[2], s1, tostring(r2[1]), r2[2], tostring(r3[1]), r3[2], coroutine.status(co)}`),
+		libCase("coroutine yield many", `local co = coroutine.wrap(function(...) local n = select('#', ...) for i = 1, 3 do coroutine.yield(i, n) end return 'done' end)
+local out = {} for i = 1, 4 do local a, b = co('x', 'y') out[#out+1] = tostring(a) .. ':' .. tostring(b) end return out`),
+		libCase("coroutine wrap error", "local co = coroutine.wrap(function() error('boom') end)\nreturn co()"),
+		libCase("coroutine wrap error table", "local co = coroutine.wrap(function() error({err='MY err'}) end)\nreturn co()"),
+		libCase("coroutine wrap dead", "local f = coroutine.wrap(function() coroutine.yield(1) end) f() f()\nreturn f()"),
+		libCase("coroutine resume error", "local co = coroutine.create(function() error('boom') end) return {coroutine.resume(co)}"),
+		libCase("coroutine resume runtime error", "local co = coroutine.create(function() return 1 + {} end) local ok, e = coroutine.resume(co) return {tostring(ok), e}"),
+		libCase("coroutine resume error table", "local co = coroutine.create(function() error({err='X y'}) end) local ok, e = coroutine.resume(co) return e"),
+		libCase("coroutine resume running", "local co co = coroutine.create(function() return coroutine.resume(co) end) return {coroutine.resume(co)}"),
+		libCase("coroutine resume normal", `local outer
+local inner = coroutine.create(function() return coroutine.resume(outer) end)
+outer = coroutine.create(function() return coroutine.resume(inner) end)
+local r = {coroutine.resume(outer)} return {tostring(r[1]), tostring(r[2]), r[3]}`),
+		libCase("coroutine status", `local co co = coroutine.create(function() local s = coroutine.status(co) coroutine.yield(s) end)
+local _, s = coroutine.resume(co) return {coroutine.status(co), s, type(coroutine.running())}`),
+		libCase("coroutine running inside", "local co = coroutine.create(function() return type(coroutine.running()) end) return {coroutine.resume(co)}"),
+		libCase("coroutine yield outside", "return coroutine.yield(1)"),
+		libCase("coroutine yield in pcall", "return {pcall(coroutine.yield, 1)}"),
+		libCase("coroutine yield across pcall", "local co = coroutine.create(function() local ok, e = pcall(coroutine.yield, 1) return tostring(ok) .. ' ' .. e end) return {coroutine.resume(co)}"),
+		confCase{name: "lib coroutine redis.call", keys: []string{"k"}, src: "local co = coroutine.create(function() redis.call('set', KEYS[1], 'v') coroutine.yield() return redis.call('get', KEYS[1]) end) coroutine.resume(co) return {coroutine.resume(co)}"},
+		libCase("coroutine bad arguments", "return {pcall(coroutine.create, 1), pcall(coroutine.create, print ~= nil), pcall(coroutine.resume, 1), pcall(coroutine.status, {}), select(2, pcall(coroutine.create, tostring))}"),
+		libCase("coroutine type", "return {type(coroutine.create(function() end)), type(coroutine.wrap(function() end))}"),
+		libCase("coroutine lib", "local t = {} for k in pairs(coroutine) do t[#t+1] = k end table.sort(t) return t"),
+		libCase("coroutine error in nested", `local inner = coroutine.wrap(function() error('deep') end)
+local outer = coroutine.create(function() inner() end)
+local ok, e = coroutine.resume(outer) return {tostring(ok), e}`),
 	)
 }

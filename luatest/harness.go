@@ -2,6 +2,7 @@ package luatest
 
 import (
 	"bytes"
+	"context"
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
@@ -496,13 +497,17 @@ func (r *runState) execute(keys, argv []string) {
 		}
 	}()
 	vm.begin(r, keys, argv)
-	timer := time.AfterFunc(r.timeout(), vm.cancel)
+	// A context of the run's own: coroutines' contexts hang from it, and go
+	// when it is cancelled at the end of the run.
+	ctx, cancel := context.WithTimeout(context.Background(), r.timeout())
+	defer cancel()
 	L := vm.L
+	L.SetContext(ctx)
 	L.Push(L.NewFunctionFromProto(r.sc.proto))
 	err := L.PCall(0, 1, vm.handler)
-	overran := !timer.Stop()
-	r.conclude(L, err, overran)
-	reusable = vm.end() && !overran
+	vm.overran = ctx.Err() != nil
+	r.conclude(L, err, vm.overran)
+	reusable = vm.end()
 }
 
 // conclude fills Reply or Err from the outcome of the script's PCall.

@@ -1,7 +1,6 @@
 package luatest
 
 import (
-	"context"
 	"math"
 	"sync"
 	"sync/atomic"
@@ -30,10 +29,9 @@ type luaVM struct {
 	orig    map[string]lua.LValue       // gopher-lua's own base functions
 	sources map[string]string           // chunk display name → Lua source, for loadstring/load chunks
 	handler *lua.LFunction              // the error handler of a run's PCall
+	overran bool                        // the last run hit its timeout; the state is then dropped
 	null    *lua.LUserData              // cjson.null: a NULL light userdata
 	cjson   cjsonConfig                 // the cjson module's settings, reset for each run
-	ctx     context.Context             // cancelled when a run overruns; the state is then dropped
-	cancel  context.CancelFunc
 }
 
 // vmCount numbers the states built.
@@ -74,10 +72,7 @@ func releaseVM(vm *luaVM) {
 	vm.close()
 }
 
-func (vm *luaVM) close() {
-	vm.cancel()
-	vm.L.Close()
-}
+func (vm *luaVM) close() { vm.L.Close() }
 
 // newVM builds a state sandboxed as Redis 7.0.15 sandboxes its Lua: base,
 // table, string, math, cjson, cmsgpack, bit and struct libraries, globals and
@@ -112,7 +107,6 @@ func newVM() *luaVM {
 		orig:    map[string]lua.LValue{},
 		sources: map[string]string{},
 	}
-	vm.ctx, vm.cancel = context.WithCancel(context.Background())
 	orig.ForEach(func(k, v lua.LValue) {
 		if s, ok := k.(lua.LString); ok {
 			vm.orig[string(s)] = v
@@ -171,6 +165,7 @@ func newVM() *luaVM {
 	real.RawSetString("cmsgpack", vm.readonly(L, vm.openCmsgpack(L)))
 	real.RawSetString("bit", vm.readonly(L, openBit(L)))
 	real.RawSetString("struct", vm.readonly(L, openStruct(L)))
+	real.RawSetString("coroutine", vm.readonly(L, vm.openCoroutine(L)))
 
 	// ("x"):upper() finds the string library through this metatable, which
 	// Redis 7.0.15 protects too (getmetatable('').x = 1 is refused). The
@@ -209,7 +204,6 @@ func newVM() *luaVM {
 	L.G.Global = globals
 	L.Env = globals
 	vm.handler = L.NewFunction(vm.errorHandler)
-	L.SetContext(vm.ctx)
 	return vm
 }
 
@@ -232,7 +226,7 @@ func (vm *luaVM) begin(r *runState, keys, argv []string) {
 // left frames on the call stack.
 func (vm *luaVM) end() bool {
 	vm.run = nil
-	if vm.ctx.Err() != nil {
+	if vm.overran {
 		return false
 	}
 	vm.L.SetTop(0)
