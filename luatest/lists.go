@@ -86,12 +86,16 @@ func pushGeneric(c *cmdCtx, head, xx bool) reply {
 		}
 		o = newList(c, key)
 	}
-	for _, v := range c.argv[2:] {
-		if head {
-			o.list.items = append([]string{v}, o.list.items...)
-		} else {
-			o.list.items = append(o.list.items, v)
+	add := c.argv[2:]
+	if head {
+		// LPUSH a b c leaves c b a in front.
+		items := make([]string, 0, len(add)+len(o.list.items))
+		for i := len(add) - 1; i >= 0; i-- {
+			items = append(items, add[i])
 		}
+		o.list.items = append(items, o.list.items...)
+	} else {
+		o.list.items = append(o.list.items, add...)
 	}
 	c.wrote(key)
 	return intReply(len(o.list.items))
