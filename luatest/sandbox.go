@@ -12,11 +12,11 @@ import (
 	"github.com/hanchat/luagen/gen/rediscmd"
 )
 
-// Sizes of a script's Lua state. Lua 5.1 allows deeper recursion (about 20000
-// Lua calls, 200 nested C calls); deeper than callStackSize fails here with
-// "stack overflow".
+// Sizes of a script's Lua state. Calls nest as deep as Lua 5.1's
+// LUAI_MAXCALLS (20000) lets them in Redis: one call more is a "stack
+// overflow". (A pooled state keeps its call stack, about 1.6 MB, for good.)
 const (
-	callStackSize    = 1024
+	callStackSize    = 19999
 	registrySize     = 1024 * 8
 	registryMaxSize  = 1024 * 1024
 	registryGrowStep = 1024
@@ -173,9 +173,44 @@ func luaCallError(L *lua.LState) int {
 	return 0
 }
 
+// maxCCalls is Lua 5.1's LUAI_MAXCCALLS: calls from C (pcall, xpcall) into
+// Lua may nest 200 deep, the script's own call included.
+const maxCCalls = 200
+
+// enterC counts one more nested pcall or xpcall; at Lua 5.1's limit it
+// answers false, "C stack overflow" (as pcall returns it) and false.
+func (vm *luaVM) enterC(L *lua.LState) bool {
+	if vm.cCalls+1 >= maxCCalls {
+		L.SetTop(0)
+		L.Push(lua.LFalse)
+		L.Push(lua.LString("C stack overflow"))
+		return false
+	}
+	vm.cCalls++
+	return true
+}
+
+func (vm *luaVM) leaveC() { vm.cCalls-- }
+
+// xpcall is gopher-lua's xpcall within Lua 5.1's nesting limit.
+func (vm *luaVM) xpcall(L *lua.LState) int {
+	if !vm.enterC(L) {
+		return 2
+	}
+	defer vm.leaveC()
+	top := L.GetTop()
+	L.Insert(vm.orig["xpcall"], 1)
+	L.Call(top, lua.MultRet)
+	return L.GetTop()
+}
+
 // redisPcall is Redis 7.0's pcall: an error table with an err field is caught as
 // the err string.
-func redisPcall(L *lua.LState) int {
+func (vm *luaVM) redisPcall(L *lua.LState) int {
+	if !vm.enterC(L) {
+		return 2
+	}
+	defer vm.leaveC()
 	if L.GetTop() == 0 {
 		// Redis's pcall calls its placeholder result, true, here.
 		L.Push(lua.LFalse)

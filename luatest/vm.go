@@ -30,6 +30,7 @@ type luaVM struct {
 	sources map[string]string           // chunk display name → Lua source, for loadstring/load chunks
 	handler *lua.LFunction              // the error handler of a run's PCall
 	overran bool                        // the last run hit its timeout; the state is then dropped
+	cCalls  int                         // nested calls from Go into Lua (Lua 5.1's nCcalls)
 	null    *lua.LUserData              // cjson.null: a NULL light userdata
 	cjson   cjsonConfig                 // the cjson module's settings, reset for each run
 }
@@ -119,7 +120,8 @@ func newVM() *luaVM {
 		real.RawSetString(name, orig.RawGetString(name))
 	}
 	fns := map[string]lua.LGFunction{
-		"pcall":                 redisPcall,
+		"pcall":                 vm.redisPcall,
+		"xpcall":                vm.xpcall,
 		"tostring":              luaTostring,
 		"tonumber":              luaTonumber,
 		"unpack":                luaUnpack,
@@ -217,6 +219,7 @@ func (vm *luaVM) begin(r *runState, keys, argv []string) {
 	r.res.stateID = vm.id
 	clear(vm.sources)
 	vm.cjson = cjsonDefaults()
+	vm.cCalls = 1 // the script itself, called by Redis through lua_pcall
 	vm.globals.RawSetString("KEYS", stringArray(vm.L, keys))
 	vm.globals.RawSetString("ARGV", stringArray(vm.L, argv))
 }
