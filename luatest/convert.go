@@ -267,6 +267,7 @@ var (
 	arithRe   = regexp.MustCompile(`^((?s:.*?):\d+: )?cannot perform (\w+) operation between (\w+) and (\w+)$`)
 	indexRe   = regexp.MustCompile(`^((?s:.*?):\d+: )?attempt to index a non-table object\((\w+)\) with key '(?s:.*)'$`)
 	compareRe = regexp.MustCompile(`^((?s:.*?):\d+: )?attempt to compare (\w+) with (\w+)$`)
+	unmRe     = regexp.MustCompile(`^((?s:.*?):\d+: )?__unm undefined$`)
 	callRe    = regexp.MustCompile(`^((?s:.*?):\d+: )?attempt to call a non-function object$`)
 	badArgRe  = regexp.MustCompile(`^((?s:.*?):\d+: )?bad argument #(\d+) to ([^ ']+) \(`)
 )
@@ -293,6 +294,10 @@ func lua51Message(msg string) string {
 	}
 	if m := compareRe.FindStringSubmatch(msg); m != nil && m[2] == m[3] {
 		return m[1] + "attempt to compare two " + m[2] + " values"
+	}
+	if m := unmRe.FindStringSubmatch(msg); m != nil {
+		// Values of every other type have an __unm that raises Lua 5.1's text.
+		return m[1] + "attempt to perform arithmetic on a table value"
 	}
 	if m := callRe.FindStringSubmatch(msg); m != nil {
 		// Values of every other type have a __call that raises Lua 5.1's text.

@@ -204,6 +204,25 @@ func (vm *luaVM) xpcall(L *lua.LState) int {
 	return L.GetTop()
 }
 
+// luaLenError is the __len of values # does not apply to: Lua 5.1's text.
+func luaLenError(L *lua.LState) int {
+	raise(L, where(L, 1)+"attempt to get length of a "+luaTypeName(L.Get(1))+" value")
+	return 0
+}
+
+// luaUnmError is the __unm of values unary minus does not apply to; a
+// string that reads as a number (Lua 5.1's conversion) is negated.
+func luaUnmError(L *lua.LState) int {
+	if s, ok := L.Get(1).(lua.LString); ok {
+		if n, ok := luaNumber(s); ok {
+			L.Push(lua.LNumber(-n))
+			return 1
+		}
+	}
+	raise(L, where(L, 1)+"attempt to perform arithmetic on a "+luaTypeName(L.Get(1))+" value")
+	return 0
+}
+
 // redisPcall is Redis 7.0's pcall: an error table with an err field is caught as
 // the err string.
 func (vm *luaVM) redisPcall(L *lua.LState) int {

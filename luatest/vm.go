@@ -177,22 +177,29 @@ func newVM() *luaVM {
 	// instead of gopher-lua's "attempt to call a non-function object"; a
 	// script sees the metatable without it.
 	callError := L.NewFunction(luaCallError)
+	lenError := L.NewFunction(luaLenError)
+	unmError := L.NewFunction(luaUnmError)
 	strMeta := L.NewTable()
 	strMeta.RawSetString("__index", real.RawGetString("string"))
 	strMetaUsed := L.NewTable()
 	strMetaUsed.RawSetString("__index", real.RawGetString("string"))
 	strMetaUsed.RawSetString("__call", callError)
+	strMetaUsed.RawSetString("__unm", unmError)
 	vm.views[strMetaUsed] = vm.readonly(L, strMeta)
 	L.SetMetatable(lua.LString(""), strMetaUsed)
 	vm.hidden = map[*lua.LTable]bool{}
 	for _, v := range []lua.LValue{lua.LNil, lua.LFalse, lua.LNumber(0)} {
 		mt := L.NewTable()
 		mt.RawSetString("__call", callError)
+		mt.RawSetString("__len", lenError)
+		mt.RawSetString("__unm", unmError)
 		vm.hidden[mt] = true
 		L.SetMetatable(v, mt)
 	}
 	nullMeta := L.NewTable()
 	nullMeta.RawSetString("__call", callError)
+	nullMeta.RawSetString("__len", lenError)
+	nullMeta.RawSetString("__unm", unmError)
 	vm.hidden[nullMeta] = true
 	vm.null.Metatable = nullMeta
 
