@@ -335,6 +335,8 @@ func init() {
 	)
 }
 
+// Every case runs once on Redis and twice on the harness: on a pooled Lua
+// state and on a fresh one (FreshState); both must answer as Redis does.
 func TestConformanceWithRedis(t *testing.T) {
 	client := startRedis(t)
 	conn := dialRESP(t, client.Options().Addr)
@@ -342,13 +344,9 @@ func TestConformanceWithRedis(t *testing.T) {
 	for _, tc := range conformanceCases {
 		t.Run(tc.name, func(t *testing.T) {
 			flush(t, client)
-			srv := NewServer(NewClock(time.Now()))
 			for _, c := range tc.setup {
 				if err := client.Do(ctx, c...).Err(); err != nil {
 					t.Fatalf("setup %v on Redis: %v", c, err)
-				}
-				if _, err := srv.Do(c...); err != nil {
-					t.Fatalf("setup %v on the harness: %v", c, err)
 				}
 			}
 			sc, err := Load(tc.name+".lua", []byte(tc.src))
@@ -356,18 +354,30 @@ func TestConformanceWithRedis(t *testing.T) {
 				t.Fatalf("Load: %v", err)
 			}
 			want := normalize(conn.eval(tc.src, tc.keys, tc.args))
-			res := srv.Run(sc, tc.keys, tc.args...)
-			if _, ok := res.Err.(*ErrorReply); res.Err != nil && !ok {
-				t.Fatalf("harness error: %v", res.Err)
-			}
-			got := normalize(res.Typed, res.Err)
 			if tc.samePlace {
-				got, want = errorPlace(got), errorPlace(want)
+				want = errorPlace(want)
 			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("reply differs\nscript: %s\nharness: %#v\nredis:   %#v", tc.src, got, want)
+			for _, fresh := range []bool{false, true} {
+				srv := NewServer(NewClock(time.Now()))
+				srv.FreshState = fresh
+				for _, c := range tc.setup {
+					if _, err := srv.Do(c...); err != nil {
+						t.Fatalf("setup %v on the harness: %v", c, err)
+					}
+				}
+				res := srv.Run(sc, tc.keys, tc.args...)
+				if _, ok := res.Err.(*ErrorReply); res.Err != nil && !ok {
+					t.Fatalf("harness error (fresh state %v): %v", fresh, res.Err)
+				}
+				got := normalize(res.Typed, res.Err)
+				if tc.samePlace {
+					got = errorPlace(got)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("reply differs (fresh state %v)\nscript: %s\nharness: %#v\nredis:   %#v", fresh, tc.src, got, want)
+				}
+				compareKeyspaces(t, ctx, srv, client)
 			}
-			compareKeyspaces(t, ctx, srv, client)
 		})
 	}
 }

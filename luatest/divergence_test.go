@@ -106,3 +106,22 @@ func TestDivergenceLaxSyntax(t *testing.T) {
 		t.Fatalf("redis: %#v, pinned %#v", got, want)
 	}
 }
+
+// A new Server's math.random starts where a new redis-server's does.
+func TestMathRandomStartsAsANewRedis(t *testing.T) {
+	client := startRedis(t) // a new server: nothing called math.random yet
+	conn := dialRESP(t, client.Options().Addr)
+	src := "return {math.random(1000000), math.random(10, 20), tostring(math.random())}"
+	want := normalize(conn.eval(src, nil, nil))
+	srv := NewServer(nil)
+	res := srv.Run(mustLoad(t, src), nil)
+	if got := normalize(res.Typed, res.Err); !reflect.DeepEqual(got, want) {
+		t.Fatalf("harness %#v, redis %#v", got, want)
+	}
+	// The generator goes on across runs, as Redis's does across scripts.
+	want = normalize(conn.eval(src, nil, nil))
+	res = srv.Run(mustLoad(t, src), nil)
+	if got := normalize(res.Typed, res.Err); !reflect.DeepEqual(got, want) {
+		t.Fatalf("second run: harness %#v, redis %#v", got, want)
+	}
+}
