@@ -9,6 +9,13 @@
 // optimisation: workers still rely on PostgreSQL row leases (FOR UPDATE SKIP
 // LOCKED), unique constraints and idempotency as the final protection.
 //
+// Locker.DoLeased pairs the lock with that PostgreSQL row lease (LeaseStore,
+// table coord_leases from LeaseMigration): the Redis lock turns contenders away
+// without a query, the row lease (claimed with FOR UPDATE SKIP LOCKED, with an
+// expiry and a fencing token checked in the transaction of each write) decides,
+// so a lock Redis lost (a restart without persistence, an eviction) or a Redis
+// outage never lets two workers do the same work.
+//
 // Locker.Do runs work under a lock: it extends the lease while the work runs and
 // cancels the work's context as soon as the lease is lost. Errors tell apart a lock
 // that was not obtained (ErrNotObtained), a lease that ran out (ErrExpired) and a
