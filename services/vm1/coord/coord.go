@@ -209,12 +209,19 @@ func (l *Locker) obtain(ctx context.Context, name Name, o Options) (*Lock, error
 	if err != nil {
 		return nil, err
 	}
-	for {
+	var holderTTL time.Duration
+	for attempt := 0; ; attempt++ {
 		sent := time.Now()
 		r, err := l.scripts.LockAcquire(ctx, name.lock, name.fence, vm1.LockAcquireArgs{Owner: owner, LockTTL: o.TTL})
 		if err != nil {
+			if attempt > 0 && ctx.Err() != nil {
+				// The context ended during a retry: the lock was not obtained,
+				// as the earlier attempts found, and this is why retrying stopped.
+				return nil, &NotObtainedError{Name: name.kind, HolderTTL: holderTTL, Err: ctx.Err()}
+			}
 			return nil, fmt.Errorf("coord: obtain lock %s: %w", name, err)
 		}
+		holderTTL = r.TTL
 		if r.Acquired {
 			return &Lock{l: l, name: name, owner: owner, ttl: o.TTL, fence: r.Fence, deadline: sent.Add(o.TTL)}, nil
 		}
