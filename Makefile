@@ -3,12 +3,16 @@ GO ?= go
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 EXAMPLE = examples/apiservice
 
-.PHONY: generate check lint test bench deps
+.PHONY: generate check lint test bench deps commands
 
 ## generate: write generated/ from keyspec.yaml and lua/ (and the example's copy)
 generate:
 	$(GO) run ./cmd/luagen generate
 	cd $(EXAMPLE) && $(GO) generate ./...
+
+## commands: refresh gen/rediscmd's command table from the redis-server on PATH (COMMAND INFO and COMMAND DOCS)
+commands:
+	$(GO) test ./gen/rediscmd -run '^TestTableMatchesServer$$' -count=1 -update
 
 ## check: fail when generated/ (or the example's copy) drifts from keyspec.yaml or lua/
 check:

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hanchat/luagen/gen/rediscmd"
 )
 
 // Load reads and parses a spec file.
@@ -240,20 +242,85 @@ func (p *parser) server(path, entry string, r *rawServer) Server {
 	return s
 }
 
-// Dangerous are commands no generated ACL ever grants, whatever a script or the
-// spec asks.
-var Dangerous = set("flushall", "flushdb", "keys", "config", "debug", "shutdown", "monitor", "script|flush", "script|kill",
-	"acl", "save", "bgsave", "bgrewriteaof", "replicaof", "slaveof", "module", "migrate", "restore", "sync", "psync",
-	"swapdb", "move", "failover", "cluster", "eval", "eval_ro", "function", "fcall", "fcall_ro", "client|kill", "sort")
+// Dangerous are the commands and subcommands ("client|kill") no generated ACL
+// ever grants, whatever a script or the spec asks: those NeverGranted refuses,
+// computed from Redis's own command table (gen/rediscmd).
+var Dangerous = map[string]bool{}
 
-// hasDangerousSub reports whether a dangerous subcommand of cmd exists.
-func hasDangerousSub(cmd string) bool {
-	for d := range Dangerous {
-		if strings.HasPrefix(d, cmd+"|") {
-			return true
+func init() {
+	for _, c := range rediscmd.All() {
+		if NeverGranted(c) != "" {
+			Dangerous[c.Name] = true
 		}
 	}
-	return false
+}
+
+// NeverGranted says why no generated ACL grants c, or "" when a grant may be
+// derived or declared: administrative commands (admin flag), the @dangerous ACL
+// category (FLUSHALL, KEYS, INFO, SORT, MIGRATE, CLIENT LIST, ...), commands that
+// run or manage scripts and functions (@scripting: the generated ACL grants
+// EVALSHA and SCRIPT LOAD of the declared scripts itself), and commands that
+// reach another database (MOVE, SWAPDB, COPY and MIGRATE with their DB option;
+// SELECT is granted only through a user's select).
+func NeverGranted(c *rediscmd.Command) string {
+	switch {
+	case c.Has(rediscmd.FlagAdmin):
+		return "an administrative command (admin flag)"
+	case c.InCategory("dangerous"):
+		return "in Redis's @dangerous ACL category"
+	case c.InCategory("scripting"):
+		return "it runs or manages scripts (@scripting); the generated ACL grants EVALSHA and SCRIPT LOAD of the declared scripts itself"
+	case c.Name == "move" || c.Name == "swapdb":
+		return "it moves data into another database, which no key pattern of the ACL confines"
+	case c.HasToken("DB"):
+		return "its DB option writes into another database, which no ACL rule can forbid"
+	case c.Name == "select":
+		return "SELECT is granted through the user's select field, with its reason"
+	}
+	return ""
+}
+
+// unsafeSubcommands lists the subcommands of a container that NeverGranted refuses.
+func unsafeSubcommands(c *rediscmd.Command) []string {
+	var out []string
+	for i := range c.Subcommands {
+		if NeverGranted(&c.Subcommands[i]) != "" {
+			out = append(out, c.Subcommands[i].Name)
+		}
+	}
+	return out
+}
+
+// checkExtraCommand is what is wrong with an extra_commands entry, or "".
+func checkExtraCommand(command, reason string) string {
+	if !commandRe.MatchString(command) {
+		return fmt.Sprintf("extra command %q: want a lower-case command, or command|subcommand", command)
+	}
+	c := rediscmd.Lookup(command)
+	if c == nil {
+		name, sub, isSub := strings.Cut(command, "|")
+		switch parent := rediscmd.Lookup(name); {
+		case isSub && parent != nil && parent.IsContainer():
+			return fmt.Sprintf("extra command %q: %s has no subcommand %q in Redis %s (see COMMAND DOCS %s)", command, parent.Display(), sub, rediscmd.ServerVersion, name)
+		case isSub && parent != nil:
+			return fmt.Sprintf("extra command %q: %s has no subcommands; grant %q", command, parent.Display(), name)
+		default:
+			return fmt.Sprintf("extra command %q: Redis %s has no such command", command, rediscmd.ServerVersion)
+		}
+	}
+	if why := NeverGranted(c); why != "" {
+		return fmt.Sprintf("extra command %q is never granted: %s", command, why)
+	}
+	if unsafe := unsafeSubcommands(c); len(unsafe) > 0 {
+		if len(unsafe) > 4 {
+			unsafe = append(unsafe[:4], fmt.Sprintf("and %d more", len(unsafe)-4))
+		}
+		return fmt.Sprintf("extra command %q would grant all its subcommands, some never granted (%s): grant %s|<subcommand>", command, strings.Join(unsafe, ", "), command)
+	}
+	if reason == "" {
+		return fmt.Sprintf("extra command %q needs a reason: a hand-added command says why", command)
+	}
+	return ""
 }
 
 var commandRe = regexp.MustCompile(`^[a-z][a-z_-]*(\|[a-z][a-z_-]*)?$`)
@@ -294,15 +361,8 @@ func (p *parser) buildUsers(raw *rawSpec) {
 				}
 			}
 			u.ExtraCommands = append(u.ExtraCommands, extra)
-			switch {
-			case !commandRe.MatchString(ex.Command):
-				p.errf(ep, entry, "extra command %q: want a lower-case command, or command|subcommand", ex.Command)
-			case Dangerous[ex.Command] || Dangerous[strings.SplitN(ex.Command, "|", 2)[0]]:
-				p.errf(ep, entry, "extra command %q is never granted (dangerous)", ex.Command)
-			case !strings.Contains(ex.Command, "|") && hasDangerousSub(ex.Command):
-				p.errf(ep, entry, "extra command %q would grant all its subcommands, some dangerous: grant %s|<subcommand>", ex.Command, ex.Command)
-			case ex.Reason == "":
-				p.errf(ep, entry, "extra command %q needs a reason: a hand-added command says why", ex.Command)
+			if msg := checkExtraCommand(ex.Command, ex.Reason); msg != "" {
+				p.errf(ep, entry, "%s", msg)
 			}
 		}
 		p.users[name] = u

@@ -29,22 +29,33 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s: %s: %s", f.File, f.Rule, f.Msg)
 }
 
-// Rules, each with what it protects.
+// Rules, each with what it protects. The script-command rules are the
+// compiler's own refusals (luagen generate refuses the same), reported by name.
 const (
-	RuleSpec          = "spec"              // the spec does not parse or validate
-	RuleLua           = "lua"               // a script does not load or does not match its signature
-	RuleSelect        = "select"            // CONTRADICTION 2: a DB other than 0 that its user may not SELECT
-	RuleCrossSlot     = "cross-slot"        // CONTRADICTION 3: a multi-key script whose keys cannot share a slot
-	RuleDynamicCmd    = "dynamic-command"   // redis.call whose command is not a literal: no ACL can be derived
-	RuleScriptSelect  = "script-select"     // a script calling SELECT (CONTRADICTION 2's settlement forbids it)
-	RuleGlobal        = "global"            // a global Redis 7 refuses to create or does not provide
-	RuleLegacyBudget  = "legacy-budget"     // a legacy stub key that expires within its poll/recovery budget
-	RuleForbiddenKind = "forbidden-kind"    // a key or script of a kind its instance forbids
-	RuleACLOverlap    = "acl-overlap"       // a user's prefix reaching into another instance's prefixes
-	RuleDangerous     = "dangerous-command" // a script calling a command no ACL grants (FLUSHALL, KEYS, ...)
-	RuleForbiddenName = "forbidden-name"    // a key or script named for state its instance forbids, whatever its kind
-	RuleCrossInstance = "cross-instance"    // a script naming another instance's keys or channels
-	RulePollShape     = "poll-shape"        // a get+increment of one key where task polls are forbidden
+	RuleSpec          = "spec"                    // the spec does not parse or validate
+	RuleLua           = compiler.RuleSignature    // a script does not load or does not match its signature
+	RuleSelect        = "select"                  // CONTRADICTION 2: a DB other than 0 that its user may not SELECT
+	RuleCrossSlot     = "cross-slot"              // CONTRADICTION 3: a multi-key script whose keys cannot share a slot
+	RuleDynamicCmd    = compiler.RuleDynamicCmd   // redis.call whose command is not a literal: no ACL can be derived
+	RuleScriptSelect  = compiler.RuleScriptSelect // a script calling SELECT
+	RuleGlobal        = "global"                  // a global Redis 7 refuses to create or does not provide
+	RuleLegacyBudget  = "legacy-budget"           // a legacy stub key that expires within its poll/recovery budget
+	RuleForbiddenKind = "forbidden-kind"          // a key or script of a kind its instance forbids
+	RuleACLOverlap    = "acl-overlap"             // a user's prefix reaching into another instance's prefixes
+	RuleDangerous     = compiler.RuleDangerous    // a script calling a command no ACL grants (FLUSHALL, INFO, ...)
+	RuleForbiddenName = "forbidden-name"          // a key or script named for state its instance forbids, whatever its kind
+	RuleCrossInstance = "cross-instance"          // a script naming another instance's keys or channels
+	RulePollShape     = "poll-shape"              // a get+increment of one key where task polls are forbidden
+	RuleUnknownCmd    = compiler.RuleUnknownCmd   // a command or subcommand Redis does not have
+	RuleNoScript      = compiler.RuleNoScript     // a command Redis refuses inside scripts (EVALSHA, SCRIPT, CLIENT, ...)
+	RuleKeyless       = compiler.RuleKeyless      // a command on the whole server or database (DBSIZE, SCAN, ...)
+	RuleCrossDB       = compiler.RuleCrossDB      // MOVE, SWAPDB, COPY ... DB n
+	RuleArity         = compiler.RuleArity        // a call with a number of arguments Redis refuses
+	RuleScriptKey     = compiler.RuleScriptKey    // a key position not filled from KEYS
+	RuleKeysReadOnly  = compiler.RuleKeysWrite    // KEYS assigned or handed to code that may change it
+	RuleShadow        = compiler.RuleShadow       // redis, KEYS or ARGV hidden or assigned
+	RuleReplication   = compiler.RuleReplication  // redis.set_repl, redis.replicate_commands
+	RuleShebang       = compiler.RuleShebang      // allow-oom
 )
 
 // Run lints a spec file's contents and the Lua directory. It never fails: a spec
@@ -55,9 +66,15 @@ func Run(file string, src []byte, lua fs.FS, luaDir string) []Finding {
 		return fromErrors(RuleSpec, err)
 	}
 	var out []Finding
-	srcs, err := compiler.Load(spec, lua, luaDir)
-	if err != nil {
-		out = append(out, fromErrors(RuleLua, err)...)
+	srcs, problems := compiler.Check(spec, lua, luaDir)
+	for _, p := range problems {
+		msg := p.Err.Msg
+		if p.Err.Entry != "" {
+			msg = p.Err.Entry + ": " + msg
+		}
+		out = append(out, Finding{Pos: p.Err.Pos, Rule: p.Rule, Msg: msg})
+	}
+	if len(problems) > 0 {
 		srcs = nil
 	}
 	out = append(out, Spec(spec)...)
@@ -169,16 +186,6 @@ func Scripts(spec *keyspec.Spec, srcs map[string]*compiler.Source) []Finding {
 		src := srcs[n]
 		info := src.Info
 		at := func(line int) keyspec.Pos { return keyspec.Pos{File: info.File, Line: line} }
-		for _, c := range info.Calls {
-			switch {
-			case c.Command == "":
-				out = append(out, Finding{Pos: at(c.Line), Rule: RuleDynamicCmd, Msg: fmt.Sprintf("redis.%s with a command that is not a string literal: the ACL allow-list cannot be derived", c.Fn)})
-			case c.Command == "select":
-				out = append(out, Finding{Pos: at(c.Line), Rule: RuleScriptSelect, Msg: "SELECT in a script: the spec allows SELECT only for the client's connection handshake (CONTRADICTION 2)"})
-			case keyspec.Dangerous[c.Command]:
-				out = append(out, Finding{Pos: at(c.Line), Rule: RuleDangerous, Msg: fmt.Sprintf("%s is never granted by the generated ACL", strings.ToUpper(c.Command))})
-			}
-		}
 		for _, u := range spec.Users {
 			if u.Instance == src.Script.Instance {
 				continue

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -98,5 +99,58 @@ func TestHANSpecSettlesTheContradictions(t *testing.T) {
 				t.Errorf("lint output:\n%s\nwant a line containing:\n%s", got, tc.want)
 			}
 		})
+	}
+}
+
+// luagen lint reports each of the compiler's bypass fixtures
+// (gen/compiler/testdata/bypass) under the rule that names it.
+func TestBypassesHaveTheirRule(t *testing.T) {
+	const dir = "../compiler/testdata/bypass"
+	spec, err := os.ReadFile(filepath.Join(dir, "keyspec.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := map[string]string{
+		"alias_reassigned_in_closure": lint.RuleScriptKey, "alias_reassigned_in_loop": lint.RuleScriptKey,
+		"allow_oom": lint.RuleShebang, "arity": lint.RuleArity, "assign_redis_call": lint.RuleShadow,
+		"client_list": lint.RuleNoScript, "copy_argv_key": lint.RuleCrossDB, "copy_db": lint.RuleCrossDB,
+		"dbsize": lint.RuleKeyless, "del_argv_key": lint.RuleScriptKey, "del_literal_key": lint.RuleScriptKey,
+		"del_unpack": lint.RuleScriptKey, "dynamic_command": lint.RuleDynamicCmd, "dynamic_subcommand": lint.RuleDynamicCmd,
+		"evalsha": lint.RuleNoScript, "flushall": lint.RuleDangerous, "info": lint.RuleDangerous,
+		"keys_aliased_table": lint.RuleKeysReadOnly, "keys_assign": lint.RuleKeysReadOnly, "keys_command": lint.RuleDangerous,
+		"keys_global_assign": lint.RuleShadow, "keys_table_insert": lint.RuleKeysReadOnly, "local_named_keys": lint.RuleShadow,
+		"move": lint.RuleCrossDB, "mset_argv_key": lint.RuleScriptKey, "param_named_redis": lint.RuleShadow,
+		"pcall_script_flush": lint.RuleNoScript, "rename_argv_key": lint.RuleScriptKey, "replicate_commands": lint.RuleReplication,
+		"scan": lint.RuleKeyless, "select": lint.RuleScriptSelect, "set_repl": lint.RuleReplication,
+		"sort_store": lint.RuleDangerous, "swapdb": lint.RuleCrossDB, "unknown_command": lint.RuleUnknownCmd,
+		"unknown_subcommand": lint.RuleUnknownCmd, "unlink_argv_key": lint.RuleScriptKey,
+		"xread_keyword_argv": lint.RuleScriptKey, "zunionstore_numkeys_argv": lint.RuleScriptKey,
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "*.lua"))
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".lua")
+		if name == "accepted" {
+			continue
+		}
+		rule, ok := rules[name]
+		if !ok {
+			t.Errorf("%s: no rule listed for this fixture", name)
+			continue
+		}
+		lua := t.TempDir()
+		if err := os.MkdirAll(filepath.Join(lua, "a"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		src, _ := os.ReadFile(f)
+		if err := os.WriteFile(filepath.Join(lua, "a", "s.lua"), src, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		var found []string
+		for _, fd := range lint.Run("keyspec.yaml", spec, os.DirFS(lua), "lua") {
+			found = append(found, fd.Rule)
+		}
+		if !slices.Contains(found, rule) {
+			t.Errorf("%s: lint rules %v, want %s among them", name, found, rule)
+		}
 	}
 }
