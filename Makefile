@@ -2,6 +2,7 @@
 GO ?= go
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 EXAMPLE = examples/apiservice
+EXAMPLE2 = examples/cacheservice
 
 .PHONY: generate check lint test bench deps commands
 
@@ -9,6 +10,7 @@ EXAMPLE = examples/apiservice
 generate:
 	$(GO) run ./cmd/luagen generate
 	cd $(EXAMPLE) && $(GO) generate ./...
+	cd $(EXAMPLE2) && $(GO) generate ./...
 
 ## commands: refresh gen/rediscmd's command table from the redis-server on PATH (COMMAND INFO and COMMAND DOCS)
 commands:
@@ -18,6 +20,7 @@ commands:
 check:
 	$(GO) run ./cmd/luagen check
 	cd $(EXAMPLE) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec ../../keyspec.yaml --lua ../../lua --out internal/redisgen --instance vm1
+	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/redisgen
 
 ## lint: gofmt, go vet, staticcheck and luagen lint
 lint:
@@ -26,6 +29,8 @@ lint:
 	$(GO) run $(STATICCHECK) ./...
 	$(GO) run ./cmd/luagen lint
 	cd $(EXAMPLE) && $(GO) vet ./...
+	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen lint --spec keyspec.yaml --lua lua
+	cd $(EXAMPLE2) && $(GO) vet ./...
 
 ## deps: what the tests need on this machine: redis-server, PostgreSQL on 127.0.0.1:5432 with database test, Go modules
 deps:
@@ -34,11 +39,13 @@ deps:
 	@psql -h 127.0.0.1 -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" | grep -q 1 || createdb -h 127.0.0.1 -U postgres test
 	$(GO) mod download
 	cd $(EXAMPLE) && $(GO) mod download
+	cd $(EXAMPLE2) && $(GO) mod download
 
 ## test: everything CI runs
 test: deps check lint
 	$(GO) test -race -count=1 ./...
 	cd $(EXAMPLE) && $(GO) build ./...
+	cd $(EXAMPLE2) && $(GO) test -race -count=1 ./...
 
 ## bench: benchmarks against real redis-server processes the benchmarks start
 bench: deps

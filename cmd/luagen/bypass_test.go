@@ -111,8 +111,8 @@ func TestExtraCommandsAreCheckedAgainstRedis(t *testing.T) {
 		"client|setname": "",
 	} {
 		t.Run(command, func(t *testing.T) {
-			spec := strings.Replace(string(base), "      - {prefix: \"t:\", seed: test}\n",
-				"      - {prefix: \"t:\", seed: test}\n    extra_commands:\n      - {command: \""+command+"\", reason: \"a test\"}\n", 1)
+			spec := strings.Replace(string(base), "      - {prefix: \"t:\", source: test}\n",
+				"      - {prefix: \"t:\", source: test}\n    extra_commands:\n      - {command: \""+command+"\", reason: \"a test\"}\n", 1)
 			bypassWorkspace(t, []byte(spec), script)
 			gen := append([]string{"generate"}, append(bypassFlags, "--out", "generated")...)
 			acl := append([]string{"acl", "--instance", "a"}, bypassFlags...)

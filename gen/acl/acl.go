@@ -25,6 +25,9 @@ var ErrDangerous = errors.New("dangerous command")
 // ErrRefused: a script the compiler refuses; no grant is derived from it.
 var ErrRefused = errors.New("script refused by the compiler")
 
+// ErrForbidden: a script calls a command its instance's forbid rules forbid.
+var ErrForbidden = errors.New("command forbidden by the instance")
+
 // User is one derived ACL user.
 type User struct {
 	Name     string
@@ -131,6 +134,10 @@ func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*compiler.
 				}
 				if why := keyspec.NeverGranted(c); why != "" {
 					return nil, nil, fmt.Errorf("script %s calls %s (%s): %w", s.Name, c.Display(), why, ErrDangerous)
+				}
+				if base, _, _ := strings.Cut(c.Name, "|"); in.ForbidsCommand(base) != nil {
+					fb := in.ForbidsCommand(base)
+					return nil, nil, fmt.Errorf("script %s calls %s, which %s forbids (%s:%d: %s): %w", s.Name, c.Display(), in.Name, fb.File, fb.Line, fb.Source, ErrForbidden)
 				}
 				cmds[c.Name] = true // "get", or "object|encoding": never a container's every subcommand
 				if c.Has(rediscmd.FlagWrite) {
