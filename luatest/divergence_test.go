@@ -64,6 +64,12 @@ var divergences = []divergence{
 		redis:   []any{int64(1), int64(102)},
 	},
 	{
+		name:    "calls nest 3999 deep, not 19998",
+		src:     "local function f(n) if n == 0 then return 0 end return 1 + f(n - 1) end local ok, e = pcall(f, 4000) return {tostring(ok), e}",
+		harness: []any{"false", "user_script:1: stack overflow"},
+		redis:   []any{"true", int64(4000)},
+	},
+	{
 		name:    "metamethods nest beyond Lua 5.1's C-call limit",
 		src:     "local t = setmetatable({}, {__index = function(t, k) if k > 300 then return k end return t[k + 1] end}) return t[1]",
 		harness: int64(301),

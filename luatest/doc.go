@@ -33,8 +33,8 @@
 // " script: <sha1>, on @user_script:<line>." suffix and the script-side
 // refusals of redis.call ("ERR Unknown Redis command called from script",
 // "ERR Wrong number of args calling Redis command from script", "ERR This
-// Redis command is not allowed from script"). Calls nest as deep as Redis
-// lets them (19998 Lua calls; 198 pcalls). A script with the no-writes shebang
+// Redis command is not allowed from script"). pcall and xpcall nest as deep as
+// Redis lets them (198). A script with the no-writes shebang
 // flag, or run by RunReadOnly (EVAL_RO), has its writes refused.
 //
 // What Redis knows about each command (arity, flags, key positions,
@@ -99,7 +99,9 @@
 //     The length (#) of a table with holes may differ.
 //   - string.dump gives Lua 5.1's header followed by gopher-lua's code (Redis
 //     gives Lua 5.1 bytecode); loadstring refuses both, as Redis does.
-//   - Metamethods may call one another deeper than Lua 5.1's 200 C calls.
+//   - Metamethods may call one another deeper than Lua 5.1's 200 C calls, and
+//     Lua calls nest 3999 deep where Redis allows 19998 (gopher-lua's stack
+//     overflow takes time quadratic in the depth).
 //
 // Where the harness differs on purpose or does not go:
 //   - Replies are RESP2; redis.setresp(3) is refused.

@@ -12,11 +12,12 @@ import (
 	"github.com/hanchat/luagen/gen/rediscmd"
 )
 
-// Sizes of a script's Lua state. Calls nest as deep as Lua 5.1's
-// LUAI_MAXCALLS (20000) lets them in Redis: one call more is a "stack
-// overflow". (A pooled state keeps its call stack, about 1.6 MB, for good.)
+// Sizes of a script's Lua state. Redis lets Lua calls nest 19998 deep
+// (LUAI_MAXCALLS); here 3999 calls fit and one more is a "stack overflow", as
+// there: gopher-lua's handling of a stack overflow takes time quadratic in the
+// depth (two seconds at Redis's depth, a minute under the race detector).
 const (
-	callStackSize    = 19999
+	callStackSize    = 4000
 	registrySize     = 1024 * 8
 	registryMaxSize  = 1024 * 1024
 	registryGrowStep = 1024
