@@ -334,6 +334,11 @@ func init() {
 	)
 }
 
+// conformanceTimeout bounds a conformance run on the harness: the cases are
+// about what a script answers, and some (Redis's own smoke tests of 100,000
+// elements) take seconds under the race detector on a busy machine.
+const conformanceTimeout = 2 * time.Minute
+
 // Every case runs once on Redis and twice on the harness: on a pooled Lua
 // state and on a fresh one (FreshState); both must answer as Redis does.
 func TestConformanceWithRedis(t *testing.T) {
@@ -359,6 +364,7 @@ func TestConformanceWithRedis(t *testing.T) {
 			for _, fresh := range []bool{false, true} {
 				srv := NewServer(NewClock(time.Now()))
 				srv.FreshState = fresh
+				srv.ScriptTimeout = conformanceTimeout
 				for _, c := range tc.setup {
 					if _, err := srv.Do(c...); err != nil {
 						t.Fatalf("setup %v on the harness: %v", c, err)

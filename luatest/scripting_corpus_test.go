@@ -432,6 +432,7 @@ func TestConformanceScriptingTcl(t *testing.T) {
 			ran++
 			flush(t, client)
 			srv := NewServer(NewClock(time.Now()))
+			srv.ScriptTimeout = conformanceTimeout
 			for _, st := range cs.Steps {
 				var want, got any
 				var what string
