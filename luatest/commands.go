@@ -39,6 +39,8 @@ type cmdCtx struct {
 	argv []string // argv[0] is the lower-cased command name
 	now  int64    // Unix ms, fixed for the command (for a whole script in Redis too)
 	run  *runState
+	keys []string // the arguments that are keys
+	name string   // the command's name as the caller spelled it
 }
 
 func (c *cmdCtx) lookup(key string) *object { return c.s.db.lookup(key, c.now) }
@@ -57,67 +59,55 @@ func (c *cmdCtx) setTTL(key string, deadline int64) {
 	}
 }
 
-// cmdSpec is one implemented command.
-type cmdSpec struct {
-	arity int  // Redis arity: exact when positive, minimum when negative
-	write bool // a write or may-replicate command: refused in read-only scripts
-	keys  func(argv []string) []string
-	fn    func(c *cmdCtx) reply
-}
-
-func firstKey(argv []string) []string { return argv[1:2] }
-func allKeys(argv []string) []string  { return argv[1:] }
-func noKeys([]string) []string        { return nil }
-
-var commands map[string]*cmdSpec
+// builtins are the commands the harness implements, by the name Redis's
+// command table gives them ("get", "xgroup|create"). Arity, flags and key
+// positions come from that table (gen/rediscmd), not from here.
+var builtins map[string]handler
 
 func init() {
-	commands = map[string]*cmdSpec{
-		"get":              {2, false, firstKey, cmdGet},
-		"set":              {-3, true, firstKey, cmdSet},
-		"del":              {-2, true, allKeys, cmdDel},
-		"exists":           {-2, false, allKeys, cmdExists},
-		"incr":             {2, true, firstKey, func(c *cmdCtx) reply { return incrDecr(c, 1) }},
-		"decr":             {2, true, firstKey, func(c *cmdCtx) reply { return incrDecr(c, -1) }},
-		"incrby":           {3, true, firstKey, cmdIncrBy},
-		"decrby":           {3, true, firstKey, cmdDecrBy},
-		"expire":           {-3, true, firstKey, func(c *cmdCtx) reply { return expireGeneric(c, c.now, true) }},
-		"pexpire":          {-3, true, firstKey, func(c *cmdCtx) reply { return expireGeneric(c, c.now, false) }},
-		"expireat":         {-3, true, firstKey, func(c *cmdCtx) reply { return expireGeneric(c, 0, true) }},
-		"pexpireat":        {-3, true, firstKey, func(c *cmdCtx) reply { return expireGeneric(c, 0, false) }},
-		"persist":          {2, true, firstKey, cmdPersist},
-		"ttl":              {2, false, firstKey, func(c *cmdCtx) reply { return ttlGeneric(c, false) }},
-		"pttl":             {2, false, firstKey, func(c *cmdCtx) reply { return ttlGeneric(c, true) }},
-		"type":             {2, false, firstKey, cmdType},
-		"hset":             {-4, true, firstKey, cmdHSet},
-		"hget":             {3, false, firstKey, cmdHGet},
-		"hmget":            {-3, false, firstKey, cmdHMGet},
-		"hgetall":          {2, false, firstKey, cmdHGetAll},
-		"hdel":             {-3, true, firstKey, cmdHDel},
-		"hincrby":          {4, true, firstKey, cmdHIncrBy},
-		"hexists":          {3, false, firstKey, cmdHExists},
-		"hlen":             {2, false, firstKey, cmdHLen},
-		"zadd":             {-4, true, firstKey, cmdZAdd},
-		"zrem":             {-3, true, firstKey, cmdZRem},
-		"zcard":            {2, false, firstKey, cmdZCard},
-		"zcount":           {4, false, firstKey, cmdZCount},
-		"zscore":           {3, false, firstKey, cmdZScore},
-		"zrange":           {-4, false, firstKey, func(c *cmdCtx) reply { return zrangeGeneric(c, false) }},
-		"zrangebyscore":    {-4, false, firstKey, func(c *cmdCtx) reply { return zrangeGeneric(c, true) }},
-		"zremrangebyscore": {4, true, firstKey, func(c *cmdCtx) reply { return zremrangeGeneric(c, true) }},
-		"zremrangebyrank":  {4, true, firstKey, func(c *cmdCtx) reply { return zremrangeGeneric(c, false) }},
-		"time":             {1, false, noKeys, cmdTime},
-		"publish":          {3, true, noKeys, cmdPublish},
-		"ping":             {-1, false, noKeys, cmdPing},
+	builtins = map[string]handler{
+		"get":              cmdGet,
+		"set":              cmdSet,
+		"del":              cmdDel,
+		"exists":           cmdExists,
+		"incr":             func(c *cmdCtx) reply { return incrDecr(c, 1) },
+		"decr":             func(c *cmdCtx) reply { return incrDecr(c, -1) },
+		"incrby":           cmdIncrBy,
+		"decrby":           cmdDecrBy,
+		"expire":           func(c *cmdCtx) reply { return expireGeneric(c, c.now, true) },
+		"pexpire":          func(c *cmdCtx) reply { return expireGeneric(c, c.now, false) },
+		"expireat":         func(c *cmdCtx) reply { return expireGeneric(c, 0, true) },
+		"pexpireat":        func(c *cmdCtx) reply { return expireGeneric(c, 0, false) },
+		"persist":          cmdPersist,
+		"ttl":              func(c *cmdCtx) reply { return ttlGeneric(c, false) },
+		"pttl":             func(c *cmdCtx) reply { return ttlGeneric(c, true) },
+		"type":             cmdType,
+		"hset":             cmdHSet,
+		"hget":             cmdHGet,
+		"hmget":            cmdHMGet,
+		"hgetall":          cmdHGetAll,
+		"hdel":             cmdHDel,
+		"hincrby":          cmdHIncrBy,
+		"hexists":          cmdHExists,
+		"hlen":             cmdHLen,
+		"zadd":             cmdZAdd,
+		"zrem":             cmdZRem,
+		"zcard":            cmdZCard,
+		"zcount":           cmdZCount,
+		"zscore":           cmdZScore,
+		"zrange":           func(c *cmdCtx) reply { return zrangeGeneric(c, false) },
+		"zrangebyscore":    func(c *cmdCtx) reply { return zrangeGeneric(c, true) },
+		"zremrangebyscore": func(c *cmdCtx) reply { return zremrangeGeneric(c, true) },
+		"zremrangebyrank":  func(c *cmdCtx) reply { return zremrangeGeneric(c, false) },
+		"time":             cmdTime,
+		"publish":          cmdPublish,
+		"ping":             cmdPing,
 	}
-}
-
-// arityOK reports whether argc arguments (the name included) fit the arity.
-func (sp *cmdSpec) arityOK(argc int) bool {
-	if sp.arity > 0 {
-		return argc == sp.arity
+	for _, more := range []map[string]handler{stringCommands, listCommands, setCommands, streamCommands} {
+		for name, fn := range more {
+			builtins[name] = fn
+		}
 	}
-	return argc >= -sp.arity
 }
 
 // unknownCommandError is the reply a client gets for an unknown command.

@@ -227,18 +227,26 @@ func rankRange(start, end int64, n int) (int, int, bool) {
 	return int(start), int(end), true
 }
 
+const (
+	byRank = iota
+	byScore
+	byLex
+)
+
 // zrangeGeneric is ZRANGE (byScoreCmd false) and ZRANGEBYSCORE (byScoreCmd true).
 func zrangeGeneric(c *cmdCtx, byScoreCmd bool) reply {
-	const (
-		byRank = iota
-		byScore
-		byLex
-	)
-	rangeType, rev := -1, false
 	if byScoreCmd {
-		rangeType = byScore
+		return zrangeVariant(c, byScore, false)
 	}
-	revSet := byScoreCmd
+	return zrangeVariant(c, -1, false)
+}
+
+// zrangeVariant is zrangeGenericCommand: preset is the range type a legacy
+// command fixes (-1 for ZRANGE, which takes BYSCORE, BYLEX and REV options);
+// rev is its direction.
+func zrangeVariant(c *cmdCtx, preset int, rev bool) reply {
+	rangeType := preset
+	revSet := preset != -1
 	withScores := false
 	offset, limit := int64(0), int64(-1)
 	for j := 4; j < len(c.argv); j++ {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -98,6 +99,17 @@ var conformanceCases = []confCase{
 	{name: "concat nil", samePlace: true, src: "local t = {}\nreturn 'a' .. t.x"},
 	{name: "index nil", samePlace: true, src: "local t = {}\nreturn t.x.y"},
 	{name: "compare", src: "return 1 < 'x'"},
+	{name: "length of nil", src: "return #nil"},
+	{name: "length of number", src: "return #5"},
+	{name: "length of boolean", src: "local ok, e = pcall(function() return #true end) return e"},
+	{name: "minus table", src: "return -{}"},
+	{name: "minus string", src: "return -'x'"},
+	{name: "minus numeric strings", src: "return {-'5', -' 0x10 ', -'1e2'}"},
+	{name: "minus nil", src: "return -nil"},
+	{name: "call nil", samePlace: true, src: "local f\nreturn f()"},
+	{name: "call number in pcall", src: "return {pcall(5)}"},
+	{name: "call table", samePlace: true, src: "local t = {}\nreturn t()"},
+	{name: "call string method", src: "return ('x')()"},
 	{name: "assert", src: "assert(false)"},
 	{name: "assert message", src: "assert(1 == 2, 'not equal')"},
 
@@ -149,6 +161,8 @@ var conformanceCases = []confCase{
 	{name: "pcall string error", src: "local ok, e = pcall(error, 'x') return e"},
 	{name: "pcall multiple returns", src: "return {pcall(function() return 1, 2 end)}"},
 	{name: "stack overflow", src: "local function f(n) return 1 + f(n + 1) end return f(1)"},
+	{name: "deep recursion", src: "local function f(n) if n == 0 then return 0 end return 1 + f(n - 1) end return f(3999)"},
+	{name: "recursion through pcall", src: "local function f(n) if n == 0 then return 0 end local ok, r = pcall(f, n - 1) return r end return f(9998)"},
 	{name: "error nil", src: "error(nil)"},
 	{name: "unpack limit", src: "return unpack({}, 1, 100000)"},
 	{name: "unpack below limit", src: "return #{unpack({}, 1, 7990)}"},
@@ -205,6 +219,16 @@ var conformanceCases = []confCase{
 	{name: "no-writes pcall", src: "#!lua flags=no-writes\nreturn redis.pcall('set', 'k', 'v')", keys: []string{"k"}},
 	{name: "no-writes publish", src: "#!lua flags=no-writes\nreturn redis.call('publish', 'c', 'm')"},
 	{name: "no-writes reads", src: "#!lua flags=no-writes\nreturn redis.call('get', 'k')", setup: [][]any{{"set", "k", "v"}}, keys: []string{"k"}},
+	{name: "no-writes pfcount", src: "#!lua flags=no-writes\nreturn redis.pcall('pfcount', 'k')", keys: []string{"k"}},
+	{name: "no-writes spublish", src: "#!lua flags=no-writes\nreturn redis.pcall('spublish', 'c', 'm')"},
+	{name: "blpop not allowed", src: "return redis.pcall('blpop', 'k', 0)", keys: []string{"k"}},
+	{name: "subscribe not allowed", src: "return redis.pcall('subscribe', 'c')"},
+	{name: "multi not allowed", src: "return redis.pcall('multi')"},
+	{name: "eval not allowed", src: "return redis.pcall('eval', 'return 1', 0)"},
+	{name: "unknown subcommand", src: "return redis.pcall('xgroup', 'nosuch', 'k')", keys: []string{"k"}},
+	{name: "container alone", src: "return redis.pcall('xgroup')"},
+	{name: "subcommand arity", src: "return redis.pcall('object', 'encoding')"},
+	{name: "acl_check_cmd", src: "return {redis.acl_check_cmd('get', 'k'), pcall(redis.acl_check_cmd, 'nosuch'), pcall(redis.acl_check_cmd, 'xgroup', 'nosuch')}"},
 	{name: "shebang keeps lines", src: "#!lua\nlocal a = 1\nerror('on three')", keys: []string{"k"}},
 }
 
@@ -310,38 +334,55 @@ func init() {
 	)
 }
 
+// conformanceTimeout bounds a conformance run on the harness: the cases are
+// about what a script answers, and some (Redis's own smoke tests of 100,000
+// elements) take seconds under the race detector on a busy machine.
+const conformanceTimeout = 2 * time.Minute
+
+// Every case runs once on Redis and twice on the harness: on a pooled Lua
+// state and on a fresh one (FreshState); both must answer as Redis does.
 func TestConformanceWithRedis(t *testing.T) {
 	client := startRedis(t)
+	conn := dialRESP(t, client.Options().Addr)
 	ctx := context.Background()
 	for _, tc := range conformanceCases {
 		t.Run(tc.name, func(t *testing.T) {
 			flush(t, client)
-			srv := NewServer(NewClock(time.Now()))
 			for _, c := range tc.setup {
 				if err := client.Do(ctx, c...).Err(); err != nil {
 					t.Fatalf("setup %v on Redis: %v", c, err)
-				}
-				if _, err := srv.Do(c...); err != nil {
-					t.Fatalf("setup %v on the harness: %v", c, err)
 				}
 			}
 			sc, err := Load(tc.name+".lua", []byte(tc.src))
 			if err != nil {
 				t.Fatalf("Load: %v", err)
 			}
-			want := normalize(client.Eval(ctx, tc.src, tc.keys, tc.args...).Result())
-			res := srv.Run(sc, tc.keys, tc.args...)
-			if _, ok := res.Err.(*ErrorReply); res.Err != nil && !ok {
-				t.Fatalf("harness error: %v", res.Err)
-			}
-			got := normalize(res.Reply, res.Err)
+			want := normalize(conn.eval(tc.src, tc.keys, tc.args))
 			if tc.samePlace {
-				got, want = errorPlace(got), errorPlace(want)
+				want = errorPlace(want)
 			}
-			if !reflect.DeepEqual(got, want) {
-				t.Errorf("reply differs\nscript: %s\nharness: %#v\nredis:   %#v", tc.src, got, want)
+			for _, fresh := range []bool{false, true} {
+				srv := NewServer(NewClock(time.Now()))
+				srv.FreshState = fresh
+				srv.ScriptTimeout = conformanceTimeout
+				for _, c := range tc.setup {
+					if _, err := srv.Do(c...); err != nil {
+						t.Fatalf("setup %v on the harness: %v", c, err)
+					}
+				}
+				res := srv.Run(sc, tc.keys, tc.args...)
+				if _, ok := res.Err.(*ErrorReply); res.Err != nil && !ok {
+					t.Fatalf("harness error (fresh state %v): %v", fresh, res.Err)
+				}
+				got := normalize(res.Typed, res.Err)
+				if tc.samePlace {
+					got = errorPlace(got)
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("reply differs (fresh state %v)\nscript: %s\nharness: %#v\nredis:   %#v", fresh, tc.src, got, want)
+				}
+				compareKeyspaces(t, ctx, srv, client)
 			}
-			compareKeyspaces(t, ctx, srv, client)
 		})
 	}
 }
@@ -372,4 +413,57 @@ func errorPlace(v any) any {
 		suffix = s[i:]
 	}
 	return "(error) " + code + " " + pos + " ..." + suffix
+}
+
+// Scripts Redis refuses to load get Redis's error from the Scripter (EVAL):
+// shebang errors word for word, compile errors with the same prefix and line.
+func TestConformanceLoadErrors(t *testing.T) {
+	client := startRedis(t)
+	conn := dialRESP(t, client.Options().Addr)
+	ctx := context.Background()
+	tests := []struct {
+		src      string
+		lineOnly bool // a Lua syntax error: gopher-lua words it differently
+	}{
+		{src: "#!not-lua\nreturn 1"},
+		{src: "#!lua flags=what?\nreturn 1"},
+		{src: "#!lua flags=no-writes,what?\nreturn 1"},
+		{src: "#!lua flags=no-writes,,allow-oom\nreturn 1"},
+		{src: "#!lua name=x\nreturn 1"},
+		{src: "#!lua"},
+		{src: "#! lua\nreturn 1"},
+		{src: "#!luax\nreturn 1"},
+		{src: "#!lua \"flags=no-writes\nreturn 1"},
+		{src: "#!lua 'flags=no-writes'x\nreturn 1"},
+		{src: "#!lua flags=\nreturn 1"},
+		{src: "#!lua   flags=no-writes   flags=allow-oom  \nreturn 1"},
+		{src: "#!lua \"flags=allow-stale\"\nreturn 1"},
+		{src: "#!lua\nreturn (", lineOnly: true},
+		{src: "return (", lineOnly: true},
+		{src: "\n\nx = = 1", lineOnly: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.src, func(t *testing.T) {
+			want := normalize(conn.eval(tc.src, nil, nil))
+			got := normalize(NewServer(nil).Scripter().Eval(ctx, tc.src, nil).Result())
+			if tc.lineOnly {
+				want, got = compilePlace(want), compilePlace(got)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("harness: %#v\nredis:   %#v", got, want)
+			}
+		})
+	}
+}
+
+// compilePlace keeps "ERR Error compiling script (new function): user_script:N:".
+func compilePlace(v any) any {
+	s, ok := v.(string)
+	if !ok {
+		return v
+	}
+	if m := regexp.MustCompile(`^\(error\) ERR Error compiling script \(new function\): user_script:\d+:`).FindString(s); m != "" {
+		return m
+	}
+	return v
 }

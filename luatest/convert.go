@@ -118,14 +118,14 @@ func tableToReply(t *lua.LTable, depth int) reply {
 	}
 	if m, ok := t.RawGetString("map").(*lua.LTable); ok {
 		out := arrayReply{}
-		m.ForEach(func(k, v lua.LValue) {
+		forEachInOrder(m, func(k, v lua.LValue) {
 			out = append(out, luaToReply(k, depth), luaToReply(v, depth))
 		})
 		return out
 	}
 	if m, ok := t.RawGetString("set").(*lua.LTable); ok {
 		out := arrayReply{}
-		m.ForEach(func(k, _ lua.LValue) {
+		forEachInOrder(m, func(k, _ lua.LValue) {
 			out = append(out, luaToReply(k, depth))
 		})
 		return out
@@ -169,6 +169,21 @@ func replyToGo(r reply) any {
 		return out
 	}
 	return nil
+}
+
+// replyToTyped is replyToGo keeping status replies apart from bulk strings.
+func replyToTyped(r reply) any {
+	switch r := r.(type) {
+	case statusReply:
+		return Status(r)
+	case arrayReply:
+		out := make([]any, len(r))
+		for i, e := range r {
+			out[i] = replyToTyped(e)
+		}
+		return out
+	}
+	return replyToGo(r)
 }
 
 // encodeArgs turns Go values into command arguments the way go-redis writes them.
@@ -242,6 +257,9 @@ func luaToString(L *lua.LState, v lua.LValue) string {
 	if n, ok := v.(lua.LNumber); ok {
 		return formatLuaNumber(float64(n))
 	}
+	if isNullPointer(v) {
+		return "userdata: (nil)"
+	}
 	return L.ToStringMeta(v).String()
 }
 
@@ -249,6 +267,8 @@ var (
 	arithRe   = regexp.MustCompile(`^((?s:.*?):\d+: )?cannot perform (\w+) operation between (\w+) and (\w+)$`)
 	indexRe   = regexp.MustCompile(`^((?s:.*?):\d+: )?attempt to index a non-table object\((\w+)\) with key '(?s:.*)'$`)
 	compareRe = regexp.MustCompile(`^((?s:.*?):\d+: )?attempt to compare (\w+) with (\w+)$`)
+	unmRe     = regexp.MustCompile(`^((?s:.*?):\d+: )?__unm undefined$`)
+	callRe    = regexp.MustCompile(`^((?s:.*?):\d+: )?attempt to call a non-function object$`)
 	badArgRe  = regexp.MustCompile(`^((?s:.*?):\d+: )?bad argument #(\d+) to ([^ ']+) \(`)
 )
 
@@ -275,5 +295,22 @@ func lua51Message(msg string) string {
 	if m := compareRe.FindStringSubmatch(msg); m != nil && m[2] == m[3] {
 		return m[1] + "attempt to compare two " + m[2] + " values"
 	}
+	if m := unmRe.FindStringSubmatch(msg); m != nil {
+		// Values of every other type have an __unm that raises Lua 5.1's text.
+		return m[1] + "attempt to perform arithmetic on a table value"
+	}
+	if m := callRe.FindStringSubmatch(msg); m != nil {
+		// Values of every other type have a __call that raises Lua 5.1's text.
+		return m[1] + "attempt to call a table value"
+	}
 	return badArgRe.ReplaceAllString(msg, "${1}bad argument #${2} to '${3}' (")
+}
+
+// forEachInOrder calls fn for each entry of t in the order next and pairs
+// give: the array part, then the other keys in the order they were added.
+// (gopher-lua's ForEach walks Go maps, in an order that changes run to run.)
+func forEachInOrder(t *lua.LTable, fn func(k, v lua.LValue)) {
+	for k, v := t.Next(lua.LNil); k != lua.LNil; k, v = t.Next(k) {
+		fn(k, v)
+	}
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"os"
 	"regexp"
 	"strconv"
@@ -37,10 +38,19 @@ type Server struct {
 	// before the Server is used.
 	ScriptTimeout time.Duration
 
-	mu    sync.Mutex
-	clock *Clock
-	db    *db
-	rand  rand48
+	// FreshState makes every Run build a new Lua state and close it afterwards,
+	// instead of taking a sandboxed state from the pool shared by all Servers
+	// and returning it (reset) after the run. Runs behave the same either way;
+	// a fresh state costs about ten times as much. Set it before the Server is
+	// used.
+	FreshState bool
+
+	mu         sync.Mutex
+	clock      *Clock
+	db         *db
+	rand       rand48                        // math.random
+	rng        *rand.Rand                    // SPOP, SRANDMEMBER
+	registered map[string]*registeredCommand // by Redis's name: "dump", "object|encoding"
 }
 
 // NewServer returns an empty Server whose keys expire by clock (a new Clock at
@@ -50,7 +60,7 @@ func NewServer(clock *Clock) *Server {
 		clock = NewClock(time.Now())
 	}
 	s := &Server{clock: clock, db: newDB()}
-	s.rand.seed(0)
+	s.rand.reset()
 	return s
 }
 
@@ -85,7 +95,8 @@ func (sc *Script) ReadOnly() bool { return sc.info.HasFlag("no-writes") }
 
 // Load compiles a script. file names it in errors. What Redis would refuse to
 // load is a *luascript.SyntaxError naming file and line: Lua 5.2 syntax (goto,
-// labels), a bad shebang, or a Lua syntax error.
+// labels), a bad shebang (Msg is then Redis's text, e.g. "Unexpected flag in
+// script shebang: what?"), or a Lua syntax error.
 func (s *Server) Load(file string, src []byte) (*Script, error) {
 	return Load(file, src)
 }
@@ -100,27 +111,76 @@ func (s *Server) LoadFile(path string) (*Script, error) {
 }
 
 // Load compiles a script; see Server.Load. A Script does not belong to a Server.
+// A source is read and compiled once: loading the same text again (under any
+// file name) reuses the compiled function, kept by the source's SHA1.
 func Load(file string, src []byte) (*Script, error) {
-	info, err := luascript.Analyze(file, src)
-	if err != nil {
-		return nil, err
-	}
-	chunk, err := parse.Parse(bytes.NewReader(luascript.Body(src)), chunkName)
-	if err != nil {
-		// Analyze parsed the same text; keep the file's name in the error all the same.
-		return nil, &luascript.SyntaxError{File: file, Msg: err.Error()}
-	}
-	proto, err := compile(chunk)
-	if err != nil {
-		se := &luascript.SyntaxError{File: file, Msg: err.Error()}
-		var ce *lua.CompileError
-		if errors.As(err, &ce) {
-			se.Line, se.Msg = ce.Line, ce.Message
-		}
-		return nil, se
-	}
 	sum := sha1.Sum(src)
-	return &Script{file: file, src: append([]byte(nil), src...), sha: hex.EncodeToString(sum[:]), info: info, proto: proto}, nil
+	sha := hex.EncodeToString(sum[:])
+	c := cachedCompile(sha)
+	if c == nil {
+		flags, hasShebang, shebangErr := readShebang(src)
+		if shebangErr != "" {
+			return nil, &luascript.SyntaxError{File: file, Line: 1, Msg: shebangErr}
+		}
+		analyzed := src
+		if hasShebang {
+			analyzed = canonicalShebang(src, flags)
+		}
+		info, err := luascript.Analyze(file, analyzed)
+		if err != nil {
+			return nil, err
+		}
+		chunk, err := parse.Parse(bytes.NewReader(luascript.Body(src)), chunkName)
+		if err != nil {
+			// Analyze parsed the same text; keep the file's name in the error all the same.
+			return nil, &luascript.SyntaxError{File: file, Msg: err.Error()}
+		}
+		proto, err := compile(chunk)
+		if err != nil {
+			se := &luascript.SyntaxError{File: file, Msg: err.Error()}
+			var ce *lua.CompileError
+			if errors.As(err, &ce) {
+				se.Line, se.Msg = ce.Line, ce.Message
+			}
+			return nil, se
+		}
+		c = &compiled{info: info, proto: proto}
+		storeCompiled(sha, c)
+	}
+	info := *c.info
+	info.File = file
+	return &Script{file: file, src: append([]byte(nil), src...), sha: sha, info: &info, proto: c.proto}, nil
+}
+
+// compiled is what Load keeps of a source, by its SHA1: the static reading and
+// the compiled function (a FunctionProto is immutable once compiled, so every
+// Lua state may run it).
+type compiled struct {
+	info  *luascript.Info
+	proto *lua.FunctionProto
+}
+
+// maxCompiled bounds the compile cache; when it is full it starts over.
+const maxCompiled = 4096
+
+var compileCache struct {
+	mu sync.Mutex
+	m  map[string]*compiled
+}
+
+func cachedCompile(sha string) *compiled {
+	compileCache.mu.Lock()
+	defer compileCache.mu.Unlock()
+	return compileCache.m[sha]
+}
+
+func storeCompiled(sha string, c *compiled) {
+	compileCache.mu.Lock()
+	defer compileCache.mu.Unlock()
+	if compileCache.m == nil || len(compileCache.m) >= maxCompiled {
+		compileCache.m = map[string]*compiled{}
+	}
+	compileCache.m[sha] = c
 }
 
 func compile(chunk []ast.Stmt) (proto *lua.FunctionProto, err error) {
@@ -136,8 +196,14 @@ func compile(chunk []ast.Stmt) (proto *lua.FunctionProto, err error) {
 type Result struct {
 	// Reply is the script's reply as go-redis (RESP2) hands it to a client:
 	// int64, string, nil or []any (nested; an error inside an array is an
-	// *ErrorReply). It is nil when Err is set.
+	// *ErrorReply). It is nil when Err is set. A status reply and a bulk
+	// string are both a string here, as go-redis gives them; Typed tells them
+	// apart.
 	Reply any
+	// Typed is Reply with the RESP type of every string kept: a status reply
+	// (redis.status_reply, {ok=...}, a command's +OK) is a Status, a bulk
+	// string a string; the rest is as in Reply.
+	Typed any
 	// Err is non-nil when the script answered with an error reply or failed: an
 	// *ErrorReply (errors.As) carrying the text a client sees. Other errors
 	// are the harness's own (a bad argument to Run, a timeout).
@@ -163,7 +229,8 @@ type Result struct {
 	// is left with a TTL (or deleted), no SELECT.
 	Violations []string
 
-	file string
+	file    string
+	stateID uint64 // the Lua state the run used (luaVM.id)
 }
 
 // Check is nil when the run broke no rule, else an error listing the violations.
@@ -173,6 +240,16 @@ func (r *Result) Check() error {
 	}
 	return fmt.Errorf("luatest: %s broke %d rule(s):\n  - %s", r.file, len(r.Violations), strings.Join(r.Violations, "\n  - "))
 }
+
+// IsStatus reports whether the reply was a status reply (+OK) rather than a
+// bulk string.
+func (r *Result) IsStatus() bool {
+	_, ok := r.Typed.(Status)
+	return ok
+}
+
+// Status is a status reply (RESP simple string) in Result.Typed.
+type Status string
 
 // ErrorReply is an error reply as a client sees it.
 type ErrorReply struct {
@@ -229,33 +306,52 @@ func (s *Server) Do(args ...any) (any, error) {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	name := strings.ToLower(argv[0])
-	var r reply
-	spec := commands[name]
+	return replyResult(s.clientCall(argv, s.clock.unixMilli(), nil))
+}
+
+// clientCall runs a command as a client's call: Redis's checks for a client,
+// then the command. run is the script the call belongs to, if any.
+func (s *Server) clientCall(argv []string, now int64, run *runState) reply {
+	if strings.EqualFold(argv[0], "select") {
+		return errSelect
+	}
+	rt, unknown, ok := s.routeFor(argv)
 	switch {
-	case name == "select":
-		r = errSelect
-	case spec == nil:
-		r = unknownCommandError(argv)
-	case !spec.arityOK(len(argv)):
-		r = arityError(name)
-	default:
-		argv[0] = name
-		r = spec.fn(&cmdCtx{s: s, argv: argv, now: s.clock.unixMilli()})
+	case !ok:
+		return unknown
+	case !rt.arityOK(len(argv)):
+		return arityError(rt.name)
+	case rt.fn == nil:
+		return notImplemented(rt)
 	}
-	if e, ok := r.(errReply); ok {
-		return nil, &ErrorReply{Msg: string(e)}
-	}
-	return replyToGo(r), nil
+	spelled := argv[0]
+	argv[0] = strings.ToLower(argv[0])
+	return rt.fn(&cmdCtx{s: s, argv: argv, now: now, run: run, keys: rt.keys(argv), name: spelled})
 }
 
 const errSelect = errReply("ERR luatest: SELECT is refused: a script must stay in the database its caller chose")
 
-// Run executes the script once, in a fresh sandboxed Lua state, with KEYS and
+// Run executes the script once, in a sandboxed Lua state, with KEYS and
 // ARGV. args may be string, []byte, any integer or float type, bool (true → "1",
 // false → "0") or anything else go-redis can encode; they reach Lua as strings.
 // Run never panics: a failing script gives Result.Err.
 func (s *Server) Run(sc *Script, keys []string, args ...any) *Result {
+	return s.run(sc, keys, args, false)
+}
+
+// RunReadOnly is Run as EVAL_RO and EVALSHA_RO run a script: its write
+// commands are refused ("Write commands are not allowed from read-only
+// scripts."), and a script with a shebang but without the no-writes flag is
+// not run at all, as in Redis 7.0.
+func (s *Server) RunReadOnly(sc *Script, keys []string, args ...any) *Result {
+	if sc != nil && sc.info.Shebang && !sc.ReadOnly() {
+		return &Result{TTLs: map[string]time.Duration{}, file: sc.file,
+			Err: &ErrorReply{Msg: "ERR Can not execute a script with write flag using *_ro command."}}
+	}
+	return s.run(sc, keys, args, true)
+}
+
+func (s *Server) run(sc *Script, keys []string, args []any, readOnly bool) *Result {
 	res := &Result{TTLs: map[string]time.Duration{}}
 	if sc == nil {
 		res.Err = errors.New("luatest: Run of a nil *Script")
@@ -276,7 +372,7 @@ func (s *Server) Run(sc *Script, keys []string, args ...any) *Result {
 		written:  map[string]bool{},
 		flagged:  map[string]bool{},
 		now:      s.clock.unixMilli(),
-		readOnly: sc.ReadOnly(),
+		readOnly: readOnly || sc.ReadOnly(),
 	}
 	for _, k := range keys {
 		r.keys[k] = true
@@ -305,7 +401,7 @@ type runState struct {
 	flagged  map[string]bool // violations already reported
 	now      int64           // Unix ms; Redis freezes time for a script's key expiry
 	readOnly bool
-	sb       *sandbox
+	vm       *luaVM
 
 	errLocated bool // the error handler found where the error was raised
 	errSource  string
@@ -342,29 +438,38 @@ func (r *runState) ttl(key string, d time.Duration) { r.res.TTLs[key] = d }
 func (r *runState) exec(argv []string) reply {
 	name := strings.ToLower(argv[0])
 	cmd := Command{Name: name, Args: append([]string(nil), argv[1:]...)}
-	spec := commands[name]
-	switch {
-	case name == "select":
+	if name == "select" {
 		r.res.Commands = append(r.res.Commands, cmd)
 		r.violation("SELECT called: a script must stay in the database its caller chose")
 		return errSelect
-	case spec == nil:
-		r.res.Commands = append(r.res.Commands, cmd)
-		return errReply("ERR Unknown Redis command called from script")
-	case !spec.arityOK(len(argv)):
-		r.res.Commands = append(r.res.Commands, cmd)
-		return errReply("ERR Wrong number of args calling Redis command from script")
 	}
+	rt, _, ok := r.s.routeFor(argv)
+	switch {
+	case !ok:
+		r.res.Commands = append(r.res.Commands, cmd)
+		return errScriptUnknown
+	case !rt.arityOK(len(argv)):
+		r.res.Commands = append(r.res.Commands, cmd)
+		return errScriptArity
+	case rt.noscript():
+		r.res.Commands = append(r.res.Commands, cmd)
+		return errScriptNoScript
+	}
+	spelled := argv[0]
 	argv[0] = name
-	cmd.Keys = append([]string(nil), spec.keys(argv)...)
+	keys := rt.keys(argv)
+	cmd.Keys = append([]string(nil), keys...)
 	r.res.Commands = append(r.res.Commands, cmd)
 	for _, k := range cmd.Keys {
 		r.touch(k)
 	}
-	if spec.write && r.readOnly {
-		return errReply("ERR Write commands are not allowed from read-only scripts.")
+	if rt.writes() && r.readOnly {
+		return errReadOnlyScript
 	}
-	return spec.fn(&cmdCtx{s: r.s, argv: argv, now: r.now, run: r})
+	if rt.fn == nil {
+		return notImplemented(rt)
+	}
+	return rt.fn(&cmdCtx{s: r.s, argv: argv, now: r.now, run: r, keys: keys, name: spelled})
 }
 
 func (r *runState) timeout() time.Duration {
@@ -374,18 +479,40 @@ func (r *runState) timeout() time.Duration {
 	return DefaultScriptTimeout
 }
 
-// execute runs the script and fills Reply or Err.
+// execute runs the script on a pooled (or, with FreshState, a new) Lua state
+// and fills Reply or Err.
 func (r *runState) execute(keys, argv []string) {
-	L := r.newState(keys, argv)
-	defer L.Close()
+	var vm *luaVM
+	if r.s.FreshState {
+		vm = newVM()
+	} else {
+		vm = acquireVM()
+	}
+	reusable := false
+	defer func() {
+		if reusable && !r.s.FreshState {
+			releaseVM(vm)
+		} else {
+			vm.close()
+		}
+	}()
+	vm.begin(r, keys, argv)
+	// A context of the run's own: coroutines' contexts hang from it, and go
+	// when it is cancelled at the end of the run.
 	ctx, cancel := context.WithTimeout(context.Background(), r.timeout())
 	defer cancel()
+	L := vm.L
 	L.SetContext(ctx)
-
-	handler := L.NewFunction(r.errorHandler)
 	L.Push(L.NewFunctionFromProto(r.sc.proto))
-	err := L.PCall(0, 1, handler)
-	if ctx.Err() != nil {
+	err := L.PCall(0, 1, vm.handler)
+	vm.overran = ctx.Err() != nil
+	r.conclude(L, err, vm.overran)
+	reusable = vm.end()
+}
+
+// conclude fills Reply or Err from the outcome of the script's PCall.
+func (r *runState) conclude(L *lua.LState, err error, overran bool) {
+	if overran {
 		r.res.Err = fmt.Errorf("luatest: %s ran longer than %v and was stopped", r.sc.file, r.timeout())
 		return
 	}
@@ -410,31 +537,66 @@ func (r *runState) execute(keys, argv []string) {
 		return
 	}
 	r.res.Reply = replyToGo(rep)
+	r.res.Typed = replyToTyped(rep)
 }
 
-// errorHandler is Redis's __redis__err__handler: it notes where the error was
-// raised, in the first Lua function at or above the failing one.
-func (r *runState) errorHandler(L *lua.LState) int {
+// errorHandler is the error handler of a run: like Redis's
+// __redis__err__handler it notes where the error was raised.
+func (vm *luaVM) errorHandler(L *lua.LState) int {
+	r := vm.run
 	obj := L.Get(1)
-	if dbg, ok := L.GetStack(1); ok {
-		if _, err := L.GetInfo("Sl", dbg, lua.LNil); err == nil {
-			if dbg.What == "G" {
-				if dbg2, ok := L.GetStack(2); ok {
-					if _, err := L.GetInfo("Sl", dbg2, lua.LNil); err == nil {
-						dbg = dbg2
-					}
-				}
-			}
-			r.errLocated = true
-			r.errSource, r.errLine = dbg.Source, dbg.CurrentLine
-			if src, ok := r.sb.sources[dbg.Source]; ok {
-				r.errSource = src
-			} else if r.errSource == chunkName {
-				r.errSource = "@" + chunkName
+	if source, line, ok := vm.locate(L); ok {
+		r.errLocated = true
+		r.errSource, r.errLine = source, line
+	}
+	L.Push(obj)
+	return 1
+}
+
+// locate is where Redis's __redis__err__handler says an error was raised: the
+// function that called the handler, or its caller when that is a C (here Go)
+// function.
+func (vm *luaVM) locate(L *lua.LState) (source string, line int, ok bool) {
+	dbg, ok := L.GetStack(1)
+	if !ok {
+		return "", 0, false
+	}
+	if _, err := L.GetInfo("Sl", dbg, lua.LNil); err != nil {
+		return "", 0, false
+	}
+	if dbg.What == "G" {
+		if dbg2, ok := L.GetStack(2); ok {
+			if _, err := L.GetInfo("Sl", dbg2, lua.LNil); err == nil {
+				dbg = dbg2
 			}
 		}
 	}
-	L.Push(obj)
+	source, line = dbg.Source, dbg.CurrentLine
+	if src, ok := vm.sources[dbg.Source]; ok {
+		source = src
+	} else if source == chunkName {
+		source = "@" + chunkName
+	}
+	return source, line, true
+}
+
+// luaErrHandler is the global __redis__err__handler a script can call as in
+// Redis 7.0: it turns err into an error table ({err='ERR ' .. tostring(err)}
+// unless it is a table already) and adds source and line.
+func (vm *luaVM) luaErrHandler(L *lua.LState) int {
+	err := L.Get(1)
+	t, isTable := err.(*lua.LTable)
+	if !isTable {
+		t = errorTable(L, "ERR "+luaToString(L, err))
+	}
+	if source, line, ok := vm.locate(L); ok {
+		if vm.isProxy(t) {
+			L.RaiseError(readonlyMsg)
+		}
+		t.RawSetString("source", lua.LString(source))
+		t.RawSetString("line", lua.LNumber(line))
+	}
+	L.Push(t)
 	return 1
 }
 

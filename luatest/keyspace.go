@@ -32,10 +32,13 @@ func DiffKeyspaces(got, want Keyspace, ttlTolerance time.Duration) string {
 
 // Entry is one key of a Keyspace.
 type Entry struct {
-	Type   string            // "string", "hash" or "zset" (RedisKeyspace may report other types, without a value)
+	Type   string            // "string", "hash", "zset", "list", "set" or "stream" (RedisKeyspace may report other types, without a value)
 	String string            // the value of a string
 	Hash   map[string]string // the fields of a hash
 	ZSet   []Member          // the members of a sorted set, by score then member, as Redis orders them
+	List   []string          // the elements of a list, head first
+	Set    []string          // the members of a set, sorted as strings
+	Stream *Stream           // a stream's entries, IDs and consumer groups
 	TTL    time.Duration     // remaining time to live, millisecond precision; NoTTL (-1) when the key has none
 }
 
@@ -47,10 +50,13 @@ type Member struct {
 
 // object is one value of the in-memory keyspace.
 type object struct {
-	typ       string // "string", "hash", "zset"
+	typ       string // "string", "hash", "zset", "list", "set", "stream"
 	str       string
 	hash      *hashValue
 	zset      *zsetValue
+	list      *listValue
+	set       *setValue
+	stream    *streamValue
 	expireAt  int64 // Unix ms; meaningful when hasExpire
 	hasExpire bool
 }
@@ -249,6 +255,12 @@ func (d *db) snapshot(now int64) Keyspace {
 			}
 		case "zset":
 			e.ZSet = append([]Member(nil), o.zset.sorted...)
+		case "list":
+			e.List = append([]string(nil), o.list.items...)
+		case "set":
+			e.Set = o.set.sortedStrings()
+		case "stream":
+			e.Stream = o.stream.snapshot()
 		}
 		ks[k] = e
 	}

@@ -67,6 +67,11 @@ var (
 // nan; no leading space). rangeErr reports what strtod signals with ERANGE and a
 // result of ±HUGE_VAL or zero: an overflow, or a non-zero number that underflowed.
 func strtod(s string) (v float64, ok, rangeErr bool) {
+	if isShortDecimal(s) {
+		// The common case (timestamps, counts): exact in a float64, no regexp.
+		f, err := strconv.ParseFloat(s, 64)
+		return f, err == nil, false
+	}
 	switch {
 	case infRe.MatchString(s):
 		if s[0] == '-' {
@@ -93,6 +98,23 @@ func strtod(s string) (v float64, ok, rangeErr bool) {
 		return f, true, math.IsInf(f, 0) || (f == 0 && nonZeroMantissa(s))
 	}
 	return 0, false, false
+}
+
+// isShortDecimal reports whether s is an optional '-' and 1 to 15 digits.
+func isShortDecimal(s string) bool {
+	digits := s
+	if digits != "" && digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if digits == "" || len(digits) > 15 {
+		return false
+	}
+	for i := 0; i < len(digits); i++ {
+		if digits[i] < '0' || digits[i] > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // nonZeroMantissa reports whether the digits before any exponent include a non-zero one.
@@ -191,4 +213,158 @@ func parseLuaNumber(s string) (float64, error) {
 		return 0, fmt.Errorf("not a number: %q", s)
 	}
 	return v, nil
+}
+
+// strtodPrefix is C's strtod on the start of s: the value of the longest prefix
+// that reads as a number (after leading spaces: decimal, hexadecimal, inf,
+// infinity, nan, nan(...)), and how many bytes it took; 0 when none does.
+func strtodPrefix(s string) (float64, int) {
+	i := 0
+	for i < len(s) && isCSpace(s[i]) {
+		i++
+	}
+	start := i
+	neg := false
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		neg = s[i] == '-'
+		i++
+	}
+	lower := strings.ToLower(s[i:min(len(s), i+8)])
+	switch {
+	case strings.HasPrefix(lower, "infinity"):
+		return math.Copysign(math.Inf(1), signOf(neg)), i + 8
+	case strings.HasPrefix(lower, "inf"):
+		return math.Copysign(math.Inf(1), signOf(neg)), i + 3
+	case strings.HasPrefix(lower, "nan"):
+		j := i + 3
+		if j < len(s) && s[j] == '(' {
+			k := j + 1
+			for k < len(s) && (isAlnum(s[k]) || s[k] == '_') {
+				k++
+			}
+			if k < len(s) && s[k] == ')' {
+				j = k + 1
+			}
+		}
+		return math.Copysign(math.NaN(), signOf(neg)), j
+	}
+	if i+1 < len(s) && s[i] == '0' && (s[i+1]|0x20) == 'x' {
+		j := i + 2
+		digits := 0
+		for j < len(s) && hexDigit(s[j]) >= 0 {
+			j++
+			digits++
+		}
+		if j < len(s) && s[j] == '.' {
+			j++
+			for j < len(s) && hexDigit(s[j]) >= 0 {
+				j++
+				digits++
+			}
+		}
+		if digits > 0 {
+			mant := s[start:j]
+			if j < len(s) && (s[j]|0x20) == 'p' {
+				if e := exponentLen(s[j+1:]); e > 0 {
+					j += 1 + e
+				}
+			}
+			text := s[start:j]
+			if len(text) == len(mant) {
+				text += "p0"
+			}
+			v, _ := strconv.ParseFloat(text, 64)
+			return v, j
+		}
+		// "0x" without digits: strtod reads the 0 alone.
+		return math.Copysign(0, signOf(neg)), i + 1
+	}
+	j := i
+	digits := 0
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+		digits++
+	}
+	if j < len(s) && s[j] == '.' {
+		j++
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0, 0
+	}
+	if j < len(s) && (s[j]|0x20) == 'e' {
+		if e := exponentLen(s[j+1:]); e > 0 {
+			j += 1 + e
+		}
+	}
+	v, _ := strconv.ParseFloat(s[start:j], 64)
+	return v, j
+}
+
+// exponentLen is the length of an optionally signed run of digits at the start
+// of s, 0 when there are no digits.
+func exponentLen(s string) int {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	d := i
+	for i < len(s) && s[i] >= '0' && s[i] <= '9' {
+		i++
+	}
+	if i == d {
+		return 0
+	}
+	return i
+}
+
+func signOf(neg bool) float64 {
+	if neg {
+		return -1
+	}
+	return 1
+}
+
+func isAlnum(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// getLong is getLongFromObjectOrReply: a string2ll integer, or msg (Redis's
+// "value is not an integer or out of range" when msg is "").
+func getLong(s, msg string) (int64, reply) {
+	v, ok := parseInt(s)
+	if !ok {
+		if msg != "" {
+			return 0, errReply("ERR " + msg)
+		}
+		return 0, errNotInt
+	}
+	return v, nil
+}
+
+// getRangeLong is getRangeLongFromObjectOrReply: an integer within [lo, hi];
+// msg (when not "") answers both a non-integer and one out of range.
+func getRangeLong(s string, lo, hi int64, msg string) (int64, reply) {
+	v, errr := getLong(s, msg)
+	if errr != nil {
+		return 0, errr
+	}
+	if v < lo || v > hi {
+		if msg != "" {
+			return 0, errReply("ERR " + msg)
+		}
+		return 0, errReply(fmt.Sprintf("ERR value is out of range, value must between %d and %d", lo, hi))
+	}
+	return v, nil
+}
+
+// getPositiveLong is getPositiveLongFromObjectOrReply: an integer >= 0.
+func getPositiveLong(s, msg string) (int64, reply) {
+	if msg == "" {
+		msg = "value is out of range, must be positive"
+	}
+	return getRangeLong(s, 0, math.MaxInt64, msg)
 }

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
+	"sort"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -93,6 +95,31 @@ func readEntry(ctx context.Context, c redis.Cmdable, key string) (Entry, bool, e
 			}
 			e.ZSet = append(e.ZSet, Member{Member: m, Score: z.Score})
 		}
+	case "list":
+		v, err := c.LRange(ctx, key, 0, -1).Result()
+		if err != nil {
+			return Entry{}, false, err
+		}
+		if len(v) == 0 {
+			return Entry{}, false, nil
+		}
+		e.List = v
+	case "set":
+		v, err := c.SMembers(ctx, key).Result()
+		if err != nil {
+			return Entry{}, false, err
+		}
+		if len(v) == 0 {
+			return Entry{}, false, nil
+		}
+		sort.Strings(v)
+		e.Set = v
+	case "stream":
+		st, err := readStream(ctx, c, key)
+		if err != nil {
+			return Entry{}, false, err
+		}
+		e.Stream = st
 	}
 	ttl, err := c.PTTL(ctx, key).Result()
 	if err != nil {
@@ -107,4 +134,126 @@ func readEntry(ctx context.Context, c redis.Cmdable, key string) (Entry, bool, e
 		e.TTL = ttl.Round(time.Millisecond)
 	}
 	return e, true, nil
+}
+
+// readStream reads a stream's entries (XRANGE), its IDs and counters (XINFO
+// STREAM), its groups (XINFO GROUPS), their pending entries (XPENDING) and
+// consumers (XINFO CONSUMERS).
+func readStream(ctx context.Context, c redis.Cmdable, key string) (*Stream, error) {
+	d, ok := c.(doer)
+	if !ok {
+		return nil, fmt.Errorf("reading stream %q needs a client with Do (a *redis.Client, Ring, ClusterClient or Conn), not a %T", key, c)
+	}
+	raw, err := d.Do(ctx, "xrange", key, "-", "+").Slice()
+	if err != nil {
+		return nil, err
+	}
+	info, err := c.XInfoStream(ctx, key).Result()
+	if err != nil {
+		return nil, err
+	}
+	st := &Stream{
+		LastID:          info.LastGeneratedID,
+		EntriesAdded:    info.EntriesAdded,
+		MaxDeletedID:    info.MaxDeletedEntryID,
+		RecordedFirstID: info.RecordedFirstEntryID,
+	}
+	for _, m := range raw {
+		e, err := rawStreamEntry(m)
+		if err != nil {
+			return nil, err
+		}
+		st.Entries = append(st.Entries, e)
+	}
+	groups, err := c.XInfoGroups(ctx, key).Result()
+	if err != nil {
+		return nil, err
+	}
+	for _, g := range groups {
+		sg := StreamGroup{Name: g.Name, LastDeliveredID: g.LastDeliveredID, EntriesRead: g.EntriesRead}
+		if g.EntriesRead == 0 {
+			// go-redis reads a nil entries-read as 0; ask again, raw.
+			raw, err := d.Do(ctx, "xinfo", "groups", key).Slice()
+			if err != nil {
+				return nil, err
+			}
+			sg.EntriesRead = rawEntriesRead(raw, g.Name)
+		}
+		pending, err := c.XPendingExt(ctx, &redis.XPendingExtArgs{Stream: key, Group: g.Name, Start: "-", End: "+", Count: math.MaxInt32}).Result()
+		if err != nil {
+			return nil, err
+		}
+		for _, p := range pending {
+			sg.Pending = append(sg.Pending, StreamPending{ID: p.ID, Consumer: p.Consumer, Deliveries: p.RetryCount})
+		}
+		consumers, err := c.XInfoConsumers(ctx, key, g.Name).Result()
+		if err != nil {
+			return nil, err
+		}
+		for _, cons := range consumers {
+			sg.Consumers = append(sg.Consumers, cons.Name)
+		}
+		sort.Strings(sg.Consumers)
+		st.Groups = append(st.Groups, sg)
+	}
+	return st, nil
+}
+
+type doer interface {
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// rawStreamEntry reads one entry of a raw XRANGE reply: [id, [field, value, ...]].
+func rawStreamEntry(v any) (StreamEntry, error) {
+	pair, ok := v.([]any)
+	if !ok || len(pair) != 2 {
+		return StreamEntry{}, fmt.Errorf("unexpected XRANGE entry %#v", v)
+	}
+	id, _ := pair[0].(string)
+	fields, _ := pair[1].([]any)
+	e := StreamEntry{ID: id}
+	for _, f := range fields {
+		s, ok := f.(string)
+		if !ok {
+			return StreamEntry{}, fmt.Errorf("unexpected XRANGE field %#v", f)
+		}
+		e.Fields = append(e.Fields, s)
+	}
+	return e, nil
+}
+
+// rawMap reads a RESP2 flat array of pairs or a RESP3 map.
+func rawMap(v any) map[string]any {
+	m := map[string]any{}
+	switch v := v.(type) {
+	case []any:
+		for i := 0; i+1 < len(v); i += 2 {
+			if k, ok := v[i].(string); ok {
+				m[k] = v[i+1]
+			}
+		}
+	case map[any]any:
+		for k, x := range v {
+			if k, ok := k.(string); ok {
+				m[k] = x
+			}
+		}
+	}
+	return m
+}
+
+// rawEntriesRead finds a group's entries-read in a raw XINFO GROUPS reply,
+// -1 when it is nil.
+func rawEntriesRead(raw []any, group string) int64 {
+	for _, g := range raw {
+		m := rawMap(g)
+		if m["name"] != group {
+			continue
+		}
+		if n, ok := m["entries-read"].(int64); ok {
+			return n
+		}
+		return -1
+	}
+	return -1
 }

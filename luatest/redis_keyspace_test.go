@@ -29,8 +29,22 @@ func TestRedisKeyspace(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if err := client.RPush(ctx, "app:list", "x").Err(); err != nil {
-		t.Fatal(err)
+	for _, c := range [][]any{
+		{"rpush", "app:list", "x", "y"},
+		{"sadd", "app:set", "b", "a", "10"},
+		{"xadd", "app:stream", "1-1", "f", "v"},
+		{"xadd", "app:stream", "2-0", "g", "w", "h", "x"},
+		{"xgroup", "create", "app:stream", "grp", "0"},
+		{"xgroup", "create", "app:stream", "fresh", "$", "entriesread", "-1"},
+		{"xreadgroup", "group", "grp", "alice", "count", "1", "streams", "app:stream", ">"},
+		{"xgroup", "createconsumer", "app:stream", "grp", "bob"},
+	} {
+		if err := client.Do(ctx, c...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := srv.Do(c...); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	if err := client.ConfigResetStat(ctx).Err(); err != nil {
@@ -45,7 +59,17 @@ func TestRedisKeyspace(t *testing.T) {
 		"app:bin":  {Type: "string", String: "\x00\xff", TTL: NoTTL},
 		"app:hash": {Type: "hash", Hash: map[string]string{"a": "1", "b": "2"}, TTL: 5 * time.Second},
 		"app:zset": {Type: "zset", ZSet: []Member{{"neg", -1.5}, {"a", 1}, {"c", 1}, {"b", 2}, {"top", inf}}, TTL: NoTTL},
-		"app:list": {Type: "list", TTL: NoTTL},
+		"app:list": {Type: "list", List: []string{"x", "y"}, TTL: NoTTL},
+		"app:set":  {Type: "set", Set: []string{"10", "a", "b"}, TTL: NoTTL},
+		"app:stream": {Type: "stream", TTL: NoTTL, Stream: &Stream{
+			Entries:      []StreamEntry{{ID: "1-1", Fields: []string{"f", "v"}}, {ID: "2-0", Fields: []string{"g", "w", "h", "x"}}},
+			LastID:       "2-0",
+			EntriesAdded: 2, MaxDeletedID: "0-0", RecordedFirstID: "1-1",
+			Groups: []StreamGroup{
+				{Name: "fresh", LastDeliveredID: "2-0", EntriesRead: -1},
+				{Name: "grp", LastDeliveredID: "1-1", EntriesRead: 1, Pending: []StreamPending{{ID: "1-1", Consumer: "alice", Deliveries: 1}}, Consumers: []string{"alice", "bob"}},
+			},
+		}},
 	}
 	if d := DiffKeyspaces(got, want, 2*time.Second); d != "" {
 		t.Fatalf("RedisKeyspace differs from what was written (-want +got):\n%s", d)
@@ -59,7 +83,8 @@ func TestRedisKeyspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	allowed := map[string]bool{"scan": true, "type": true, "get": true, "hgetall": true, "zrange": true, "pttl": true, "config|resetstat": true, "info": true}
+	allowed := map[string]bool{"scan": true, "type": true, "get": true, "hgetall": true, "zrange": true, "pttl": true, "config|resetstat": true, "info": true,
+		"lrange": true, "smembers": true, "xrange": true, "xinfo|stream": true, "xinfo|groups": true, "xpending": true, "xinfo|consumers": true}
 	seen := map[string]bool{}
 	for _, line := range splitLines(stats) {
 		name, ok := strings.CutPrefix(line, "cmdstat_")
@@ -72,7 +97,7 @@ func TestRedisKeyspace(t *testing.T) {
 			t.Errorf("RedisKeyspace sent %s", name)
 		}
 	}
-	for _, name := range []string{"scan", "type", "get", "hgetall", "zrange", "pttl"} {
+	for _, name := range []string{"scan", "type", "get", "hgetall", "zrange", "pttl", "lrange", "smembers", "xrange", "xinfo|stream", "xinfo|groups", "xpending", "xinfo|consumers"} {
 		if !seen[name] {
 			t.Errorf("commandstats do not show %s: %q", name, stats)
 		}
@@ -83,7 +108,6 @@ func TestRedisKeyspace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	delete(all, "app:list")
 	if d := DiffKeyspaces(srv.Keyspace(), all, 2*time.Second); d != "" {
 		t.Fatalf("harness differs from redis (-redis +harness):\n%s", d)
 	}

@@ -1,10 +1,17 @@
 package luatest
 
 import (
+	"bufio"
 	"context"
 	"errors"
+	"fmt"
+	"io"
+	"net"
 	"os"
+	"strconv"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/redis/go-redis/v9"
@@ -14,7 +21,7 @@ import (
 // port, a temporary directory, never 6379, killed when the test ends) and returns
 // a RESP2 client to it, as the harness converts replies: with RESP3 a script's
 // {double=...}, {map=...} and {set=...} replies reach go-redis as float64 and maps.
-func startRedis(t *testing.T) *redis.Client {
+func startRedis(t testing.TB) *redis.Client {
 	t.Helper()
 	srv := redistest.Start(t)
 	client := srv.Client(0, func(o *redis.Options) { o.Protocol = 2; o.MaxRetries = -1 })
@@ -94,4 +101,111 @@ func normalizeValue(v any) any {
 func readFile(path string) (string, error) {
 	b, err := os.ReadFile(path)
 	return string(b), err
+}
+
+// respConn is a bare RESP2 connection to a test server: its replies keep the
+// RESP type go-redis hides (a status reply is a Status, a bulk string a string).
+type respConn struct {
+	conn net.Conn
+	r    *bufio.Reader
+}
+
+func dialRESP(t testing.TB, addr string) *respConn {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return &respConn{conn: conn, r: bufio.NewReader(conn)}
+}
+
+// do sends one command and reads its reply: int64, string, Status, nil, []any
+// (with *ErrorReply for an error inside an array); a top-level error reply is
+// returned as an *ErrorReply error.
+func (c *respConn) do(args ...string) (any, error) {
+	var b strings.Builder
+	fmt.Fprintf(&b, "*%d\r\n", len(args))
+	for _, a := range args {
+		fmt.Fprintf(&b, "$%d\r\n%s\r\n", len(a), a)
+	}
+	if err := c.conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		return nil, err
+	}
+	if _, err := io.WriteString(c.conn, b.String()); err != nil {
+		return nil, err
+	}
+	v, err := c.read()
+	if err != nil {
+		return nil, err
+	}
+	if e, ok := v.(*ErrorReply); ok {
+		return nil, e
+	}
+	return v, nil
+}
+
+func (c *respConn) read() (any, error) {
+	line, err := c.r.ReadString('\n')
+	if err != nil {
+		return nil, err
+	}
+	line = strings.TrimSuffix(line, "\r\n")
+	if line == "" {
+		return nil, errors.New("empty RESP line")
+	}
+	body := line[1:]
+	switch line[0] {
+	case '+':
+		return Status(body), nil
+	case '-':
+		return &ErrorReply{Msg: body}, nil
+	case ':':
+		return strconv.ParseInt(body, 10, 64)
+	case '$':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < 0 {
+			return nil, err
+		}
+		buf := make([]byte, n+2)
+		if _, err := io.ReadFull(c.r, buf); err != nil {
+			return nil, err
+		}
+		return string(buf[:n]), nil
+	case '*':
+		n, err := strconv.Atoi(body)
+		if err != nil || n < 0 {
+			return nil, err
+		}
+		out := make([]any, n)
+		for i := range out {
+			if out[i], err = c.read(); err != nil {
+				return nil, err
+			}
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("unexpected RESP line %q", line)
+}
+
+// eval runs EVAL on the connection with keys and args encoded as the harness
+// encodes them.
+func (c *respConn) eval(src string, keys []string, args []any) (any, error) {
+	argv, err := encodeArgs(args)
+	if err != nil {
+		return nil, err
+	}
+	cmd := append([]string{"eval", src, strconv.Itoa(len(keys))}, keys...)
+	return c.do(append(cmd, argv...)...)
+}
+
+// doTyped is Server.Do with the reply's RESP types kept (Status for a status reply).
+func (s *Server) doTyped(args ...string) (any, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.clientCall(append([]string(nil), args...), s.clock.unixMilli(), nil)
+	if e, ok := r.(errReply); ok {
+		return nil, &ErrorReply{Msg: string(e)}
+	}
+	return replyToTyped(r), nil
 }

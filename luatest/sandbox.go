@@ -8,13 +8,16 @@ import (
 	"strings"
 
 	lua "github.com/yuin/gopher-lua"
+
+	"github.com/hanchat/luagen/gen/rediscmd"
 )
 
-// Sizes of a script's Lua state. Lua 5.1 allows deeper recursion (about 20000
-// Lua calls, 200 nested C calls); deeper than callStackSize fails here with
-// "stack overflow".
+// Sizes of a script's Lua state. Redis lets Lua calls nest 19998 deep
+// (LUAI_MAXCALLS); here 3999 calls fit and one more is a "stack overflow", as
+// there: gopher-lua's handling of a stack overflow takes time quadratic in the
+// depth (two seconds at Redis's depth, a minute under the race detector).
 const (
-	callStackSize    = 1024
+	callStackSize    = 4000
 	registrySize     = 1024 * 8
 	registryMaxSize  = 1024 * 1024
 	registryGrowStep = 1024
@@ -29,141 +32,15 @@ const (
 	redisVersionNum = 0x07000f
 )
 
-// builtins are the base-library globals Redis 7.0.15 gives a script (its allow
+// baseGlobals are the base-library globals Redis 7.0.15 gives a script (its allow
 // list, minus print, getfenv, setfenv and newproxy, which it removes too).
-var builtins = []string{
+var baseGlobals = []string{
 	"assert", "collectgarbage", "error", "gcinfo", "getmetatable", "ipairs", "load",
 	"loadstring", "next", "pairs", "pcall", "rawequal", "rawget", "rawset", "select",
 	"setmetatable", "tonumber", "tostring", "type", "unpack", "xpcall", "_VERSION",
 }
 
 const readonlyMsg = "Attempt to modify a readonly table"
-
-// sandbox is the protected environment of one Lua state.
-type sandbox struct {
-	r       *runState
-	proxies map[*lua.LTable]*lua.LTable // read-only proxy → the table it shows
-	orig    map[string]lua.LValue       // gopher-lua's own base functions
-	sources map[string]string           // chunk display name → Lua source, for loadstring/load chunks
-}
-
-// newState makes the Lua state of one run: base, table, string and math
-// libraries only, globals protected as Redis 7.0 protects them.
-func (r *runState) newState(keys, argv []string) *lua.LState {
-	L := lua.NewState(lua.Options{
-		SkipOpenLibs:     true,
-		CallStackSize:    callStackSize,
-		RegistrySize:     registrySize,
-		RegistryMaxSize:  registryMaxSize,
-		RegistryGrowStep: registryGrowStep,
-	})
-	for _, lib := range []struct {
-		name string
-		fn   lua.LGFunction
-	}{
-		{lua.BaseLibName, lua.OpenBase},
-		{lua.TabLibName, lua.OpenTable},
-		{lua.StringLibName, lua.OpenString},
-		{lua.MathLibName, lua.OpenMath},
-	} {
-		L.Push(L.NewFunction(lib.fn))
-		L.Push(lua.LString(lib.name))
-		L.Call(1, 0)
-	}
-	orig := L.G.Global
-	sb := &sandbox{r: r, proxies: map[*lua.LTable]*lua.LTable{}, orig: map[string]lua.LValue{}, sources: map[string]string{}}
-	r.sb = sb
-	orig.ForEach(func(k, v lua.LValue) {
-		if s, ok := k.(lua.LString); ok {
-			sb.orig[string(s)] = v
-		}
-	})
-
-	real := L.NewTable() // the globals a script reads; never reachable from the script
-	for _, name := range builtins {
-		real.RawSetString(name, orig.RawGetString(name))
-	}
-	fns := map[string]lua.LGFunction{
-		"pcall":          redisPcall,
-		"tostring":       luaTostring,
-		"tonumber":       luaTonumber,
-		"unpack":         luaUnpack,
-		"select":         luaSelect,
-		"error":          luaError,
-		"loadstring":     sb.loadstring,
-		"load":           sb.load,
-		"collectgarbage": luaCollectGarbage,
-		"gcinfo":         luaGcinfo,
-		"next":           sb.next,
-		"pairs":          sb.pairs,
-		"rawget":         sb.rawget,
-		"rawset":         sb.rawset,
-		"setmetatable":   sb.setmetatable,
-		"getmetatable":   sb.getmetatable,
-	}
-	for name, fn := range fns {
-		real.RawSetString(name, L.NewFunction(fn))
-	}
-
-	mathLib := orig.RawGetString("math").(*lua.LTable)
-	mathLib.RawSetString("huge", lua.LNumber(math.Inf(1)))
-	mathLib.RawSetString("random", L.NewFunction(r.s.rand.luaRandom))
-	mathLib.RawSetString("randomseed", L.NewFunction(r.s.rand.luaRandomseed))
-	tableLib := orig.RawGetString("table").(*lua.LTable)
-	tableLib.RawSetString("foreach", L.NewFunction(tableForeach))
-	tableLib.RawSetString("foreachi", L.NewFunction(tableForeachi))
-	tableLib.RawSetString("setn", L.NewFunction(tableSetn))
-
-	real.RawSetString("string", sb.readonly(L, orig.RawGetString("string").(*lua.LTable)))
-	real.RawSetString("table", sb.readonly(L, tableLib))
-	real.RawSetString("math", sb.readonly(L, mathLib))
-	real.RawSetString("redis", sb.readonly(L, r.redisTable(L)))
-	real.RawSetString("KEYS", stringArray(L, keys))
-	real.RawSetString("ARGV", stringArray(L, argv))
-
-	missing := L.NewTable()
-	missing.RawSetString("__index", L.NewFunction(nonexistentGlobal))
-	L.SetMetatable(real, missing)
-
-	globals := sb.readonly(L, real)
-	real.RawSetString("_G", globals)
-	L.G.Global = globals
-	L.Env = globals
-	return L
-}
-
-func stringArray(L *lua.LState, ss []string) *lua.LTable {
-	t := L.CreateTable(len(ss), 0)
-	for i, s := range ss {
-		t.RawSetInt(i+1, lua.LString(s))
-	}
-	return t
-}
-
-// readonly returns an empty proxy that shows t and refuses every assignment.
-func (sb *sandbox) readonly(L *lua.LState, t *lua.LTable) *lua.LTable {
-	p := L.NewTable()
-	mt := L.NewTable()
-	mt.RawSetString("__index", t)
-	mt.RawSetString("__newindex", L.NewFunction(func(L *lua.LState) int {
-		L.RaiseError(readonlyMsg)
-		return 0
-	}))
-	mt.RawSetString("__metatable", lua.LFalse)
-	L.SetMetatable(p, mt)
-	sb.proxies[p] = t
-	return p
-}
-
-// shown is the table a value shows: the real table behind a read-only proxy.
-func (sb *sandbox) shown(v lua.LValue) lua.LValue {
-	if t, ok := v.(*lua.LTable); ok {
-		if real, ok := sb.proxies[t]; ok {
-			return real
-		}
-	}
-	return v
-}
 
 func nonexistentGlobal(L *lua.LState) int {
 	switch k := L.Get(2).(type) {
@@ -188,36 +65,36 @@ func raiseReply(L *lua.LState, msg string) {
 	L.Error(errorTable(L, msg), 0)
 }
 
-func (sb *sandbox) next(L *lua.LState) int {
+func (vm *luaVM) next(L *lua.LState) int {
 	t := L.CheckTable(1)
 	L.SetTop(2)
-	L.Push(sb.orig["next"])
-	L.Push(sb.shown(t))
+	L.Push(vm.orig["next"])
+	L.Push(vm.shown(t))
 	L.Push(L.Get(2))
 	L.Call(2, lua.MultRet)
 	return L.GetTop() - 2
 }
 
-func (sb *sandbox) pairs(L *lua.LState) int {
+func (vm *luaVM) pairs(L *lua.LState) int {
 	t := L.CheckTable(1)
-	L.Push(sb.orig["next"])
-	L.Push(sb.shown(t))
+	L.Push(vm.orig["next"])
+	L.Push(vm.shown(t))
 	L.Push(lua.LNil)
 	return 3
 }
 
-func (sb *sandbox) rawget(L *lua.LState) int {
+func (vm *luaVM) rawget(L *lua.LState) int {
 	t := L.CheckTable(1)
 	k := L.CheckAny(2)
-	L.Push(sb.shown(t).(*lua.LTable).RawGet(k))
+	L.Push(vm.shown(t).(*lua.LTable).RawGet(k))
 	return 1
 }
 
-func (sb *sandbox) rawset(L *lua.LState) int {
+func (vm *luaVM) rawset(L *lua.LState) int {
 	t := L.CheckTable(1)
 	L.CheckAny(2)
 	L.CheckAny(3)
-	if _, ok := sb.proxies[t]; ok {
+	if vm.isProxy(t) {
 		raise(L, readonlyMsg)
 	}
 	t.RawSet(L.Get(2), L.Get(3))
@@ -225,35 +102,135 @@ func (sb *sandbox) rawset(L *lua.LState) int {
 	return 1
 }
 
-func (sb *sandbox) setmetatable(L *lua.LState) int {
-	if t, ok := L.Get(1).(*lua.LTable); ok {
-		if _, ok := sb.proxies[t]; ok {
-			raise(L, readonlyMsg)
-		}
+func (vm *luaVM) setmetatable(L *lua.LState) int {
+	if vm.isProxy(L.Get(1)) {
+		raise(L, readonlyMsg)
 	}
-	L.Push(sb.orig["setmetatable"])
+	L.Push(vm.orig["setmetatable"])
 	L.Push(L.Get(1))
 	L.Push(L.Get(2))
 	L.Call(2, 1)
 	return 1
 }
 
-func (sb *sandbox) getmetatable(L *lua.LState) int {
-	if t, ok := L.Get(1).(*lua.LTable); ok {
-		if _, ok := sb.proxies[t]; ok {
+// getmetatable shows a protected metatable (of the globals, of strings) through
+// its read-only proxy, and the metatable of a read-only table as that of the
+// table it shows.
+func (vm *luaVM) getmetatable(L *lua.LState) int {
+	v := vm.shown(L.CheckAny(1))
+	mt := L.GetMetatable(v)
+	if t, ok := mt.(*lua.LTable); ok {
+		if vm.hidden[t] {
 			L.Push(lua.LNil)
 			return 1
 		}
+		if p, ok := vm.views[t]; ok {
+			L.Push(p)
+			return 1
+		}
+		if f := t.RawGetString("__metatable"); f != lua.LNil {
+			L.Push(f)
+			return 1
+		}
 	}
-	L.Push(sb.orig["getmetatable"])
-	L.Push(L.CheckAny(1))
-	L.Call(1, 1)
+	L.Push(mt)
 	return 1
+}
+
+// tableInsert is Lua 5.1's table.insert, refusing a read-only table as
+// Redis's lua_rawseti does.
+func (vm *luaVM) tableInsert(L *lua.LState) int {
+	t := L.CheckTable(1)
+	e := t.Len() + 1
+	var pos int
+	switch L.GetTop() {
+	case 2:
+		pos = e
+	case 3:
+		pos = luaInt(L, 2)
+		if pos > e {
+			e = pos
+		}
+		if vm.isProxy(t) && e > pos {
+			raise(L, readonlyMsg)
+		}
+		for i := e; i > pos; i-- {
+			t.RawSetInt(i, t.RawGetInt(i-1))
+		}
+	default:
+		raise(L, "wrong number of arguments to 'insert'")
+	}
+	if vm.isProxy(t) {
+		raise(L, readonlyMsg)
+	}
+	t.RawSetInt(pos, L.Get(L.GetTop()))
+	return 0
+}
+
+// luaCallError is the __call of values that are not functions: Lua 5.1's
+// error for calling one, with the position of the Lua code that called it.
+func luaCallError(L *lua.LState) int {
+	raise(L, where(L, 1)+"attempt to call a "+luaTypeName(L.Get(1))+" value")
+	return 0
+}
+
+// maxCCalls is Lua 5.1's LUAI_MAXCCALLS: calls from C (pcall, xpcall) into
+// Lua may nest 200 deep, the script's own call included.
+const maxCCalls = 200
+
+// enterC counts one more nested pcall or xpcall; at Lua 5.1's limit it
+// answers false, "C stack overflow" (as pcall returns it) and false.
+func (vm *luaVM) enterC(L *lua.LState) bool {
+	if vm.cCalls+1 >= maxCCalls {
+		L.SetTop(0)
+		L.Push(lua.LFalse)
+		L.Push(lua.LString("C stack overflow"))
+		return false
+	}
+	vm.cCalls++
+	return true
+}
+
+func (vm *luaVM) leaveC() { vm.cCalls-- }
+
+// xpcall is gopher-lua's xpcall within Lua 5.1's nesting limit.
+func (vm *luaVM) xpcall(L *lua.LState) int {
+	if !vm.enterC(L) {
+		return 2
+	}
+	defer vm.leaveC()
+	top := L.GetTop()
+	L.Insert(vm.orig["xpcall"], 1)
+	L.Call(top, lua.MultRet)
+	return L.GetTop()
+}
+
+// luaLenError is the __len of values # does not apply to: Lua 5.1's text.
+func luaLenError(L *lua.LState) int {
+	raise(L, where(L, 1)+"attempt to get length of a "+luaTypeName(L.Get(1))+" value")
+	return 0
+}
+
+// luaUnmError is the __unm of values unary minus does not apply to; a
+// string that reads as a number (Lua 5.1's conversion) is negated.
+func luaUnmError(L *lua.LState) int {
+	if s, ok := L.Get(1).(lua.LString); ok {
+		if n, ok := luaNumber(s); ok {
+			L.Push(lua.LNumber(-n))
+			return 1
+		}
+	}
+	raise(L, where(L, 1)+"attempt to perform arithmetic on a "+luaTypeName(L.Get(1))+" value")
+	return 0
 }
 
 // redisPcall is Redis 7.0's pcall: an error table with an err field is caught as
 // the err string.
-func redisPcall(L *lua.LState) int {
+func (vm *luaVM) redisPcall(L *lua.LState) int {
+	if !vm.enterC(L) {
+		return 2
+	}
+	defer vm.leaveC()
 	if L.GetTop() == 0 {
 		// Redis's pcall calls its placeholder result, true, here.
 		L.Push(lua.LFalse)
@@ -457,13 +434,13 @@ func strtoul(s string, base int) (float64, bool) {
 }
 
 // loadstring is Lua 5.1's: the chunk is named after its source.
-func (sb *sandbox) loadstring(L *lua.LState) int {
+func (vm *luaVM) loadstring(L *lua.LState) int {
 	src := L.CheckString(1)
-	return sb.loadChunk(L, src, L.OptString(2, src))
+	return vm.loadChunk(L, src, L.OptString(2, src))
 }
 
 // load is Lua 5.1's: it reads the chunk from a function; the default name is "=(load)".
-func (sb *sandbox) load(L *lua.LState) int {
+func (vm *luaVM) load(L *lua.LState) int {
 	fn := L.CheckFunction(1)
 	name := L.OptString(2, "=(load)")
 	var buf strings.Builder
@@ -491,12 +468,19 @@ func (sb *sandbox) load(L *lua.LState) int {
 		}
 		buf.WriteString(string(s))
 	}
-	return sb.loadChunk(L, buf.String(), name)
+	return vm.loadChunk(L, buf.String(), name)
 }
 
-func (sb *sandbox) loadChunk(L *lua.LState, src, chunkname string) int {
+func (vm *luaVM) loadChunk(L *lua.LState, src, chunkname string) int {
 	display := chunkID(chunkname)
-	sb.sources[display] = chunkname
+	vm.sources[display] = chunkname
+	if strings.HasPrefix(src, lua51Signature) {
+		// Redis 7.0's loadstring takes text only: a precompiled chunk (what
+		// string.dump gives) is parsed as text and fails on its first byte.
+		L.Push(lua.LNil)
+		L.Push(lua.LString(display + ":1: unexpected symbol near 'char(27)'"))
+		return 2
+	}
 	fn, err := L.Load(strings.NewReader(src), display)
 	if err != nil {
 		L.Push(lua.LNil)
@@ -507,9 +491,13 @@ func (sb *sandbox) loadChunk(L *lua.LState, src, chunkname string) int {
 	return 1
 }
 
-// chunkID is Lua 5.1's luaO_chunkid: how a chunk name shows in messages.
+// chunkID is Lua 5.1's luaO_chunkid: how a chunk name shows in messages. The
+// name is a C string: it ends at the first NUL.
 func chunkID(source string) string {
 	const idSize = 60
+	if i := strings.IndexByte(source, 0); i >= 0 {
+		source = source[:i]
+	}
 	switch {
 	case strings.HasPrefix(source, "="):
 		return truncate(source[1:], idSize-1)
@@ -533,6 +521,27 @@ func chunkID(source string) string {
 		return `[string "` + source[:n] + `..."]`
 	}
 	return `[string "` + source + `"]`
+}
+
+// lua51Signature starts every precompiled Lua chunk (LUA_SIGNATURE).
+const lua51Signature = "\x1bLua"
+
+// lua51Header is the header of a chunk Lua 5.1 dumps on x86-64: signature,
+// version 5.1, official format, little endian, sizes of int, size_t,
+// Instruction and lua_Number, floating-point numbers.
+const lua51Header = lua51Signature + "\x51\x00\x01\x04\x08\x04\x08\x00"
+
+// stringDump is string.dump: a Lua function gives a binary chunk (Lua 5.1's
+// header followed by gopher-lua's listing of the function, which no loader
+// here or in Redis accepts); a Go function cannot be dumped, as a C function
+// cannot in Lua 5.1.
+func stringDump(L *lua.LState) int {
+	fn := L.CheckFunction(1)
+	if fn.IsG {
+		raise(L, "unable to dump given function")
+	}
+	L.Push(lua.LString(lua51Header + fn.Proto.String()))
+	return 1
 }
 
 func luaCollectGarbage(L *lua.LState) int {
@@ -597,15 +606,15 @@ func tableSetn(L *lua.LState) int {
 
 // ---- the redis table ----
 
-func (r *runState) redisTable(L *lua.LState) *lua.LTable {
+func (vm *luaVM) redisTable(L *lua.LState) *lua.LTable {
 	t := L.NewTable()
 	fns := map[string]lua.LGFunction{
-		"call":               func(L *lua.LState) int { return r.redisCall(L, true) },
-		"pcall":              func(L *lua.LState) int { return r.redisCall(L, false) },
+		"call":               func(L *lua.LState) int { return vm.run.redisCall(L, true) },
+		"pcall":              func(L *lua.LState) int { return vm.run.redisCall(L, false) },
 		"error_reply":        redisErrorReply,
 		"status_reply":       redisStatusReply,
 		"sha1hex":            redisSha1hex,
-		"log":                r.redisLog,
+		"log":                func(L *lua.LState) int { return vm.run.redisLog(L) },
 		"setresp":            redisSetresp,
 		"set_repl":           redisSetRepl,
 		"replicate_commands": func(L *lua.LState) int { L.Push(lua.LTrue); return 1 },
@@ -763,8 +772,7 @@ func redisACLCheckCmd(L *lua.LState) int {
 	if bad != "" {
 		raiseReply(L, string(bad))
 	}
-	name := strings.ToLower(argv[0])
-	if spec := commands[name]; spec == nil && name != "select" {
+	if _, err := rediscmd.Resolve(argv); err != nil {
 		raiseReply(L, "ERR Invalid command passed to redis.acl_check_cmd()")
 	}
 	L.Push(lua.LTrue)
@@ -777,6 +785,10 @@ func redisACLCheckCmd(L *lua.LState) int {
 type rand48 struct{ x uint64 }
 
 func (g *rand48) seed(s int32) { g.x = uint64(uint32(s))<<16 | 0x330e }
+
+// reset puts the generator where a new redis-server's is (redisSrand48 never
+// called: rand.c's X0, X1, X2).
+func (g *rand48) reset() { g.x = 0x1234_abcd_330e }
 
 func (g *rand48) next() int32 {
 	g.x = (0x5deece66d*g.x + 0xb) & (1<<48 - 1)
@@ -820,3 +832,6 @@ func (g *rand48) luaRandomseed(L *lua.LState) int {
 	g.seed(int32(luaInt(L, 1)))
 	return 0
 }
+
+func (vm *luaVM) mathRandom(L *lua.LState) int     { return vm.run.s.rand.luaRandom(L) }
+func (vm *luaVM) mathRandomseed(L *lua.LState) int { return vm.run.s.rand.luaRandomseed(L) }

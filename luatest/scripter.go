@@ -2,7 +2,6 @@ package luatest
 
 import (
 	"context"
-	"fmt"
 	"sync"
 
 	"github.com/redis/go-redis/v9"
@@ -46,6 +45,10 @@ func (sc *Scripter) Check() error {
 // ScriptLoad compiles src into the cache and answers its SHA1.
 func (sc *Scripter) ScriptLoad(ctx context.Context, src string) *redis.StringCmd {
 	cmd := redis.NewStringCmd(ctx, "script", "load", src)
+	if _, _, shebangErr := readShebang([]byte(src)); shebangErr != "" {
+		cmd.SetErr(&ErrorReply{Msg: "ERR " + shebangErr})
+		return cmd
+	}
 	script, err := Load("user_script", []byte(src))
 	if err != nil {
 		cmd.SetErr(&ErrorReply{Msg: "ERR Error compiling script (new function): " + err.Error()})
@@ -112,13 +115,12 @@ func (sc *Scripter) run(ctx context.Context, name, sha1 string, readOnly bool, k
 		cmd.SetErr(&ErrorReply{Msg: "NOSCRIPT No matching script. Please use EVAL."})
 		return cmd
 	}
-	if readOnly && !script.ReadOnly() {
-		// Redis 7 runs such a script but refuses its first write; the harness
-		// refuses it up front, which only a script without the flag can notice.
-		cmd.SetErr(&ErrorReply{Msg: fmt.Sprintf("ERR luatest: %s without the no-writes flag called through %s", script.File(), name)})
-		return cmd
+	var res *Result
+	if readOnly {
+		res = sc.s.RunReadOnly(script, keys, args...)
+	} else {
+		res = sc.s.Run(script, keys, args...)
 	}
-	res := sc.s.Run(script, keys, args...)
 	sc.mu.Lock()
 	sc.results = append(sc.results, res)
 	sc.mu.Unlock()

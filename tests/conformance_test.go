@@ -16,19 +16,54 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// clockSlack is how far apart the harness clock (set from Redis's TIME before each
-// step) and Redis's own clock may be when the step's script runs.
-const clockSlack = 25 * time.Millisecond
+// stepClock keeps the harness clock on Redis's: before each step it sets the
+// harness clock to Redis's TIME, and after the step ran on Redis it reads TIME
+// again. The script on Redis read its clock between the two, so the harness
+// and Redis may differ by that interval (and a millisecond of rounding), and
+// by no more: comparisons allow exactly what was measured.
+type stepClock struct {
+	h      *luatest.Server
+	real   *redis.Client
+	before time.Time
+	step   time.Duration // the interval of the last step
+	max    time.Duration // the widest interval so far
+}
+
+// start sets the harness clock to Redis's before a step.
+func (c *stepClock) start(t *testing.T) {
+	t.Helper()
+	c.before = redisNow(t, c.real)
+	c.h.Clock().Set(c.before)
+}
+
+// ran measures the step once it ran on Redis.
+func (c *stepClock) ran(t *testing.T) {
+	t.Helper()
+	c.step = redisNow(t, c.real).Sub(c.before) + time.Millisecond
+	c.max = max(c.max, c.step)
+}
+
+// slack is how far a time in a step's reply may be off: such a time (a retry
+// after, a reset) comes from this step's clock and one an earlier step
+// stored, each as far off as its step was long.
+func (c *stepClock) slack() time.Duration { return 2 * c.max }
 
 // compareKeyspaces fails when the harness and Redis hold different keys, types,
-// values or members; scores and TTLs may differ by the clock slack, and so may
-// the hash fields named in timeFields (field -> units per ms), which hold times.
-func compareKeyspaces(t *testing.T, ctx context.Context, real *redis.Client, h *luatest.Server, timeFields map[string]float64) {
+// values or members; scores and TTLs may differ by clockSlack, and so may the
+// hash fields named in timeFields (field -> units per ms), which hold times.
+//
+// The harness clock is set to Redis's just before Redis's keyspace is read, and
+// the time the reading takes is added to the slack, since Redis counts TTLs
+// down meanwhile.
+func compareKeyspaces(t *testing.T, ctx context.Context, real *redis.Client, h *luatest.Server, timeFields map[string]float64, clockSlack time.Duration) {
 	t.Helper()
+	before := redisNow(t, real)
+	h.Clock().Set(before)
 	want, err := luatest.RedisKeyspace(ctx, real, "*")
 	if err != nil {
 		t.Fatal(err)
 	}
+	clockSlack += redisNow(t, real).Sub(before) + time.Millisecond
 	got := h.Keyspace()
 	opts := cmp.Options{
 		cmpopts.EquateApprox(0, float64(clockSlack.Milliseconds())), // ZSET scores are ms timestamps
@@ -62,8 +97,8 @@ func maxUnits(m map[string]float64) float64 {
 	return out
 }
 
-// compareDecisions: the same decision, the same remaining units; times within slack.
-func compareDecisions(t *testing.T, step string, want, got vm1.RateDecision) {
+// compareDecisions: the same decision, the same remaining units; times within clockSlack.
+func compareDecisions(t *testing.T, step string, want, got vm1.RateDecision, clockSlack time.Duration) {
 	t.Helper()
 	opts := cmp.Options{
 		cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= clockSlack }),
@@ -136,20 +171,22 @@ func TestConformanceRateLimits(t *testing.T) {
 			{"bucket denied", bucket(service, 4, 2, false)},
 			{"bucket peek", bucket(service, 4, 1, true)},
 		}
+		clock := &stepClock{h: h, real: real}
 		for _, s := range steps {
 			n := nonce(t)
-			h.Clock().Set(redisNow(t, real))
+			clock.start(t)
 			want, err := s.run(realScripts, n)
 			if err != nil {
 				t.Fatalf("%s on Redis: %v", s.name, err)
 			}
+			clock.ran(t)
 			got, err := s.run(harnessScripts, n)
 			if err != nil {
 				t.Fatalf("%s on the harness: %v", s.name, err)
 			}
-			compareDecisions(t, s.name, want, got)
+			compareDecisions(t, s.name, want, got, clock.slack())
 		}
 		// The token bucket's base is a ms timestamp, its tat counts 1/limit ms.
-		compareKeyspaces(t, ctx, real, h, map[string]float64{"base": 1, "tat": 4})
+		compareKeyspaces(t, ctx, real, h, map[string]float64{"base": 1, "tat": 4}, clock.max)
 	})
 }

@@ -330,9 +330,11 @@ func TestConformanceIdempotency(t *testing.T) {
 				return s.IdemWarm(ctx, done, doneLock, vm1.IdemWarmArgs{Owner: b, Fingerprint: fpB, Status: 422, Response: resp, Version: 3, TTL: time.Hour})
 			}},
 		}
+		clock := &stepClock{h: h, real: real}
 		for _, st := range steps {
-			h.Clock().Set(redisNow(t, real))
+			clock.start(t)
 			want, wantErr := st.run(realScripts)
+			clock.ran(t)
 			got, gotErr := st.run(harnessScripts)
 			if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
 				t.Fatalf("%s: error on Redis %v, on the harness %v", st.name, wantErr, gotErr)
@@ -341,7 +343,7 @@ func TestConformanceIdempotency(t *testing.T) {
 				t.Errorf("%s: Redis (-) vs harness (+):\n%s", st.name, diff)
 			}
 		}
-		compareKeyspaces(t, ctx, real, h, nil)
+		compareKeyspaces(t, ctx, real, h, nil, clock.max)
 		auditTTLs(t, real, vm1.Keys)
 	})
 }

@@ -421,15 +421,17 @@ func TestRealtimePresenceConformance(t *testing.T) {
 		{"disconnect b again", func(p *presence.Presence) (any, error) { return p.Disconnect(ctx, b) }},
 		{"disconnect c", func(p *presence.Presence) (any, error) { return p.Disconnect(ctx, c) }},
 	}
+	clock := &stepClock{h: h, real: db1}
 	for _, s := range steps {
-		h.Clock().Set(redisNow(t, db1))
+		clock.start(t)
 		want, wantErr := s.run(real)
+		clock.ran(t)
 		got, gotErr := s.run(harness)
 		if fmt.Sprint(want) != fmt.Sprint(got) || rtErrCode(wantErr) != rtErrCode(gotErr) {
 			t.Errorf("%s: Redis %v, %v; harness %v, %v", s.name, want, wantErr, got, gotErr)
 		}
 	}
-	compareKeyspaces(t, ctx, db1, h, map[string]float64{"last_seen": 1})
+	compareKeyspaces(t, ctx, db1, h, map[string]float64{"last_seen": 1}, clock.max)
 }
 
 // rtErrCode is the error reply's code, or the error text for other errors.

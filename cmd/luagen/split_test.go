@@ -71,11 +71,14 @@ func TestSplitIsASpecEdit(t *testing.T) {
 	}
 	code, conf, stderr := luagen(t, "", "config", "--spec", spec, "--instance", "vm1", "--server", "realtime", "--port", "6390")
 	if code != 0 || !strings.Contains(conf, "for server realtime of instance vm1") || !strings.Contains(conf, "appendonly no\n") ||
-		!strings.Contains(conf, "maxmemory-policy volatile-lru\n") || !strings.Contains(conf, "db1 (db 1, REDIS_REALTIME_URL)") || !strings.Contains(conf, "--server realtime` writes this file") {
+		!strings.Contains(conf, "maxmemory-policy volatile-lru\n") || !strings.Contains(conf, "db1 (db 1, REDIS_REALTIME_URL)") || !strings.Contains(conf, "--server realtime` writes this file") ||
+		!strings.Contains(conf, "client-output-buffer-limit pubsub 4194304 1048576 10\n") {
 		t.Fatalf("config --server realtime: %d\n%s\n%s", code, conf, stderr)
 	}
 	code, conf, _ = luagen(t, "", "config", "--spec", spec, "--instance", "vm1")
-	if code != 0 || !strings.Contains(conf, "appendonly yes\n") || !strings.Contains(conf, "db0 (db 0, REDIS_URL), db2 (db 2, SAFETY_STUB_REDIS_URL)") {
+	// The realtime channels moved: vm1's own server keeps the limit of an instance without channels.
+	if code != 0 || !strings.Contains(conf, "appendonly yes\n") || !strings.Contains(conf, "db0 (db 0, REDIS_URL), db2 (db 2, SAFETY_STUB_REDIS_URL)") ||
+		!strings.Contains(conf, "client-output-buffer-limit pubsub 524288 131072 10\n") {
 		t.Fatalf("config of vm1's own server: %d\n%s", code, conf)
 	}
 	for _, args := range [][]string{

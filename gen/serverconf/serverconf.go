@@ -97,6 +97,14 @@ func RenderServer(spec *keyspec.Spec, in *keyspec.Instance, server string, o Opt
 		w(`save ""`)
 	}
 	w("")
+	hard, soft, largest := pubSubLimits(spec, in, srv)
+	w("%s", comment(fmt.Sprintf("Pub/Sub output buffers: a subscriber that falls %d messages of "+
+		"the largest payload its channels allow (%d bytes) behind, or %d for %d s, is disconnected. Pub/Sub is at-most-once and a "+
+		"subscriber must reconcile from its source of truth after it reconnects, so nothing is lost that a larger buffer "+
+		"would keep; the buffers count in the instance's memory sizing, and Redis's default (32 MB per subscriber) would let a "+
+		"few slow subscribers take it.", pubsubHardMessages, largest, pubsubSoftMessages, pubsubSoftSeconds)))
+	w("client-output-buffer-limit pubsub %d %d %d", hard, soft, pubsubSoftSeconds)
+	w("")
 	w("%s", comment("Eviction: "+oneLine(srv.EvictionReason)+"."))
 	w("maxmemory-policy %s", srv.EvictionPolicy)
 	for _, q := range srv.TBD {
@@ -112,6 +120,36 @@ func cite(source string) string {
 		return " (source: " + source + ")"
 	}
 	return ""
+}
+
+// The Pub/Sub output-buffer limit, in messages of the instance's largest channel
+// payload: the hard limit disconnects at once, the soft one after it has been
+// exceeded for pubsubSoftSeconds.
+const (
+	pubsubHardMessages = 1024
+	pubsubSoftMessages = 256
+	pubsubSoftSeconds  = 10
+	// pubsubMinPayload is the message size assumed for an instance with no
+	// channel (no subscriber is expected there: its ACL grants no channel).
+	pubsubMinPayload = 512
+)
+
+// PubSubLimits are the hard and soft client-output-buffer-limit pubsub of in, in
+// bytes, and the largest channel payload (max_bytes) they are counted in.
+func PubSubLimits(spec *keyspec.Spec, in *keyspec.Instance) (hard, soft int64, largest int) {
+	return pubSubLimits(spec, in, nil)
+}
+
+// pubSubLimits is PubSubLimits over the channels placed on srv (all of the
+// instance's when srv is nil or the instance is not split).
+func pubSubLimits(spec *keyspec.Spec, in *keyspec.Instance, srv *keyspec.Server) (hard, soft int64, largest int) {
+	largest = pubsubMinPayload
+	for _, c := range spec.ChannelsOf(in) {
+		if srv == nil || !in.Split() || c.ServerOf() == srv {
+			largest = max(largest, c.MaxBytes)
+		}
+	}
+	return int64(largest) * pubsubHardMessages, int64(largest) * pubsubSoftMessages, largest
 }
 
 // oneLine folds spec text (seeds, reasons) into one line: nothing from the spec

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -69,6 +70,18 @@ type Options struct {
 	// OnConnectionLost, when set, is told why each connection ended (network
 	// error, silence, a failed SUBSCRIBE) before the Subscriber reconnects.
 	OnConnectionLost func(err error)
+	// Registerer receives the metrics (seed 000 §11): subscribers, reconnects,
+	// drops, reconciliations and the sampled output buffer. Nil: a private
+	// registry. Subscribers of one process may share it and count together.
+	Registerer prometheus.Registerer
+	// Monitor, when set, is sampled every SampleEvery for the server-side
+	// output buffer (CLIENT LIST omem) of the subscriber connection; the
+	// Subscriber then adds a dial hook to its client to learn that
+	// connection's address. See Monitor for the ACL it needs.
+	Monitor Monitor
+	// SampleEvery is the sampling interval, at least 10ms; zero means
+	// DefaultSampleEvery.
+	SampleEvery time.Duration
 }
 
 // Stats are a Subscriber's counters since it was made.
@@ -104,6 +117,10 @@ type Subscriber struct {
 	started  atomic.Bool
 	overflow map[string]bool // run goroutine only: channels that dropped events
 
+	m        *metrics
+	connAddr atomic.Value // string: the live session's local address, from the dial hook
+	omem     atomic.Int64 // this Subscriber's part of han_rt_pubsub_output_buffer_bytes
+
 	delivered, malformed, overflowed, reconnects, reconciles, reconcileErrors atomic.Uint64
 }
 
@@ -125,6 +142,9 @@ func NewSubscriber(client redis.UniversalClient, o Options, channels ...Channel)
 	if o.PingEvery == 0 {
 		o.PingEvery = 30 * time.Second
 	}
+	if o.SampleEvery == 0 {
+		o.SampleEvery = DefaultSampleEvery
+	}
 	switch {
 	case o.Buffer < 1:
 		return nil, fmt.Errorf("pubsub: NewSubscriber: Buffer %d: want 1 or more", o.Buffer)
@@ -132,6 +152,15 @@ func NewSubscriber(client redis.UniversalClient, o Options, channels ...Channel)
 		return nil, fmt.Errorf("pubsub: NewSubscriber: backoff %s..%s: want 0 <= MinBackoff <= MaxBackoff", o.MinBackoff, o.MaxBackoff)
 	case o.PingEvery < 0:
 		return nil, fmt.Errorf("pubsub: NewSubscriber: PingEvery %s: want positive", o.PingEvery)
+	case o.SampleEvery < 10*time.Millisecond:
+		return nil, fmt.Errorf("pubsub: NewSubscriber: SampleEvery %s: want at least 10ms", o.SampleEvery)
+	}
+	if o.Registerer == nil {
+		o.Registerer = prometheus.NewRegistry()
+	}
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("pubsub: NewSubscriber: metrics: %w", err)
 	}
 	s := &Subscriber{
 		client:    client,
@@ -141,12 +170,16 @@ func NewSubscriber(client redis.UniversalClient, o Options, channels ...Channel)
 		awaiting:  map[string]*pending{},
 		confirmed: map[string]GapReason{},
 		overflow:  map[string]bool{},
+		m:         m,
 	}
 	for _, c := range channels {
 		if c.name == "" {
 			return nil, errors.New("pubsub: NewSubscriber: empty Channel (build it with Dialog or User)")
 		}
 		s.channels[c.name] = c
+	}
+	if o.Monitor != nil {
+		client.AddHook(dialRecorder{})
 	}
 	return s, nil
 }
@@ -239,6 +272,12 @@ func (s *Subscriber) Run(ctx context.Context) error {
 		return errors.New("pubsub: Run called twice")
 	}
 	defer close(s.events)
+	if s.o.Monitor != nil {
+		sampling, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); s.sampleLoop(sampling) }()
+		defer func() { stop(); <-done; s.setOutputBuffer(0) }()
+	}
 	backoff := s.o.MinBackoff
 	reason := Subscribed
 	for {
@@ -267,6 +306,13 @@ var errSilent = errors.New("pubsub: connection silent: no answer to PING")
 // once Redis confirmed them, then deliver until the connection fails. It
 // reports whether the subscription was confirmed.
 func (s *Subscriber) session(ctx context.Context, reason GapReason) (subscribed bool, err error) {
+	ctx = context.WithValue(ctx, sessionKey{}, s) // the dial hook records this session's address
+	defer s.connAddr.Store("")
+	defer func() {
+		if subscribed {
+			s.m.subscribers.Dec()
+		}
+	}()
 	ps := s.client.Subscribe(ctx)
 	defer func() { _ = ps.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
@@ -295,6 +341,7 @@ func (s *Subscriber) session(ctx context.Context, reason GapReason) (subscribed 
 		}
 	} else {
 		subscribed = true
+		s.m.subscribers.Inc()
 		s.countReconnect(reason)
 	}
 	// flush reconciles the channels whose subscription Redis confirmed, once
@@ -303,6 +350,7 @@ func (s *Subscriber) session(ctx context.Context, reason GapReason) (subscribed 
 		gaps := s.ready()
 		if len(gaps) > 0 && !subscribed {
 			subscribed = true
+			s.m.subscribers.Inc()
 			s.countReconnect(reason)
 		}
 		for _, g := range gaps {
@@ -426,6 +474,7 @@ func (s *Subscriber) ready() []Gap {
 func (s *Subscriber) countReconnect(reason GapReason) {
 	if reason == Reconnected {
 		s.reconnects.Add(1)
+		s.m.reconnects.Inc()
 	}
 }
 
@@ -440,6 +489,7 @@ func (s *Subscriber) handle(m *redis.Message) {
 	ev, err := s.o.Contract.Decode([]byte(m.Payload), ch.maxBytes)
 	if err != nil {
 		s.malformed.Add(1)
+		s.m.dropped.WithLabelValues(dropMalformed).Inc()
 		if s.o.OnMalformed != nil {
 			s.o.OnMalformed(ch.name, err)
 		}
@@ -450,6 +500,7 @@ func (s *Subscriber) handle(m *redis.Message) {
 		s.delivered.Add(1)
 	default:
 		s.overflowed.Add(1)
+		s.m.dropped.WithLabelValues(dropOverflow).Inc()
 		s.overflow[ch.name] = true
 	}
 }
@@ -480,9 +531,11 @@ func (s *Subscriber) reconcile(ctx context.Context, g Gap) error {
 		err := s.o.Reconcile(ctx, g)
 		if err == nil {
 			s.reconciles.Add(1)
+			s.m.reconciles.WithLabelValues(reconcileOK).Inc()
 			return nil
 		}
 		s.reconcileErrors.Add(1)
+		s.m.reconciles.WithLabelValues(reconcileError).Inc()
 		if !sleep(ctx, jitter(backoff)) {
 			return ctx.Err()
 		}

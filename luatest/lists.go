@@ -1,0 +1,587 @@
+package luatest
+
+import (
+	"math"
+	"strings"
+)
+
+// List commands, after Redis 7.0's t_list.c.
+
+// listValue is a list, head first.
+type listValue struct {
+	items []string
+}
+
+var listCommands = map[string]handler{
+	"lpush":     func(c *cmdCtx) reply { return pushGeneric(c, true, false) },
+	"rpush":     func(c *cmdCtx) reply { return pushGeneric(c, false, false) },
+	"lpushx":    func(c *cmdCtx) reply { return pushGeneric(c, true, true) },
+	"rpushx":    func(c *cmdCtx) reply { return pushGeneric(c, false, true) },
+	"linsert":   cmdLInsert,
+	"llen":      cmdLLen,
+	"lindex":    cmdLIndex,
+	"lset":      cmdLSet,
+	"lpop":      func(c *cmdCtx) reply { return popGeneric(c, true) },
+	"rpop":      func(c *cmdCtx) reply { return popGeneric(c, false) },
+	"lrange":    cmdLRange,
+	"ltrim":     cmdLTrim,
+	"lpos":      cmdLPos,
+	"lrem":      cmdLRem,
+	"lmove":     cmdLMove,
+	"rpoplpush": func(c *cmdCtx) reply { return lmoveGeneric(c, false, true) },
+	"lmpop":     func(c *cmdCtx) reply { return lmpopGeneric(c, 1) },
+	// A blocking command a script may call runs without blocking, as in Redis.
+	"blmpop":  func(c *cmdCtx) reply { return lmpopGeneric(c, 2) },
+	"sort":    func(c *cmdCtx) reply { return sortGeneric(c, false) },
+	"sort_ro": func(c *cmdCtx) reply { return sortGeneric(c, true) },
+}
+
+var (
+	errNoSuchKey  = errReply("ERR no such key")
+	errOutOfRange = errReply("ERR index out of range")
+)
+
+func listOf(c *cmdCtx, key string) (*object, reply) {
+	o := c.lookup(key)
+	if o != nil && o.typ != "list" {
+		return nil, errWrongType
+	}
+	return o, nil
+}
+
+func newList(c *cmdCtx, key string) *object {
+	o := &object{typ: "list", list: &listValue{}}
+	c.s.db.keys[key] = o
+	return o
+}
+
+// deleteIfEmpty removes a list, set, hash or zset left without elements, as
+// Redis does.
+func (c *cmdCtx) deleteIfEmpty(key string, o *object) {
+	empty := false
+	switch o.typ {
+	case "list":
+		empty = len(o.list.items) == 0
+	case "set":
+		empty = len(o.set.members) == 0
+	case "hash":
+		empty = o.hash.len() == 0
+	case "zset":
+		empty = o.zset.len() == 0
+	}
+	if empty && c.s.db.keys[key] == o {
+		delete(c.s.db.keys, key)
+	}
+}
+
+func pushGeneric(c *cmdCtx, head, xx bool) reply {
+	key := c.argv[1]
+	o, errr := listOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		if xx {
+			return intReply(0)
+		}
+		o = newList(c, key)
+	}
+	add := c.argv[2:]
+	if head {
+		// LPUSH a b c leaves c b a in front.
+		items := make([]string, 0, len(add)+len(o.list.items))
+		for i := len(add) - 1; i >= 0; i-- {
+			items = append(items, add[i])
+		}
+		o.list.items = append(items, o.list.items...)
+	} else {
+		o.list.items = append(o.list.items, add...)
+	}
+	c.wrote(key)
+	return intReply(len(o.list.items))
+}
+
+func cmdLInsert(c *cmdCtx) reply {
+	var after bool
+	switch strings.ToLower(c.argv[2]) {
+	case "after":
+		after = true
+	case "before":
+	default:
+		return errSyntax
+	}
+	key := c.argv[1]
+	o, errr := listOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return intReply(0)
+	}
+	for i, v := range o.list.items {
+		if v == c.argv[3] {
+			at := i
+			if after {
+				at++
+			}
+			items := o.list.items
+			items = append(items, "")
+			copy(items[at+1:], items[at:])
+			items[at] = c.argv[4]
+			o.list.items = items
+			c.wrote(key)
+			return intReply(len(items))
+		}
+	}
+	return intReply(-1)
+}
+
+func cmdLLen(c *cmdCtx) reply {
+	o, errr := listOf(c, c.argv[1])
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return intReply(0)
+	}
+	return intReply(len(o.list.items))
+}
+
+// listIndex converts a Redis list index (negative from the tail) into a slice
+// index, ok false when it is out of range.
+func listIndex(index int64, n int) (int, bool) {
+	if index < 0 {
+		index += int64(n)
+	}
+	if index < 0 || index >= int64(n) {
+		return 0, false
+	}
+	return int(index), true
+}
+
+func cmdLIndex(c *cmdCtx) reply {
+	o, errr := listOf(c, c.argv[1])
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return nilReply{}
+	}
+	index, errr := getLong(c.argv[2], "")
+	if errr != nil {
+		return errr
+	}
+	i, ok := listIndex(index, len(o.list.items))
+	if !ok {
+		return nilReply{}
+	}
+	return bulkReply(o.list.items[i])
+}
+
+func cmdLSet(c *cmdCtx) reply {
+	key := c.argv[1]
+	o, errr := listOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return errNoSuchKey
+	}
+	index, errr := getLong(c.argv[2], "")
+	if errr != nil {
+		return errr
+	}
+	i, ok := listIndex(index, len(o.list.items))
+	if !ok {
+		return errOutOfRange
+	}
+	o.list.items[i] = c.argv[3]
+	c.wrote(key)
+	return okReply
+}
+
+// listRange is addListRangeReply's index arithmetic: the slice bounds of
+// start..end (inclusive, negative from the tail), ok false when empty.
+func listRange(start, end int64, n int) (int, int, bool) {
+	ln := int64(n)
+	if start < 0 {
+		start += ln
+	}
+	if end < 0 {
+		end += ln
+	}
+	if start < 0 {
+		start = 0
+	}
+	if start > end || start >= ln {
+		return 0, 0, false
+	}
+	if end >= ln {
+		end = ln - 1
+	}
+	return int(start), int(end) + 1, true
+}
+
+func bulkArray(items []string, reverse bool) arrayReply {
+	out := make(arrayReply, len(items))
+	for i, v := range items {
+		if reverse {
+			out[len(items)-1-i] = bulkReply(v)
+		} else {
+			out[i] = bulkReply(v)
+		}
+	}
+	return out
+}
+
+// popRange removes up to count elements from one end, in pop order.
+func popRange(o *object, head bool, count int64) []string {
+	items := o.list.items
+	n := int(min(count, int64(len(items))))
+	var out []string
+	if head {
+		out = append(out, items[:n]...)
+		o.list.items = items[n:]
+	} else {
+		for i := len(items) - 1; i >= len(items)-n; i-- {
+			out = append(out, items[i])
+		}
+		o.list.items = items[:len(items)-n]
+	}
+	return out
+}
+
+func popGeneric(c *cmdCtx, head bool) reply {
+	if len(c.argv) > 3 {
+		return arityError(c.argv[0])
+	}
+	hasCount := len(c.argv) == 3
+	var count int64
+	if hasCount {
+		var errr reply
+		if count, errr = getPositiveLong(c.argv[2], ""); errr != nil {
+			return errr
+		}
+	}
+	key := c.argv[1]
+	o, errr := listOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return nilReply{}
+	}
+	if hasCount && count == 0 {
+		return arrayReply{}
+	}
+	n := count
+	if !hasCount {
+		n = 1
+	}
+	popped := popRange(o, head, n)
+	c.wrote(key)
+	c.deleteIfEmpty(key, o)
+	if !hasCount {
+		return bulkReply(popped[0])
+	}
+	return bulkArray(popped, false)
+}
+
+func cmdLRange(c *cmdCtx) reply {
+	start, errr := getLong(c.argv[2], "")
+	if errr != nil {
+		return errr
+	}
+	end, errr := getLong(c.argv[3], "")
+	if errr != nil {
+		return errr
+	}
+	o, errr := listOf(c, c.argv[1])
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return arrayReply{}
+	}
+	from, to, ok := listRange(start, end, len(o.list.items))
+	if !ok {
+		return arrayReply{}
+	}
+	return bulkArray(o.list.items[from:to], false)
+}
+
+func cmdLTrim(c *cmdCtx) reply {
+	start, errr := getLong(c.argv[2], "")
+	if errr != nil {
+		return errr
+	}
+	end, errr := getLong(c.argv[3], "")
+	if errr != nil {
+		return errr
+	}
+	key := c.argv[1]
+	o, errr := listOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return okReply
+	}
+	from, to, ok := listRange(start, end, len(o.list.items))
+	if !ok {
+		o.list.items = nil
+	} else {
+		o.list.items = append([]string(nil), o.list.items[from:to]...)
+	}
+	c.wrote(key)
+	c.deleteIfEmpty(key, o)
+	return okReply
+}
+
+func cmdLPos(c *cmdCtx) reply {
+	ele := c.argv[2]
+	rank, count, maxlen := int64(1), int64(-1), int64(0)
+	for j := 3; j < len(c.argv); j++ {
+		opt := strings.ToLower(c.argv[j])
+		more := j < len(c.argv)-1
+		var errr reply
+		switch {
+		case opt == "rank" && more:
+			j++
+			if rank, errr = getLong(c.argv[j], ""); errr != nil {
+				return errr
+			}
+			if rank == 0 {
+				return errReply("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
+			}
+		case opt == "count" && more:
+			j++
+			if count, errr = getPositiveLong(c.argv[j], "COUNT can't be negative"); errr != nil {
+				return errr
+			}
+		case opt == "maxlen" && more:
+			j++
+			if maxlen, errr = getPositiveLong(c.argv[j], "MAXLEN can't be negative"); errr != nil {
+				return errr
+			}
+		default:
+			return errSyntax
+		}
+	}
+	fromTail := false
+	if rank < 0 {
+		if rank == math.MinInt64 {
+			rank = math.MaxInt64 // -LONG_MIN wraps in C; no list has that many matches either way
+		} else {
+			rank = -rank
+		}
+		fromTail = true
+	}
+	o := c.lookup(c.argv[1])
+	if o == nil {
+		if count != -1 {
+			return arrayReply{}
+		}
+		return nilReply{}
+	}
+	if o.typ != "list" {
+		return errWrongType
+	}
+	items := o.list.items
+	n := int64(len(items))
+	var out arrayReply
+	matches, matchIndex := int64(0), int64(-1)
+	for index := int64(0); index < n && (maxlen == 0 || index < maxlen); index++ {
+		pos := index
+		if fromTail {
+			pos = n - index - 1
+		}
+		if items[pos] == ele {
+			matches++
+			matchIndex = pos
+			if matches >= rank {
+				if count == -1 {
+					return intReply(matchIndex)
+				}
+				out = append(out, intReply(matchIndex))
+				if count != 0 && matches-rank+1 >= count {
+					break
+				}
+			}
+		}
+		matchIndex = -1
+	}
+	if count != -1 {
+		if out == nil {
+			out = arrayReply{}
+		}
+		return out
+	}
+	return nilReply{}
+}
+
+func cmdLRem(c *cmdCtx) reply {
+	toRemove, errr := getLong(c.argv[2], "")
+	if errr != nil {
+		return errr
+	}
+	key := c.argv[1]
+	o, errr := listOf(c, key)
+	if errr != nil {
+		return errr
+	}
+	if o == nil {
+		return intReply(0)
+	}
+	fromTail := toRemove < 0
+	if fromTail {
+		toRemove = -toRemove
+	}
+	items := o.list.items
+	removed := int64(0)
+	keep := make([]bool, len(items))
+	for i := range items {
+		keep[i] = true
+	}
+	for k := 0; k < len(items); k++ {
+		i := k
+		if fromTail {
+			i = len(items) - 1 - k
+		}
+		if items[i] == c.argv[3] {
+			keep[i] = false
+			removed++
+			if toRemove != 0 && removed == toRemove {
+				break
+			}
+		}
+	}
+	if removed > 0 {
+		var rest []string
+		for i, v := range items {
+			if keep[i] {
+				rest = append(rest, v)
+			}
+		}
+		o.list.items = rest
+		c.wrote(key)
+	}
+	c.deleteIfEmpty(key, o)
+	return intReply(removed)
+}
+
+// listWhere parses LEFT or RIGHT (head true for LEFT).
+func listWhere(s string) (head bool, errr reply) {
+	switch strings.ToLower(s) {
+	case "left":
+		return true, nil
+	case "right":
+		return false, nil
+	}
+	return false, errSyntax
+}
+
+func cmdLMove(c *cmdCtx) reply {
+	from, errr := listWhere(c.argv[3])
+	if errr != nil {
+		return errr
+	}
+	to, errr := listWhere(c.argv[4])
+	if errr != nil {
+		return errr
+	}
+	return lmoveGeneric(c, from, to)
+}
+
+func lmoveGeneric(c *cmdCtx, fromHead, toHead bool) reply {
+	src, dst := c.argv[1], c.argv[2]
+	so, errr := listOf(c, src)
+	if errr != nil {
+		return errr
+	}
+	if so == nil || len(so.list.items) == 0 {
+		return nilReply{}
+	}
+	do, errr := listOf(c, dst)
+	if errr != nil {
+		return errr
+	}
+	v := popRange(so, fromHead, 1)[0]
+	if do == nil {
+		do = newList(c, dst)
+	}
+	if toHead {
+		do.list.items = append([]string{v}, do.list.items...)
+	} else {
+		do.list.items = append(do.list.items, v)
+	}
+	c.wrote(dst)
+	c.wrote(src)
+	c.deleteIfEmpty(src, so)
+	return bulkReply(v)
+}
+
+func lmpopGeneric(c *cmdCtx, numkeysIdx int) reply {
+	numkeys, errr := getRangeLong(c.argv[numkeysIdx], 1, math.MaxInt64, "numkeys should be greater than 0")
+	if errr != nil {
+		return errr
+	}
+	whereIdx := int64(numkeysIdx) + numkeys + 1
+	if whereIdx >= int64(len(c.argv)) || whereIdx < 0 {
+		return errSyntax
+	}
+	head, errr := listWhere(c.argv[whereIdx])
+	if errr != nil {
+		return errr
+	}
+	count := int64(-1)
+	for j := int(whereIdx) + 1; j < len(c.argv); j++ {
+		if count == -1 && strings.EqualFold(c.argv[j], "count") && j < len(c.argv)-1 {
+			j++
+			if count, errr = getRangeLong(c.argv[j], 1, math.MaxInt64, "count should be greater than 0"); errr != nil {
+				return errr
+			}
+			continue
+		}
+		return errSyntax
+	}
+	if count == -1 {
+		count = 1
+	}
+	if numkeysIdx == 2 {
+		// BLMPOP's timeout: parsed, never waited on in a script.
+		if errr := checkTimeout(c.argv[1]); errr != nil {
+			return errr
+		}
+	}
+	for _, key := range c.argv[numkeysIdx+1 : whereIdx] {
+		o, errr := listOf(c, key)
+		if errr != nil {
+			return errr
+		}
+		if o == nil || len(o.list.items) == 0 {
+			continue
+		}
+		popped := popRange(o, head, count)
+		c.wrote(key)
+		c.deleteIfEmpty(key, o)
+		return arrayReply{bulkReply(key), bulkArray(popped, false)}
+	}
+	return nilReply{}
+}
+
+// checkTimeout parses a blocking command's timeout in seconds as
+// getTimeoutFromObjectOrReply does.
+func checkTimeout(s string) reply {
+	v, ok := parseFloat(s)
+	if !ok {
+		return errReply("ERR timeout is not a float or out of range")
+	}
+	if v < 0 {
+		return errReply("ERR timeout is negative")
+	}
+	if v*1000 > math.MaxInt64/2 || math.IsInf(v, 0) {
+		return errReply("ERR timeout is out of range")
+	}
+	return nil
+}
