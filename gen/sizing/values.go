@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/runtime/keypart"
@@ -66,7 +65,7 @@ func partValue(prm *keyspec.Param, v string) (string, error) {
 func randomValue(prm *keyspec.Param) string {
 	switch prm.Type {
 	case keyspec.TypeUUID:
-		return uuid.NewString()
+		return randomUUID()
 	case keyspec.TypeHex:
 		return randomHex(prm.Len)
 	case keyspec.TypeHMAC:
@@ -168,7 +167,7 @@ func autoArg(a *keyspec.Arg) (string, bool) {
 	case keyspec.ArgHex:
 		return randomHex(a.Len), true
 	case keyspec.ArgUUID:
-		return uuid.NewString(), true
+		return randomUUID(), true
 	}
 	return "", false
 }
@@ -177,6 +176,14 @@ func autoArg(a *keyspec.Arg) (string, bool) {
 // secret: math/rand is enough.
 
 func randomHex(n int) string { return randomFrom("0123456789abcdef", n) }
+
+// randomUUID is a random version 4 UUID in its canonical lower-case form.
+func randomUUID() string {
+	h := []byte(randomHex(32))
+	h[12] = '4'
+	h[16] = "89ab"[rand.IntN(4)]
+	return string(h[0:8]) + "-" + string(h[8:12]) + "-" + string(h[12:16]) + "-" + string(h[16:20]) + "-" + string(h[20:32])
+}
 
 // randomText is n random characters of [A-Za-z0-9]: a value no encoding
 // shrinks.
