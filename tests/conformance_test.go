@@ -2,72 +2,25 @@ package tests
 
 import (
 	"context"
-	"math"
-	"reflect"
 	"strconv"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/luatest"
 	"github.com/redis/go-redis/v9"
 )
-
-// clockSlack is how far apart the harness clock (set from Redis's TIME before each
-// step) and Redis's own clock may be when the step's script runs.
-const clockSlack = 25 * time.Millisecond
-
-// compareKeyspaces fails when the harness and Redis hold different keys, types,
-// values or members; scores and TTLs may differ by the clock slack, and so may
-// the hash fields named in timeFields (field -> units per ms), which hold times.
-func compareKeyspaces(t *testing.T, ctx context.Context, real *redis.Client, h *luatest.Server, timeFields map[string]float64) {
-	t.Helper()
-	want, err := luatest.RedisKeyspace(ctx, real, "*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := h.Keyspace()
-	opts := cmp.Options{
-		cmpopts.EquateApprox(0, float64(clockSlack.Milliseconds())), // ZSET scores are ms timestamps
-		cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= clockSlack }),
-		cmp.FilterPath(func(p cmp.Path) bool {
-			mi, ok := p.Last().(cmp.MapIndex)
-			if !ok || mi.Key().Kind() != reflect.String {
-				return false
-			}
-			_, isTime := timeFields[mi.Key().String()]
-			return isTime && mi.Type().Kind() == reflect.String
-		}, cmp.Comparer(func(a, b string) bool {
-			x, errA := strconv.ParseFloat(a, 64)
-			y, errB := strconv.ParseFloat(b, 64)
-			return errA == nil && errB == nil && math.Abs(x-y) <= float64(clockSlack.Milliseconds())*maxUnits(timeFields)
-		})),
-	}
-	if diff := cmp.Diff(want, got, opts); diff != "" {
-		t.Errorf("keyspace: Redis (-) vs harness (+):\n%s", diff)
-	}
-	if len(want) == 0 {
-		t.Error("the scenario left no keys: nothing was compared")
-	}
-}
-
-func maxUnits(m map[string]float64) float64 {
-	out := 1.0
-	for _, v := range m {
-		out = math.Max(out, v)
-	}
-	return out
-}
 
 // compareDecisions: the same decision, the same remaining units; times within slack.
 func compareDecisions(t *testing.T, step string, want, got vm1.RateDecision) {
 	t.Helper()
 	opts := cmp.Options{
-		cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= clockSlack }),
-		cmp.Comparer(func(a, b time.Time) bool { return a.Sub(b).Abs() <= clockSlack }),
+		cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= scripttest.ClockSlack }),
+		cmp.Comparer(func(a, b time.Time) bool { return a.Sub(b).Abs() <= scripttest.ClockSlack }),
 	}
 	if diff := cmp.Diff(want, got, opts); diff != "" {
 		t.Errorf("%s: Redis (-) vs harness (+):\n%s", step, diff)
@@ -85,7 +38,7 @@ func forEachProtocol(t *testing.T, f func(t *testing.T, ctx context.Context, rea
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, harnessScripts := harnessVM1(t)
+			h, _, harnessScripts := scripttest.VM1Harness(t)
 			f(t, context.Background(), real, realScripts, h, harnessScripts)
 		})
 	}
@@ -96,11 +49,11 @@ func forEachProtocol(t *testing.T, f func(t *testing.T, ctx context.Context, rea
 func TestConformanceRateLimits(t *testing.T) {
 	forEachProtocol(t, func(t *testing.T, ctx context.Context, real *redis.Client, realScripts *vm1.Scripts, h *luatest.Server, harnessScripts *vm1.Scripts) {
 
-		user, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteMessagesSend, 60)
-		ip, _ := vm1.NewAPIRLIPKey(mustHMAC(t, "198.51.100.4"), vm1.APIRoutePublicGet, 60)
+		user, _ := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteMessagesSend, 60)
+		ip, _ := vm1.NewAPIRLIPKey(testHMACKey.Sum("198.51.100.4"), vm1.APIRoutePublicGet, 60)
 		service, _ := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 60)
-		dialog, _ := vm1.NewAPIRLDialogKey(uuid(t), 60)
-		empty, _ := vm1.NewAPIRLDialogKey(uuid(t), 60)
+		dialog, _ := vm1.NewAPIRLDialogKey(uuid.NewString(), 60)
+		empty, _ := vm1.NewAPIRLDialogKey(uuid.NewString(), 60)
 		type step struct {
 			name string
 			run  func(*vm1.Scripts, string) (vm1.RateDecision, error)
@@ -137,8 +90,8 @@ func TestConformanceRateLimits(t *testing.T) {
 			{"bucket peek", bucket(service, 4, 1, true)},
 		}
 		for _, s := range steps {
-			n := nonce(t)
-			h.Clock().Set(redisNow(t, real))
+			n := scripttest.Nonce(t)
+			h.Clock().Set(scripttest.RedisNow(t, real))
 			want, err := s.run(realScripts, n)
 			if err != nil {
 				t.Fatalf("%s on Redis: %v", s.name, err)
@@ -150,6 +103,6 @@ func TestConformanceRateLimits(t *testing.T) {
 			compareDecisions(t, s.name, want, got)
 		}
 		// The token bucket's base is a ms timestamp, its tat counts 1/limit ms.
-		compareKeyspaces(t, ctx, real, h, map[string]float64{"base": 1, "tat": 4})
+		scripttest.CompareKeyspaces(t, ctx, real, h, map[string]float64{"base": 1, "tat": 4})
 	})
 }

@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/luatest"
 	"github.com/redis/go-redis/v9"
 )
@@ -17,10 +19,10 @@ import (
 func TestConformanceRateLimitRefundsAndForeignBuckets(t *testing.T) {
 	forEachProtocol(t, func(t *testing.T, ctx context.Context, real *redis.Client, realScripts *vm1.Scripts, h *luatest.Server, harnessScripts *vm1.Scripts) {
 
-		user, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteMessagesSend, 60)
-		counter, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteProfileGet, 60)
+		user, _ := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteMessagesSend, 60)
+		counter, _ := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteProfileGet, 60)
 		service, _ := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 60)
-		oldHash, _ := vm1.NewAPIRLIPKey(mustHMAC(t, "198.51.100.9"), vm1.APIRouteInternalInbox, 60)
+		oldHash, _ := vm1.NewAPIRLIPKey(testHMACKey.Sum("198.51.100.9"), vm1.APIRouteInternalInbox, 60)
 		// Foreign buckets, the same on both sides.
 		for _, cmd := range [][]any{
 			{"HSET", user.String(), "base", "1", "tat", "5"},
@@ -102,13 +104,13 @@ func TestConformanceRateLimitRefundsAndForeignBuckets(t *testing.T) {
 		}
 		realPrev, harnessPrev := map[string]vm1.RateDecision{}, map[string]vm1.RateDecision{}
 		opts := cmp.Options{
-			cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= clockSlack }),
-			cmp.Comparer(func(a, b time.Time) bool { return a.Sub(b).Abs() <= clockSlack }),
+			cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= scripttest.ClockSlack }),
+			cmp.Comparer(func(a, b time.Time) bool { return a.Sub(b).Abs() <= scripttest.ClockSlack }),
 		}
 		for _, s := range steps {
-			n := nonce(t)
+			n := scripttest.Nonce(t)
 			nonces[s.name] = n
-			h.Clock().Set(redisNow(t, real))
+			h.Clock().Set(scripttest.RedisNow(t, real))
 			want, err := s.run(realScripts, n, realPrev)
 			if err != nil {
 				t.Fatalf("%s on Redis: %v", s.name, err)
@@ -128,7 +130,7 @@ func TestConformanceRateLimitRefundsAndForeignBuckets(t *testing.T) {
 				t.Errorf("%s: refunded %v on Redis, want %v", s.name, want, refunded)
 			}
 		}
-		compareKeyspaces(t, ctx, real, h, map[string]float64{"base": 1, "tat": 6})
-		auditTTLs(t, real, vm1.Keys)
+		scripttest.CompareKeyspaces(t, ctx, real, h, map[string]float64{"base": 1, "tat": 6})
+		scripttest.AuditTTLs(t, real, vm1.Keys)
 	})
 }

@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/safetytest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/services/vm2/safety"
 	"github.com/redis/go-redis/v9"
 )
@@ -24,10 +26,10 @@ func TestSafetyConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, _, harnessScripts := harnessVM2(t)
+			h, _, harnessScripts := scripttest.VM2Harness(t)
 
-			text, _ := vm2.NewSafetyTextKey(sha("text"), "rules-9")
-			dns, _ := vm2.NewSafetyDNSKey(sha("host.example"), vm2.DNSRRTypeAAAA)
+			text, _ := vm2.NewSafetyTextKey(safetytest.Digest("text"), "rules-9")
+			dns, _ := vm2.NewSafetyDNSKey(safetytest.Digest("host.example"), vm2.DNSRRTypeAAAA)
 			rl, _ := vm2.NewSafetyRLServiceKey("api-backend", 60)
 			v1, _ := safety.EncodeText(safety.TextResult{Verdict: safety.VerdictAllow})
 			v2, _ := safety.EncodeText(safety.TextResult{Verdict: safety.VerdictMonitor, MonitorRuleIDs: []string{"m.1"}})
@@ -64,11 +66,11 @@ func TestSafetyConformance(t *testing.T) {
 				{"rate denied", limit(1, false)},
 			}
 			opts := cmp.Options{
-				cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= clockSlack }),
-				cmp.Comparer(func(a, b time.Time) bool { return a.Sub(b).Abs() <= clockSlack }),
+				cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= scripttest.ClockSlack }),
+				cmp.Comparer(func(a, b time.Time) bool { return a.Sub(b).Abs() <= scripttest.ClockSlack }),
 			}
 			for _, s := range steps {
-				h.Clock().Set(redisNow(t, real))
+				h.Clock().Set(scripttest.RedisNow(t, real))
 				want, err := s.run(realScripts)
 				if err != nil {
 					t.Fatalf("%s on Redis: %v", s.name, err)
@@ -81,7 +83,7 @@ func TestSafetyConformance(t *testing.T) {
 					t.Errorf("%s: Redis (-) vs harness (+):\n%s", s.name, diff)
 				}
 			}
-			compareKeyspaces(t, ctx, real, h, nil)
+			scripttest.CompareKeyspaces(t, ctx, real, h, nil)
 		})
 	}
 }

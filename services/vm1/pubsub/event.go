@@ -21,11 +21,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/google/uuid"
 	"reflect"
 
-	"github.com/hanchat/luagen/runtime"
+	"github.com/google/uuid"
+
 	"github.com/hanchat/luagen/runtime/keypart"
+	"github.com/hanchat/luagen/services/msgpackcheck"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -165,7 +166,7 @@ func (c *Contract) Encode(ev Event, maxBytes int) ([]byte, error) {
 func (c *Contract) Decode(b []byte, maxBytes int) (ev Event, err error) {
 	// The decoder allocates what a length header claims: check first that b is
 	// one value, within the limit, whose every length fits in b.
-	if err := runtime.CheckMsgpack(b, maxBytes); err != nil {
+	if err := msgpackcheck.Check(b, maxBytes); err != nil {
 		return Event{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	defer func() {

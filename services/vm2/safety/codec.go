@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/msgpackcheck"
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
@@ -71,7 +71,7 @@ type decoder struct {
 // newDecoder starts reading a record of at most maxBytes; release it with finish.
 func newDecoder(record string, b []byte, maxBytes int, tag string, fields int, fault error) *decoder {
 	d := &decoder{record: record, fault: fault}
-	if err := runtime.CheckMsgpack(b, maxBytes); err != nil {
+	if err := msgpackcheck.Check(b, maxBytes); err != nil {
 		d.err = &RecordError{Record: record, Reason: "bad MessagePack", err: fmt.Errorf("%w: %w", fault, err)}
 		return d
 	}

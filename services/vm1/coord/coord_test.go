@@ -1,4 +1,4 @@
-package tests
+package coord_test
 
 import (
 	"context"
@@ -11,25 +11,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/redis/go-redis/v9"
 )
 
-func coordLocker(t *testing.T, scripts *vm1.Scripts) *coord.Locker {
-	t.Helper()
-	l, err := coord.New(scripts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
-}
-
 func coordDelivery(t *testing.T) (coord.Name, string) {
 	t.Helper()
-	id := uuid(t)
+	id := uuid.NewString()
 	n, err := coord.Delivery(id)
 	if err != nil {
 		t.Fatal(err)
@@ -43,8 +36,8 @@ func coordDelivery(t *testing.T) (coord.Name, string) {
 // the next holder's fence is larger.
 func TestCoordHarnessExpiryAndLateOwner(t *testing.T) {
 	ctx := context.Background()
-	h, _, scripts := rtHarness(t)
-	l := coordLocker(t, scripts)
+	h, _, scripts := scripttest.VM1Harness(t)
+	l := coord.New(scripts)
 	clock := h.Clock()
 	name, fenceKey := coordDelivery(t)
 
@@ -52,8 +45,8 @@ func TestCoordHarnessExpiryAndLateOwner(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a.Fence() != t0.UnixMicro() || a.TTL() != 30*time.Second {
-		t.Fatalf("first fence %d (want Redis time in µs %d), TTL %v", a.Fence(), t0.UnixMicro(), a.TTL())
+	if a.Fence() != scripttest.T0.UnixMicro() || a.TTL() != 30*time.Second {
+		t.Fatalf("first fence %d (want Redis time in µs %d), TTL %v", a.Fence(), scripttest.T0.UnixMicro(), a.TTL())
 	}
 	ks := h.Keyspace()
 	if e := ks[name.Key()]; e.TTL != 30*time.Second || e.String == "" {
@@ -119,8 +112,8 @@ func TestCoordHarnessExpiryAndLateOwner(t *testing.T) {
 // or runs backwards, Redis time in µs once the counter expired.
 func TestCoordHarnessFenceNeverGoesDown(t *testing.T) {
 	ctx := context.Background()
-	h, _, scripts := rtHarness(t)
-	l := coordLocker(t, scripts)
+	h, _, scripts := scripttest.VM1Harness(t)
+	l := coord.New(scripts)
 	clock := h.Clock()
 	name, err := coord.SettingsRefresh("api-1")
 	if err != nil {
@@ -143,7 +136,7 @@ func TestCoordHarnessFenceNeverGoesDown(t *testing.T) {
 	}
 	clock.Advance(-time.Hour) // the clock jumps back; the counter does not
 	got = append(got, take())
-	base := t0.UnixMicro()
+	base := scripttest.T0.UnixMicro()
 	if want := []int64{base, base + 1, base + 2, base + 3, base + 4}; !slices.Equal(got, want) {
 		t.Fatalf("fences %v, want %v", got, want)
 	}
@@ -159,11 +152,11 @@ func TestCoordHarnessFenceNeverGoesDown(t *testing.T) {
 // names; nothing is written.
 func TestCoordHarnessBadInput(t *testing.T) {
 	ctx := context.Background()
-	h, sc, scripts := rtHarness(t)
-	l := coordLocker(t, scripts)
-	lock, _ := vm1.NewCoordLockDeliveryKey(uuid(t))
-	otherFence, _ := vm1.NewCoordFenceDeliveryKey(uuid(t))
-	_, err := scripts.LockAcquire(ctx, lock, otherFence, vm1.LockAcquireArgs{Owner: nonce(t), LockTTL: time.Second})
+	h, sc, scripts := scripttest.VM1Harness(t)
+	l := coord.New(scripts)
+	lock, _ := vm1.NewCoordLockDeliveryKey(uuid.NewString())
+	otherFence, _ := vm1.NewCoordFenceDeliveryKey(uuid.NewString())
+	_, err := scripts.LockAcquire(ctx, lock, otherFence, vm1.LockAcquireArgs{Owner: scripttest.Nonce(t), LockTTL: time.Second})
 	if !errors.Is(err, vm1.ErrBadArg) {
 		t.Fatalf("a fence of another lock: %v", err)
 	}
@@ -200,10 +193,10 @@ func TestCoordHarnessBadInput(t *testing.T) {
 // ErrHeldByOther once someone else holds the lock, which it cannot touch.
 func TestCoordLockExpiryAndLateOwnerOnRedis(t *testing.T) {
 	ctx := context.Background()
-	srv, scripts, _ := vm1Server(t)
+	srv, scripts, _ := scripttest.VM1(t)
 	db1 := srv.Client(vm1.DB1)
-	l := coordLocker(t, scripts)
-	name, err := coord.SafetyRecovery(uuid(t))
+	l := coord.New(scripts)
+	name, err := coord.SafetyRecovery(uuid.NewString())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,11 +233,11 @@ func TestCoordLockExpiryAndLateOwnerOnRedis(t *testing.T) {
 	if ttl := db1.PTTL(ctx, name.Key()).Val(); ttl <= 29*time.Second {
 		t.Fatalf("the holder's lease is %v, want the 30s it got", ttl)
 	}
-	auditTTLs(t, db1, vm1.Keys)
+	scripttest.AuditTTLs(t, db1, vm1.Keys)
 	if err := b.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
-	auditTTLs(t, db1, vm1.Keys)
+	scripttest.AuditTTLs(t, db1, vm1.Keys)
 }
 
 // Many goroutines contend for one lock: at most one holds it at any time, every
@@ -252,10 +245,10 @@ func TestCoordLockExpiryAndLateOwnerOnRedis(t *testing.T) {
 // holders got them, strictly increase.
 func TestCoordFencingUnderContention(t *testing.T) {
 	ctx := context.Background()
-	srv, scripts, _ := vm1Server(t)
+	srv, scripts, _ := scripttest.VM1(t)
 	db1 := srv.Client(vm1.DB1)
-	l := coordLocker(t, scripts)
-	id := uuid(t)
+	l := coord.New(scripts)
+	id := uuid.NewString()
 	name, _ := coord.Delivery(id)
 	fenceKey, _ := vm1.NewCoordFenceDeliveryKey(id)
 
@@ -327,15 +320,15 @@ func TestCoordFencingUnderContention(t *testing.T) {
 	if db1.Exists(ctx, name.Key()).Val() != 0 {
 		t.Fatal("the lock is still held after every release")
 	}
-	auditTTLs(t, db1, vm1.Keys)
+	scripttest.AuditTTLs(t, db1, vm1.Keys)
 }
 
 // Obtain with RetryInterval waits for the holder's lease to end; when its
 // context ends first, the error says both "not obtained" and why it stopped.
 func TestCoordObtainRetriesUntilTheLeaseEnds(t *testing.T) {
 	ctx := context.Background()
-	_, scripts, _ := vm1Server(t)
-	l := coordLocker(t, scripts)
+	_, scripts, _ := scripttest.VM1(t)
+	l := coord.New(scripts)
 	name, _ := coordDelivery(t)
 	a, err := l.Obtain(ctx, name, coord.Options{TTL: 300 * time.Millisecond})
 	if err != nil {
@@ -365,9 +358,9 @@ func TestCoordObtainRetriesUntilTheLeaseEnds(t *testing.T) {
 // more), then releases the lock.
 func TestCoordDoExtendsWhileTheWorkRuns(t *testing.T) {
 	ctx := context.Background()
-	srv, scripts, _ := vm1Server(t)
+	srv, scripts, _ := scripttest.VM1(t)
 	db1 := srv.Client(vm1.DB1)
-	l := coordLocker(t, scripts)
+	l := coord.New(scripts)
 	name, _ := coordDelivery(t)
 	const ttl = 200 * time.Millisecond
 	var fence int64
@@ -396,7 +389,7 @@ func TestCoordDoExtendsWhileTheWorkRuns(t *testing.T) {
 	if db1.Exists(ctx, name.Key()).Val() != 0 {
 		t.Fatal("Do did not release the lock")
 	}
-	auditTTLs(t, db1, vm1.Keys)
+	scripttest.AuditTTLs(t, db1, vm1.Keys)
 }
 
 // Do cancels the work's context as soon as the lease is lost, with a cause that
@@ -426,9 +419,9 @@ func TestCoordDoCancelsTheWorkWhenTheLeaseIsLost(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			srv, scripts, _ := vm1Server(t)
+			srv, scripts, _ := scripttest.VM1(t)
 			db1 := srv.Client(vm1.DB1)
-			l := coordLocker(t, scripts)
+			l := coord.New(scripts)
 			name, _ := coordDelivery(t)
 			const ttl = 300 * time.Millisecond
 			var cause error
@@ -458,8 +451,8 @@ func TestCoordDoCancelsTheWorkWhenTheLeaseIsLost(t *testing.T) {
 	}
 
 	t.Run("not obtained", func(t *testing.T) {
-		_, scripts, _ := vm1Server(t)
-		l := coordLocker(t, scripts)
+		_, scripts, _ := scripttest.VM1(t)
+		l := coord.New(scripts)
 		name, _ := coordDelivery(t)
 		held, err := l.Obtain(ctx, name, coord.Options{})
 		if err != nil {
@@ -486,16 +479,16 @@ func TestCoordDoReleasesTheLockWhenTheWorkPanics(t *testing.T) {
 			var scripts *vm1.Scripts
 			var exists func(key string) bool
 			if on == "harness" {
-				h, _, s := rtHarness(t)
+				h, _, s := scripttest.VM1Harness(t)
 				scripts = s
 				exists = func(key string) bool { _, ok := h.Keyspace()[key]; return ok }
 			} else {
-				srv, s, _ := vm1Server(t)
+				srv, s, _ := scripttest.VM1(t)
 				scripts = s
 				db1 := srv.Client(vm1.DB1)
 				exists = func(key string) bool { return db1.Exists(ctx, key).Val() == 1 }
 			}
-			l := coordLocker(t, scripts)
+			l := coord.New(scripts)
 			name, _ := coordDelivery(t)
 			before := goruntime.NumGoroutine()
 			extended := make(chan struct{})

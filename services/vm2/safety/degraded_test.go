@@ -1,4 +1,4 @@
-package tests
+package safety_test
 
 import (
 	"context"
@@ -15,30 +15,14 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/internal/promtest"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/safetytest"
+	"github.com/hanchat/luagen/internal/scripttest"
+	"github.com/hanchat/luagen/services/degraded"
 	"github.com/hanchat/luagen/services/vm2/safety"
 	"github.com/redis/go-redis/v9"
 )
-
-// waitWakeup waits for a wake-up of reason on sub.
-func waitWakeup(t *testing.T, sub *safety.Subscription, reason safety.WakeReason, timeout time.Duration) {
-	t.Helper()
-	deadline := time.NewTimer(timeout)
-	defer deadline.Stop()
-	for {
-		select {
-		case w, ok := <-sub.C():
-			if !ok {
-				t.Fatalf("the subscription closed before %s", reason)
-			}
-			if w.Reason == reason {
-				return
-			}
-		case <-deadline.C:
-			t.Fatalf("no %s wake-up within %v", reason, timeout)
-		}
-	}
-}
 
 func healthOf(t *testing.T, h http.Handler) (int, safety.Health) {
 	t.Helper()
@@ -61,15 +45,15 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 	ctx := context.Background()
 	srv, db0 := startSafetyRedis(t)
 	const timeout = 150 * time.Millisecond
-	c, reg := newSafety(t, srv.Client(vm2.DB0, impatient), safety.Options{
+	c, reg := safetytest.New(t, srv.Client(vm2.DB0, safetytest.Impatient), safety.Options{
 		CacheTimeout: timeout, RateLimitTimeout: timeout, PublishTimeout: timeout, ProbeTimeout: timeout,
 		RetryInterval: 50 * time.Millisecond,
 	})
-	k := newSafetyCache(t, c, safetyPolicy)
+	k := safetytest.NewCache(t, c, safetytest.Policy)
 	const localLimit = 40
 	l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{
-		"open":   {Limit: 1000000, Window: time.Hour, Degraded: safety.FailOpen, LocalLimit: localLimit},
-		"closed": {Limit: 1000000, Window: time.Hour, Degraded: safety.FailClosed},
+		"open":   {Limit: 1000000, Window: time.Hour, Degraded: degraded.LocalLimit, LocalLimit: localLimit},
+		"closed": {Limit: 1000000, Window: time.Hour, Degraded: degraded.FailClosed},
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -83,8 +67,8 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	waitWakeup(t, sub, safety.WakeSubscribed, 5*time.Second)
-	if got := promValue(t, reg, "han_safety_wakeup_subscribers", nil); got != 1 {
+	safetytest.WaitWakeup(t, sub, safety.WakeSubscribed, 5*time.Second)
+	if got := promtest.Value(t, reg, "han_safety_wakeup_subscribers", nil); got != 1 {
 		t.Fatalf("subscribers gauge %v, want 1", got)
 	}
 	health := c.HealthHandler()
@@ -96,7 +80,7 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 	keys := make([]vm2.SafetyTextKey, nkeys)
 	records := make([]safety.TextResult, nkeys)
 	for i := range keys {
-		keys[i], _ = vm2.NewSafetyTextKey(sha("message "+strconv.Itoa(i)), "rules-1")
+		keys[i], _ = vm2.NewSafetyTextKey(safetytest.Digest("message "+strconv.Itoa(i)), "rules-1")
 		records[i] = safety.TextResult{Verdict: safety.VerdictAllow, RuleIDs: []string{"r." + strconv.Itoa(i)}}
 	}
 	var ops, hits, computed, dropped, openLocalAllowed, openLocalDenied, openRedis, closedDenied atomic.Int64
@@ -208,7 +192,7 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 	if res, err := waker.Publish(ctx, safety.Wakeup{Reason: safety.WakeTasksReady}); err != nil || res.Sent {
 		t.Fatalf("publish during the outage: %+v %v", res, err)
 	}
-	if promValue(t, reg, "han_safety_redis_degraded", nil) != 1 || promValue(t, reg, "han_safety_wakeup_published_total", map[string]string{"result": "dropped"}) != 1 {
+	if promtest.Value(t, reg, "han_safety_redis_degraded", nil) != 1 || promtest.Value(t, reg, "han_safety_wakeup_published_total", map[string]string{"result": "dropped"}) != 1 {
 		t.Fatal("the outage is not in the metrics")
 	}
 
@@ -217,7 +201,7 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 	if !redistest.WaitFor(ctx, 10*time.Second, func() bool { return c.Health(ctx).Status == safety.HealthOK }) {
 		t.Fatal("health never recovered")
 	}
-	waitWakeup(t, sub, safety.WakeSubscribed, 10*time.Second)
+	safetytest.WaitWakeup(t, sub, safety.WakeSubscribed, 10*time.Second)
 	atRestart, openAtRestart := hits.Load(), openRedis.Load()
 	if !redistest.WaitFor(ctx, 10*time.Second, func() bool {
 		cached := 0
@@ -234,19 +218,19 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 	if err != nil || !res.Sent || res.Receivers != 1 {
 		t.Fatalf("publish after the restart: %+v %v", res, err)
 	}
-	waitWakeup(t, sub, safety.WakeTasksReady, 5*time.Second)
+	safetytest.WaitWakeup(t, sub, safety.WakeTasksReady, 5*time.Second)
 
 	stopWorkers()
-	if got := promSum(t, reg, "han_safety_cache_writes_total", map[string]string{"result": "dropped"}); got != float64(dropped.Load()) {
+	if got := promtest.Sum(t, reg, "han_safety_cache_writes_total", map[string]string{"result": "dropped"}); got != float64(dropped.Load()) {
 		t.Fatalf("dropped writes counted %v, the callers saw %d", got, dropped.Load())
 	}
-	if got := promValue(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "open", "decision": "allowed", "source": "local"}); got != localLimit {
+	if got := promtest.Value(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "open", "decision": "allowed", "source": "local"}); got != localLimit {
 		t.Fatalf("local allowances counted %v", got)
 	}
-	if got := promValue(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "closed", "decision": "denied", "source": "closed"}); got != float64(closedDenied.Load()) {
+	if got := promtest.Value(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "closed", "decision": "denied", "source": "closed"}); got != float64(closedDenied.Load()) {
 		t.Fatalf("fail-closed denials counted %v, the callers saw %d", got, closedDenied.Load())
 	}
-	if promValue(t, reg, "han_safety_redis_degraded", nil) != 0 || promValue(t, reg, "han_safety_redis_degradations_total", nil) < 1 {
+	if promtest.Value(t, reg, "han_safety_redis_degraded", nil) != 0 || promtest.Value(t, reg, "han_safety_redis_degradations_total", nil) < 1 {
 		t.Fatal("the recovery is not in the metrics")
 	}
 	// Not a speed claim: a bound far below the client's own dial timeout shows no
@@ -254,7 +238,7 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 	if d := time.Duration(longest.Load()); d > 2*time.Second {
 		t.Fatalf("a call took %v", d)
 	}
-	auditTTLs(t, db0, vm2.Keys)
+	scripttest.AuditTTLs(t, db0, vm2.Keys)
 	if err := sub.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -266,7 +250,7 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 			t.Fatal("C still open after Close")
 		}
 	}
-	if got := promValue(t, reg, "han_safety_wakeup_subscribers", nil); got != 0 {
+	if got := promtest.Value(t, reg, "han_safety_wakeup_subscribers", nil); got != 0 {
 		t.Fatalf("subscribers gauge %v after Close, want 0", got)
 	}
 }
@@ -292,13 +276,13 @@ func testHungRedis(t *testing.T, contextTimeouts bool) {
 		o.ContextTimeoutEnabled = contextTimeouts
 	}
 	const timeout = 100 * time.Millisecond
-	c, _ := newSafety(t, srv.Client(vm2.DB0, patient), safety.Options{
+	c, _ := safetytest.New(t, srv.Client(vm2.DB0, patient), safety.Options{
 		CacheTimeout: timeout, RateLimitTimeout: timeout, PublishTimeout: timeout, ProbeTimeout: timeout,
 		RetryInterval: 200 * time.Millisecond,
 	})
-	k := newSafetyCache(t, c, safetyPolicy)
+	k := safetytest.NewCache(t, c, safetytest.Policy)
 	l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{
-		"open":   {Limit: 100, Window: time.Minute, Degraded: safety.FailOpen, LocalLimit: 5},
+		"open":   {Limit: 100, Window: time.Minute, Degraded: degraded.LocalLimit, LocalLimit: 5},
 		"closed": {Limit: 100, Window: time.Minute},
 	})
 	if err != nil {
@@ -308,7 +292,7 @@ func testHungRedis(t *testing.T, contextTimeouts bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key, _ := vm2.NewSafetyVerdictKey(sha("file"), "cfg-1", "bundle-1")
+	key, _ := vm2.NewSafetyVerdictKey(safetytest.Digest("file"), "cfg-1", "bundle-1")
 	verdict := safety.FileVerdict{Verdict: safety.VerdictBlock, RuleIDs: []string{"sig.1"}}
 	if res, err := k.SetVerdict(ctx, key, verdict); err != nil || res.Outcome != safety.SetWritten {
 		t.Fatalf("%+v %v", res, err)
@@ -388,7 +372,7 @@ func testHungRedis(t *testing.T, contextTimeouts bool) {
 func TestSafetyWakeupSubscribedWhileRedisDown(t *testing.T) {
 	ctx := context.Background()
 	srv, _ := startSafetyRedis(t)
-	c, reg := newSafety(t, srv.Client(vm2.DB0, impatient), safety.Options{RetryInterval: 20 * time.Millisecond})
+	c, reg := safetytest.New(t, srv.Client(vm2.DB0, safetytest.Impatient), safety.Options{RetryInterval: 20 * time.Millisecond})
 	waker, err := safety.NewWaker(c)
 	if err != nil {
 		t.Fatal(err)
@@ -400,7 +384,7 @@ func TestSafetyWakeupSubscribedWhileRedisDown(t *testing.T) {
 	}
 	defer sub.Close()
 	srv.Restart()
-	waitWakeup(t, sub, safety.WakeSubscribed, 10*time.Second)
+	safetytest.WaitWakeup(t, sub, safety.WakeSubscribed, 10*time.Second)
 	var res safety.PublishResult
 	if !redistest.WaitFor(ctx, 5*time.Second, func() bool {
 		res, err = waker.Publish(ctx, safety.Wakeup{Reason: safety.WakeTasksReady})
@@ -408,14 +392,14 @@ func TestSafetyWakeupSubscribedWhileRedisDown(t *testing.T) {
 	}) || res.Receivers != 1 {
 		t.Fatalf("publish: %+v %v", res, err)
 	}
-	waitWakeup(t, sub, safety.WakeTasksReady, 5*time.Second)
+	safetytest.WaitWakeup(t, sub, safety.WakeTasksReady, 5*time.Second)
 	// Invalid payloads on the channel (another publisher's bug) are counted, not delivered.
 	admin := srv.Client(vm2.DB0)
 	if err := admin.Publish(ctx, vm2.NewSafetyWakeupChannel().String(), "task 42 is ready: {json document}").Err(); err != nil {
 		t.Fatal(err)
 	}
 	if !redistest.WaitFor(ctx, 5*time.Second, func() bool {
-		return promValue(t, reg, "han_safety_wakeup_received_total", map[string]string{"result": "invalid"}) == 1
+		return promtest.Value(t, reg, "han_safety_wakeup_received_total", map[string]string{"result": "invalid"}) == 1
 	}) {
 		t.Fatal("the invalid payload was not counted")
 	}
@@ -443,20 +427,20 @@ func TestSafetyCallerDeadlineShorterThanTheTimeouts(t *testing.T) {
 			})
 			t.Cleanup(func() { _ = rdb.Close() })
 			const maxInFlight = 4
-			c, reg := newSafety(t, rdb, safety.Options{
+			c, reg := safetytest.New(t, rdb, safety.Options{
 				CacheTimeout: time.Second, RateLimitTimeout: time.Second,
 				RetryInterval: time.Millisecond, // nearly every call tries the silent Redis
 				MaxInFlight:   maxInFlight,
 			})
-			k := newSafetyCache(t, c, safetyPolicy)
+			k := safetytest.NewCache(t, c, safetytest.Policy)
 			l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{
-				"open":   {Limit: 100, Window: time.Minute, Degraded: safety.FailOpen, LocalLimit: 5},
+				"open":   {Limit: 100, Window: time.Minute, Degraded: degraded.LocalLimit, LocalLimit: 5},
 				"closed": {Limit: 100, Window: time.Minute},
 			})
 			if err != nil {
 				t.Fatal(err)
 			}
-			key, _ := vm2.NewSafetyVerdictKey(sha("file"), "cfg-1", "bundle-1")
+			key, _ := vm2.NewSafetyVerdictKey(safetytest.Digest("file"), "cfg-1", "bundle-1")
 			verdict := safety.FileVerdict{Verdict: safety.VerdictBlock, RuleIDs: []string{"sig.1"}}
 			before := goruntime.NumGoroutine()
 
@@ -509,7 +493,7 @@ func TestSafetyCallerDeadlineShorterThanTheTimeouts(t *testing.T) {
 			if n := localAllowed.Load(); n != 5 {
 				t.Fatalf("fail-open allowed %d locally, want its local limit 5", n)
 			}
-			if got := promValue(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "closed", "decision": "denied", "source": "closed"}); got != 255 {
+			if got := promtest.Value(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "closed", "decision": "denied", "source": "closed"}); got != 255 {
 				t.Fatalf("fail-closed decisions %v, want 255", got)
 			}
 			// The calls still waiting for the silent Redis are at most MaxInFlight

@@ -1,4 +1,4 @@
-package tests
+package safety_test
 
 import (
 	"context"
@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/internal/promtest"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/safetytest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/services/vm2/safety"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -36,7 +39,7 @@ func TestSafetyRateLimitConcurrencyIsExact(t *testing.T) {
 			var clients []*safety.Client
 			var regs []*prometheus.Registry
 			for i := 0; i < 4; i++ {
-				c, reg := newSafety(t, srv.Client(vm2.DB0), safety.Options{RateLimitTimeout: 5 * time.Second})
+				c, reg := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{RateLimitTimeout: 5 * time.Second})
 				l, err := safety.NewLimiter(c, policy)
 				if err != nil {
 					t.Fatal(err)
@@ -100,7 +103,7 @@ func TestSafetyRateLimitConcurrencyIsExact(t *testing.T) {
 			// The decisions metric counts exactly what the callers saw.
 			var counted float64
 			for _, reg := range regs {
-				counted += promValue(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "link-worker", "decision": "allowed", "source": "redis"})
+				counted += promtest.Value(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "link-worker", "decision": "allowed", "source": "redis"})
 			}
 			if counted != float64(tc.wantAllowed) {
 				t.Fatalf("metric counted %v allowed, want %d", counted, tc.wantAllowed)
@@ -114,7 +117,7 @@ func TestSafetyRateLimitConcurrencyIsExact(t *testing.T) {
 func TestSafetyRateLimitRetryAfter(t *testing.T) {
 	ctx := context.Background()
 	srv, db0 := startSafetyRedis(t)
-	c, _ := newSafety(t, srv.Client(vm2.DB0), safety.Options{})
+	c, _ := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{})
 	l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{"api-backend": {Limit: 2, Window: time.Second}})
 	if err != nil {
 		t.Fatal(err)
@@ -124,20 +127,20 @@ func TestSafetyRateLimitRetryAfter(t *testing.T) {
 			t.Fatalf("request %d: %+v %v", i+1, d, err)
 		}
 	}
-	before := redisNow(t, db0)
+	before := scripttest.RedisNow(t, db0)
 	d, err := l.Allow(ctx, "api-backend", 1)
 	if err != nil || d.Allowed || d.RetryAfter <= 0 || d.RetryAfter > time.Second+time.Millisecond {
 		t.Fatalf("third: %+v %v", d, err)
 	}
 	allowedAt := d.ResetAt
-	if got := allowedAt.Sub(before); got < d.RetryAfter-clockSlack || got > d.RetryAfter+clockSlack {
+	if got := allowedAt.Sub(before); got < d.RetryAfter-scripttest.ClockSlack || got > d.RetryAfter+scripttest.ClockSlack {
 		t.Fatalf("reset_at %v after now, retry_after %v", got, d.RetryAfter)
 	}
 	key, _ := vm2.NewSafetyRLServiceKey("api-backend", 1)
 	ok := redistest.WaitFor(ctx, 3*time.Second, func() bool {
 		gone := db0.Exists(ctx, key.String()).Val() == 0
-		if gone && redisNow(t, db0).Before(allowedAt.Add(-clockSlack)) {
-			t.Fatalf("the window ended %v before reset_at", allowedAt.Sub(redisNow(t, db0)))
+		if gone && scripttest.RedisNow(t, db0).Before(allowedAt.Add(-scripttest.ClockSlack)) {
+			t.Fatalf("the window ended %v before reset_at", allowedAt.Sub(scripttest.RedisNow(t, db0)))
 		}
 		return gone
 	})

@@ -1,4 +1,4 @@
-package tests
+package idempotency_test
 
 import (
 	"context"
@@ -11,7 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/idemtest"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/jackc/pgx/v5"
 	"github.com/redis/go-redis/v9"
@@ -38,26 +40,26 @@ func TestIdempotencyHungRedisPastTheDeadlineFailsClosed(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			pool := idemPostgres(t)
-			k, err := idempotency.New(idempotency.Config{Scripts: scripts, Store: idempotency.NewStore(pool), KeyHMAC: testHMACKey})
+			pool := idemtest.Postgres(t)
+			k, err := idempotency.New(scripts, idempotency.NewStore(pool), testHMACKey, idempotency.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}
-			req := idemRequest(t, vm1.IdemScopeMessageSend, "hung")
-			var calls counter
+			req := idemtest.Request(t, vm1.IdemScopeMessageSend, "hung")
+			var calls idemtest.Counter
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			defer cancel()
-			_, err = k.Do(ctx, req, calls.call(req.Key, created(t), nil))
+			_, err = k.Do(ctx, req, calls.Call(req.Key, idemtest.Created(), nil))
 			if !errors.Is(err, idempotency.ErrUnavailable) || idempotency.StatusCode(err) != 503 {
 				t.Fatalf("a hung Redis past the deadline: %v (status %d), want ErrUnavailable (503)", err, idempotency.StatusCode(err))
 			}
 			cctx, ccancel := context.WithCancel(context.Background())
 			time.AfterFunc(50*time.Millisecond, ccancel)
-			if _, err := k.Do(cctx, req, calls.call(req.Key, created(t), nil)); !errors.Is(err, context.Canceled) || errors.Is(err, idempotency.ErrUnavailable) {
+			if _, err := k.Do(cctx, req, calls.Call(req.Key, idemtest.Created(), nil)); !errors.Is(err, context.Canceled) || errors.Is(err, idempotency.ErrUnavailable) {
 				t.Fatalf("cancelled by the caller: %v, want context.Canceled", err)
 			}
-			if calls.runs.Load() != 0 {
-				t.Fatalf("the call ran %d times", calls.runs.Load())
+			if calls.Runs.Load() != 0 {
+				t.Fatalf("the call ran %d times", calls.Runs.Load())
 			}
 			var rows int
 			if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM idempotency_records`).Scan(&rows); err != nil || rows != 0 {
@@ -71,9 +73,9 @@ func TestIdempotencyHungRedisPastTheDeadlineFailsClosed(t *testing.T) {
 // not from when its transaction began (now() in PostgreSQL), however long the
 // call ran.
 func TestIdempotencyCompletedAtIsTheCompletion(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
-	req := idemRequest(t, vm1.IdemScopeAttachmentInit, "slow")
+	req := idemtest.Request(t, vm1.IdemScopeAttachmentInit, "slow")
 	var txStart, fnEnd time.Time
 	_, err := e.keeper.Do(ctx, req, func(ctx context.Context, tx pgx.Tx) (idempotency.Response, error) {
 		if err := tx.QueryRow(ctx, `SELECT transaction_timestamp()`).Scan(&txStart); err != nil {
@@ -89,7 +91,7 @@ func TestIdempotencyCompletedAtIsTheCompletion(t *testing.T) {
 		if err := tx.QueryRow(ctx, `SELECT clock_timestamp()`).Scan(&fnEnd); err != nil {
 			return idempotency.Response{}, err
 		}
-		return created(t), nil
+		return idemtest.Created(), nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -119,11 +121,11 @@ func TestIdempotencyCompletedAtIsTheCompletion(t *testing.T) {
 // the durable row (422), does not run, and warms Redis back with the original
 // record, which then answers the original request.
 func TestIdempotencyFlushThenAnotherFingerprintConflicts(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
-	req := idemRequest(t, vm1.IdemScopeMessageSend, `{"text":"hi"}`)
-	var c counter
-	out, err := e.keeper.Do(ctx, req, c.call(req.Key, created(t), nil))
+	req := idemtest.Request(t, vm1.IdemScopeMessageSend, `{"text":"hi"}`)
+	var c idemtest.Counter
+	out, err := e.keeper.Do(ctx, req, c.Call(req.Key, idemtest.Created(), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +134,7 @@ func TestIdempotencyFlushThenAnotherFingerprintConflicts(t *testing.T) {
 	}
 	other := req
 	other.Fingerprint = idempotency.Fingerprint([]byte("POST"), []byte("/v1/messages"), []byte(`{"text":"bye"}`))
-	if _, err := e.keeper.Do(ctx, other, c.call(req.Key, created(t), nil)); !errors.Is(err, idempotency.ErrConflict) || idempotency.StatusCode(err) != 422 {
+	if _, err := e.keeper.Do(ctx, other, c.Call(req.Key, idemtest.Created(), nil)); !errors.Is(err, idempotency.ErrConflict) || idempotency.StatusCode(err) != 422 {
 		t.Fatalf("another fingerprint after FLUSHDB: %v, want ErrConflict (422)", err)
 	}
 	lock, _ := vm1.NewAPIIdemLockKey(req.Scope, req.UserID, testHMACKey.Sum(req.Key))
@@ -142,12 +144,12 @@ func TestIdempotencyFlushThenAnotherFingerprintConflicts(t *testing.T) {
 	if e.durableState(t, req) != "completed" {
 		t.Fatalf("the durable row is %q, want completed", e.durableState(t, req))
 	}
-	hit, err := e.keeper.Do(ctx, req, c.call(req.Key, created(t), nil))
+	hit, err := e.keeper.Do(ctx, req, c.Call(req.Key, idemtest.Created(), nil))
 	if err != nil || hit.Source != idempotency.SourceRedis || !cmp.Equal(hit.Response, out.Response) {
 		t.Fatalf("the original request after the conflict: %+v %v, want the warmed Redis record", hit, err)
 	}
-	if c.runs.Load() != 1 || e.sideEffects(t, req.Key) != 1 {
-		t.Fatalf("runs %d, side effects %d; want 1", c.runs.Load(), e.sideEffects(t, req.Key))
+	if c.Runs.Load() != 1 || e.sideEffects(t, req.Key) != 1 {
+		t.Fatalf("runs %d, side effects %d; want 1", c.Runs.Load(), e.sideEffects(t, req.Key))
 	}
 	if got := outcomes(t, e, "message-send", "conflict"); got != 1 {
 		t.Errorf("conflict = %v, want 1", got)
@@ -195,13 +197,13 @@ func TestIdempotencyRedisKilledBetweenCommitAndComplete(t *testing.T) {
 		{"restart from the AOF", []redistest.Option{redistest.WithAOF()}, "in_progress"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := scripttest.Context(t)
 			e := newIdemEnv(t, 0, c.opts...)
 			hook := &killBeforeComplete{srv: e.srv}
 			e.db0.AddHook(hook)
-			req := idemRequest(t, vm1.IdemScopeDialogCreate, "dialog")
-			var calls counter
-			out, err := e.keeper.Do(ctx, req, calls.call(req.Key, created(t), nil))
+			req := idemtest.Request(t, vm1.IdemScopeDialogCreate, "dialog")
+			var calls idemtest.Counter
+			out, err := e.keeper.Do(ctx, req, calls.Call(req.Key, idemtest.Created(), nil))
 			if err != nil || out.Replayed || !hook.fired.Load() {
 				t.Fatalf("the call: %+v %v (Redis killed: %v)", out, err, hook.fired.Load())
 			}
@@ -213,19 +215,19 @@ func TestIdempotencyRedisKilledBetweenCommitAndComplete(t *testing.T) {
 			if got := e.db0.HGet(ctx, rec.String(), "state").Val(); got != c.state {
 				t.Fatalf("Redis holds the record as %q after the restart, want %q", got, c.state)
 			}
-			back, err := e.keeper.Do(ctx, req, calls.call(req.Key, created(t), nil))
+			back, err := e.keeper.Do(ctx, req, calls.Call(req.Key, idemtest.Created(), nil))
 			if err != nil || !back.Replayed || back.Source != idempotency.SourceDurable || !cmp.Equal(back.Response, out.Response) {
 				t.Fatalf("the retry: %+v %v, want the durable row's response", back, err)
 			}
 			if got := e.db0.HGet(ctx, rec.String(), "state").Val(); got != "completed" {
 				t.Fatalf("Redis holds the record as %q after the retry, want it warmed (completed)", got)
 			}
-			hit, err := e.keeper.Do(ctx, req, calls.call(req.Key, created(t), nil))
+			hit, err := e.keeper.Do(ctx, req, calls.Call(req.Key, idemtest.Created(), nil))
 			if err != nil || hit.Source != idempotency.SourceRedis || !cmp.Equal(hit.Response, out.Response) {
 				t.Fatalf("the next retry: %+v %v, want the warmed Redis record", hit, err)
 			}
-			if calls.runs.Load() != 1 || e.sideEffects(t, req.Key) != 1 {
-				t.Fatalf("runs %d, side effects %d; want 1", calls.runs.Load(), e.sideEffects(t, req.Key))
+			if calls.Runs.Load() != 1 || e.sideEffects(t, req.Key) != 1 {
+				t.Fatalf("runs %d, side effects %d; want 1", calls.Runs.Load(), e.sideEffects(t, req.Key))
 			}
 		})
 	}
@@ -236,17 +238,17 @@ func TestIdempotencyRedisKilledBetweenCommitAndComplete(t *testing.T) {
 // roll back, the reservation and the claim are released (503: try again), and
 // a retry runs the call again, which then commits once.
 func TestIdempotencyCommitFailureIsNotRecorded(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
 	if _, err := e.pool.Exec(ctx, `CREATE TABLE once_per_commit (id int, CONSTRAINT once UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)`); err != nil {
 		t.Fatal(err)
 	}
-	req := idemRequest(t, vm1.IdemScopeProfileUpdate, "name=c")
-	var calls counter
-	call := calls.call(req.Key, created(t), nil)
+	req := idemtest.Request(t, vm1.IdemScopeProfileUpdate, "name=c")
+	var calls idemtest.Counter
+	call := calls.Call(req.Key, idemtest.Created(), nil)
 	fn := func(ctx context.Context, tx pgx.Tx) (idempotency.Response, error) {
 		resp, err := call(ctx, tx)
-		if err == nil && calls.runs.Load() == 1 { // the first run breaks its own commit
+		if err == nil && calls.Runs.Load() == 1 { // the first run breaks its own commit
 			_, err = tx.Exec(ctx, `INSERT INTO once_per_commit VALUES (1), (1)`)
 		}
 		return resp, err
@@ -265,8 +267,8 @@ func TestIdempotencyCommitFailureIsNotRecorded(t *testing.T) {
 	if again, err := e.keeper.Do(ctx, req, fn); err != nil || !again.Replayed {
 		t.Fatalf("a retry after the commit: %+v %v", again, err)
 	}
-	if calls.runs.Load() != 2 || e.sideEffects(t, req.Key) != 1 {
-		t.Fatalf("runs %d, side effects %d; want 2 runs, 1 commit", calls.runs.Load(), e.sideEffects(t, req.Key))
+	if calls.Runs.Load() != 2 || e.sideEffects(t, req.Key) != 1 {
+		t.Fatalf("runs %d, side effects %d; want 2 runs, 1 commit", calls.Runs.Load(), e.sideEffects(t, req.Key))
 	}
 	if got := outcomes(t, e, "profile-update", "unavailable"); got != 1 {
 		t.Errorf("unavailable = %v, want 1", got)

@@ -1,9 +1,11 @@
-package runtime
+package degraded
 
 import (
 	"context"
 	"errors"
+	"strings"
 
+	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -18,34 +20,25 @@ var busyCodes = map[string]bool{
 // or out of memory. It is false for a refusal of this call (an error reply such
 // as WRONGTYPE, NOPERM or a script's own code; a reply of the wrong shape; a
 // refused key part or argument; a missing client), and for context.Canceled,
-// which is the caller giving up. Degraded-mode policies (fail closed, fail open,
-// a local limiter) apply only when Unavailable is true: a refusal is a bug or a
+// which is the caller giving up. A Policy (fail closed, fail open, a local
+// limiter) applies only when Unavailable is true: a refusal is a bug or a
 // misconfiguration, and must not silently change who is allowed what.
 func Unavailable(err error) bool {
 	switch {
 	case err == nil, errors.Is(err, context.Canceled):
 		return false
-	case errors.Is(err, ErrInvalidArg), errors.Is(err, ErrInvalidKeyPart), errors.Is(err, ErrReplyShape),
-		errors.Is(err, ErrNoClient), errors.Is(err, ErrWrongDB), errors.Is(err, ErrSHAMismatch), errors.Is(err, ErrNotExecuted):
+	case errors.Is(err, runtime.ErrInvalidArg), errors.Is(err, runtime.ErrInvalidKeyPart), errors.Is(err, runtime.ErrReplyShape),
+		errors.Is(err, runtime.ErrNoClient), errors.Is(err, runtime.ErrWrongDB), errors.Is(err, runtime.ErrSHAMismatch), errors.Is(err, runtime.ErrNotExecuted):
 		return false
 	}
-	var se *ScriptError
+	var se *runtime.ScriptError
 	if errors.As(err, &se) {
 		return busyCodes[se.Code]
 	}
 	var re redis.Error
 	if errors.As(err, &re) && !errors.Is(err, redis.ErrClosed) {
-		code, _, _ := cut(re.Error())
+		code, _, _ := strings.Cut(re.Error(), " ")
 		return busyCodes[code]
 	}
 	return true // network, timeout, deadline, a closed client or pool
-}
-
-func cut(s string) (string, string, bool) {
-	for i := 0; i < len(s); i++ {
-		if s[i] == ' ' {
-			return s[:i], s[i+1:], true
-		}
-	}
-	return s, "", false
 }

@@ -1,11 +1,8 @@
-package tests
+package legacystub_test
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -13,28 +10,20 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanchat/luagen/gen"
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/services/vm1/legacystub"
 	"github.com/redis/go-redis/v9"
 )
 
-func stubOn(t *testing.T, scripts *vm1.Scripts) *legacystub.Stub {
-	t.Helper()
-	s, err := legacystub.New(scripts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
-
 // stubBudget is vm1.db2's poll + recovery budget as keyspec.yaml declares it.
 func stubBudget(t *testing.T) (poll, recovery time.Duration) {
 	t.Helper()
-	spec, err := keyspec.Load("../keyspec.yaml")
+	spec, err := keyspec.Load("../../../keyspec.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -53,10 +42,10 @@ func stubBudget(t *testing.T) (poll, recovery time.Duration) {
 // alive by them, and outlasts the poll and recovery budgets the spec declares.
 func TestLegacyStubHarnessCreateAndPoll(t *testing.T) {
 	ctx := context.Background()
-	h, _, scripts := rtHarness(t)
-	stub := stubOn(t, scripts)
+	h, _, scripts := scripttest.VM1Harness(t)
+	stub := legacystub.New(scripts)
 	clock := h.Clock()
-	id := uuid(t)
+	id := uuid.NewString()
 	key, _ := vm1.NewLegacySafetyTaskKey(id)
 
 	state, err := stub.Create(ctx, id)
@@ -87,7 +76,7 @@ func TestLegacyStubHarnessCreateAndPoll(t *testing.T) {
 	if ttl := h.Keyspace()[key.String()].TTL; ttl != vm1.LegacySafetyTaskTTL-(poll+recovery) {
 		t.Fatalf("TTL %v after the budget: polls extended it (want %v)", ttl, vm1.LegacySafetyTaskTTL-(poll+recovery))
 	}
-	clock.Set(t0.Add(vm1.LegacySafetyTaskTTL + time.Millisecond))
+	clock.Set(scripttest.T0.Add(vm1.LegacySafetyTaskTTL + time.Millisecond))
 	if _, err := stub.Poll(ctx, id); !errors.Is(err, legacystub.ErrTaskNotFound) {
 		t.Fatalf("poll after the TTL: %v", err)
 	}
@@ -102,11 +91,11 @@ func TestLegacyStubHarnessCreateAndPoll(t *testing.T) {
 // The state is random among the stub's states: all of them turn up.
 func TestLegacyStubHarnessRandomStates(t *testing.T) {
 	ctx := context.Background()
-	_, _, scripts := rtHarness(t)
-	stub := stubOn(t, scripts)
+	_, _, scripts := scripttest.VM1Harness(t)
+	stub := legacystub.New(scripts)
 	seen := map[legacystub.State]int{}
 	for i := 0; i < 300; i++ {
-		st, err := stub.Create(ctx, uuid(t))
+		st, err := stub.Create(ctx, uuid.NewString())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,14 +149,14 @@ func stubKeysLeft(t *testing.T, c *redis.Client) int {
 // command was bounded, and the stub refuses work.
 func TestLegacyStubCutoverLeavesNoStubKey(t *testing.T) {
 	ctx := context.Background()
-	srv, scripts, _ := vm1Server(t)
+	srv, scripts, _ := scripttest.VM1(t)
 	db1, db2 := srv.Client(vm1.DB1), srv.Client(vm1.DB2)
-	stub := stubOn(t, scripts)
+	stub := legacystub.New(scripts)
 
 	const tasks = 1500
 	var ids []string
 	for i := 0; i < tasks; i++ {
-		id := uuid(t)
+		id := uuid.NewString()
 		if _, err := stub.Create(ctx, id); err != nil {
 			t.Fatal(err)
 		}
@@ -178,7 +167,7 @@ func TestLegacyStubCutoverLeavesNoStubKey(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	auditTTLs(t, db2, vm1.Keys)
+	scripttest.AuditTTLs(t, db2, vm1.Keys)
 	// Keys the cutover must not touch: DB1's, and (test-only) a DB2 key outside
 	// the stub's namespace.
 	snapKey, _ := vm1.NewSettingsSnapshotKey(7)
@@ -221,14 +210,14 @@ func TestLegacyStubCutoverLeavesNoStubKey(t *testing.T) {
 			t.Errorf("the cutover sent %s", name)
 		}
 	}
-	if _, err := stub.Create(ctx, uuid(t)); !errors.Is(err, legacystub.ErrCutOver) {
+	if _, err := stub.Create(ctx, uuid.NewString()); !errors.Is(err, legacystub.ErrCutOver) {
 		t.Fatalf("create after the cutover: %v", err)
 	}
 	if _, err := stub.Poll(ctx, ids[0]); !errors.Is(err, legacystub.ErrCutOver) {
 		t.Fatalf("poll after the cutover: %v", err)
 	}
 	// Seen through a stub that was not closed: every task is gone.
-	fresh := stubOn(t, scripts)
+	fresh := legacystub.New(scripts)
 	for _, id := range ids[:10] {
 		if _, err := fresh.Poll(ctx, id); !errors.Is(err, legacystub.ErrTaskNotFound) {
 			t.Fatalf("poll of a task after the cutover: %v", err)
@@ -256,9 +245,9 @@ func TestLegacyStubCutoverNeedsOnlyScanAndUnlink(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stub := stubOn(t, scripts)
+	stub := legacystub.New(scripts)
 	for i := 0; i < 50; i++ {
-		if _, err := stub.Create(ctx, uuid(t)); err != nil {
+		if _, err := stub.Create(ctx, uuid.NewString()); err != nil {
 			t.Fatalf("create as stub_ops: %v", err)
 		}
 	}
@@ -279,7 +268,7 @@ func TestLegacyStubCutoverNeedsOnlyScanAndUnlink(t *testing.T) {
 // sends anything.
 func TestLegacyStubCutoverRefusesTheWrongDatabase(t *testing.T) {
 	ctx := context.Background()
-	srv, _, _ := vm1Server(t)
+	srv, _, _ := scripttest.VM1(t)
 	if _, err := legacystub.Cutover(ctx, nil, srv.Client(vm1.DB1), legacystub.CutoverOptions{}); !errors.Is(err, runtime.ErrWrongDB) {
 		t.Fatalf("a DB1 client: %v", err)
 	}
@@ -287,45 +276,6 @@ func TestLegacyStubCutoverRefusesTheWrongDatabase(t *testing.T) {
 		if _, err := legacystub.Cutover(ctx, nil, srv.Client(vm1.DB2), o); err == nil {
 			t.Errorf("options %+v accepted", o)
 		}
-	}
-}
-
-// With the stub marked cut_over in keyspec.yaml, generated code keeps nothing of
-// it: no key, script, URL or ACL prefix; exactly the two stub scripts leave.
-func TestLegacyStubCutOverSpecGeneratesNothingOfTheStub(t *testing.T) {
-	src, err := os.ReadFile("../keyspec.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Contains(src, []byte("state: alive")) {
-		t.Fatal("keyspec.yaml does not mark the stub alive; this test flips that mark")
-	}
-	spec, err := keyspec.Parse("keyspec.yaml", bytes.Replace(src, []byte("state: alive"), []byte("state: cut_over"), 1))
-	if err != nil {
-		t.Fatal(err)
-	}
-	files, err := gen.Generate(spec, os.DirFS("../lua"), gen.Options{Instances: []string{"vm1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stub := regexp.MustCompile(`han:legacy:|SAFETY_STUB_REDIS_URL|StubTask|stub_task|LegacySafetyTask|DB2`)
-	var all []byte
-	for _, p := range files.Paths() {
-		if m := stub.Find(files[p]); m != nil {
-			t.Errorf("after the cutover %s still names %q", p, m)
-		}
-		all = append(all, files[p]...)
-	}
-	// Every other script is still generated.
-	for _, s := range vm1.AllScripts() {
-		gone := !bytes.Contains(all, []byte(`"`+s.Name()+`"`))
-		if isStub := strings.HasPrefix(s.Name(), "stub_task_"); gone != isStub {
-			t.Errorf("script %s: gone after the cutover = %v", s.Name(), gone)
-		}
-	}
-	// The live generation still has them (the test can tell the difference).
-	if !slices.Contains(vm1.APIBackendKeyPatterns, legacystub.Namespace) {
-		t.Fatalf("the live ACL patterns %v lack %s", vm1.APIBackendKeyPatterns, legacystub.Namespace)
 	}
 }
 
@@ -384,7 +334,7 @@ func (w *scanWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // so their keys are swept and none is left once Cutover returns.
 func TestLegacyStubCutoverWaitsForCallsInFlight(t *testing.T) {
 	ctx := context.Background()
-	srv, _, _ := vm1Server(t)
+	srv, _, _ := scripttest.VM1(t)
 	db2 := srv.Client(vm1.DB2)
 	const inFlight = 20
 	gate := &evalGate{hold: inFlight, release: make(chan struct{})}
@@ -394,7 +344,7 @@ func TestLegacyStubCutoverWaitsForCallsInFlight(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stub := stubOn(t, scripts)
+	stub := legacystub.New(scripts)
 
 	var wg sync.WaitGroup
 	var created atomic.Int64
@@ -402,7 +352,7 @@ func TestLegacyStubCutoverWaitsForCallsInFlight(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if _, err := stub.Create(ctx, uuid(t)); err != nil {
+			if _, err := stub.Create(ctx, uuid.NewString()); err != nil {
 				t.Errorf("a create admitted before the cutover: %v", err)
 				return
 			}
@@ -428,7 +378,7 @@ func TestLegacyStubCutoverWaitsForCallsInFlight(t *testing.T) {
 	// The stub is closed for new calls at once (a probe that comes before the
 	// close is not held back, and makes one more task to sweep)...
 	if !redistest.WaitFor(ctx, 5*time.Second, func() bool {
-		_, err := stub.Create(ctx, uuid(t))
+		_, err := stub.Create(ctx, uuid.NewString())
 		if err == nil {
 			created.Add(1)
 		}
@@ -463,7 +413,7 @@ func TestLegacyStubCutoverWaitsForCallsInFlight(t *testing.T) {
 // nothing, since it cannot vouch for the result.
 func TestLegacyStubCloseGivesUpWithItsContext(t *testing.T) {
 	ctx := context.Background()
-	srv, _, _ := vm1Server(t)
+	srv, _, _ := scripttest.VM1(t)
 	gate := &evalGate{hold: 1, release: make(chan struct{})}
 	stubClient := srv.Client(vm1.DB2)
 	stubClient.AddHook(gate)
@@ -471,10 +421,10 @@ func TestLegacyStubCloseGivesUpWithItsContext(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	stub := stubOn(t, scripts)
+	stub := legacystub.New(scripts)
 	createDone := make(chan error, 1)
 	go func() {
-		_, err := stub.Create(ctx, uuid(t))
+		_, err := stub.Create(ctx, uuid.NewString())
 		createDone <- err
 	}()
 	if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return gate.entered.Load() == 1 }) {
@@ -485,7 +435,7 @@ func TestLegacyStubCloseGivesUpWithItsContext(t *testing.T) {
 	if err := stub.Close(short); !errors.Is(err, context.DeadlineExceeded) {
 		t.Fatalf("close with a create in flight: %v", err)
 	}
-	if _, err := stub.Poll(ctx, uuid(t)); !errors.Is(err, legacystub.ErrCutOver) {
+	if _, err := stub.Poll(ctx, uuid.NewString()); !errors.Is(err, legacystub.ErrCutOver) {
 		t.Fatalf("poll after a close that gave up: %v", err)
 	}
 	watch := &scanWatch{gate: gate}
@@ -510,9 +460,9 @@ func TestLegacyStubCloseGivesUpWithItsContext(t *testing.T) {
 // runs: once Cutover returns, no stub key is left.
 func TestLegacyStubCutoverRacingCreates(t *testing.T) {
 	ctx := context.Background()
-	srv, scripts, _ := vm1Server(t)
+	srv, scripts, _ := scripttest.VM1(t)
 	db2 := srv.Client(vm1.DB2)
-	stub := stubOn(t, scripts)
+	stub := legacystub.New(scripts)
 	const workers = 32
 	var wg sync.WaitGroup
 	var created atomic.Int64
@@ -521,7 +471,7 @@ func TestLegacyStubCutoverRacingCreates(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for {
-				id := uuid(t)
+				id := uuid.NewString()
 				_, err := stub.Create(ctx, id)
 				if errors.Is(err, legacystub.ErrCutOver) {
 					return

@@ -1,4 +1,4 @@
-package tests
+package safety_test
 
 import (
 	"context"
@@ -13,7 +13,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/internal/promtest"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/safetytest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/services/vm2/safety"
 	"github.com/redis/go-redis/v9"
 )
@@ -27,16 +30,16 @@ func TestSafetyVersionStampRace(t *testing.T) {
 	const generations, keys, goroutines, rounds = 8, 10, 64, 40
 	run := func(t *testing.T, rdb redis.Scripter, stored func(key string) (int64, []byte)) {
 		ctx := context.Background()
-		c, reg := newSafety(t, rdb, safety.Options{CacheTimeout: 10 * time.Second})
+		c, reg := safetytest.New(t, rdb, safety.Options{CacheTimeout: 10 * time.Second})
 		caches := make([]*safety.Cache, generations+1)
 		for g := 1; g <= generations; g++ {
-			p := safetyPolicy
+			p := safetytest.Policy
 			p.Generation = int64(g)
-			caches[g] = newSafetyCache(t, c, p)
+			caches[g] = safetytest.NewCache(t, c, p)
 		}
 		var entries []vm2.SafetyVerdictKey
 		for i := 0; i < keys; i++ {
-			k, err := vm2.NewSafetyVerdictKey(sha("file-"+strconv.Itoa(i)), "cfg-1", "bundle-1")
+			k, err := vm2.NewSafetyVerdictKey(safetytest.Digest("file-"+strconv.Itoa(i)), "cfg-1", "bundle-1")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -101,12 +104,12 @@ func TestSafetyVersionStampRace(t *testing.T) {
 				t.Fatal("an older generation read the newest entry")
 			}
 		}
-		if got := promSum(t, reg, "han_safety_cache_writes_total", map[string]string{"result": "stale"}); got != float64(stale.Load()) {
+		if got := promtest.Sum(t, reg, "han_safety_cache_writes_total", map[string]string{"result": "stale"}); got != float64(stale.Load()) {
 			t.Fatalf("stale writes counted %v, seen %d", got, stale.Load())
 		}
 	}
 	t.Run("harness", func(t *testing.T) {
-		h, sc, _ := harnessVM2(t)
+		h, sc, _ := scripttest.VM2Harness(t)
 		run(t, sc, func(key string) (int64, []byte) {
 			e := h.Keyspace()[key]
 			n, _ := strconv.ParseInt(e.Hash["stamp"], 10, 64)
@@ -137,10 +140,10 @@ func warmSafety(t *testing.T, k *safety.Cache, n int) (fill func() error, hits f
 	var entries []entry
 	for i := 0; i < n; i++ {
 		s := strconv.Itoa(i)
-		tk, _ := vm2.NewSafetyTextKey(sha("text "+s), "rules-1")
-		vk, _ := vm2.NewSafetyVerdictKey(sha("file "+s), "cfg-1", "bundle-1")
-		lk, _ := vm2.NewSafetyLinkKey(sha("https://example.com/"+s), "rules-1", "cfg-1")
-		dk, _ := vm2.NewSafetyDNSKey(sha("host"+s+".example"), vm2.DNSRRTypeA)
+		tk, _ := vm2.NewSafetyTextKey(safetytest.Digest("text "+s), "rules-1")
+		vk, _ := vm2.NewSafetyVerdictKey(safetytest.Digest("file "+s), "cfg-1", "bundle-1")
+		lk, _ := vm2.NewSafetyLinkKey(safetytest.Digest("https://example.com/"+s), "rules-1", "cfg-1")
+		dk, _ := vm2.NewSafetyDNSKey(safetytest.Digest("host"+s+".example"), vm2.DNSRRTypeA)
 		tr := safety.TextResult{Verdict: safety.VerdictMonitor, MonitorRuleIDs: []string{"m." + s}}
 		fv := safety.FileVerdict{Verdict: safety.VerdictAllow, RuleIDs: []string{"sig." + s}}
 		lp := safety.LinkPolicy{Class: safety.LinkUnknown, Verdict: safety.VerdictAllow}
@@ -194,8 +197,8 @@ func warmSafety(t *testing.T, k *safety.Cache, n int) (fill func() error, hits f
 func TestSafetyCacheLossAndRebuild(t *testing.T) {
 	ctx := context.Background()
 	srv, db0 := startSafetyRedis(t)
-	c, reg := newSafety(t, srv.Client(vm2.DB0), safety.Options{RetryInterval: 20 * time.Millisecond})
-	k := newSafetyCache(t, c, safetyPolicy)
+	c, reg := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{RetryInterval: 20 * time.Millisecond})
+	k := safetytest.NewCache(t, c, safetytest.Policy)
 	fill, hits := warmSafety(t, k, 25)
 	if err := fill(); err != nil {
 		t.Fatal(err)
@@ -203,14 +206,14 @@ func TestSafetyCacheLossAndRebuild(t *testing.T) {
 	if n := hits(); n != 100 {
 		t.Fatalf("%d of 100 hits after warming", n)
 	}
-	auditTTLs(t, db0, vm2.Keys)
+	scripttest.AuditTTLs(t, db0, vm2.Keys)
 
 	srv.Kill()
 	srv.Restart()
 	if n := db0.DBSize(ctx).Val(); n != 0 {
 		t.Fatalf("%d keys survived the crash", n)
 	}
-	loads := scriptLoads(t, db0)
+	loads := redistest.CommandCalls(t, db0, "script|load")
 	// The first calls may find the pool's dead connections; the Client is back as
 	// soon as Redis answers, and every entry is a miss, never an error.
 	if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return hits() == 0 && !c.Degraded() }) {
@@ -222,15 +225,15 @@ func TestSafetyCacheLossAndRebuild(t *testing.T) {
 	if n := hits(); n != 100 {
 		t.Fatalf("%d of 100 hits after the rebuild", n)
 	}
-	if got := scriptLoads(t, db0); got < loads+2 {
+	if got := redistest.CommandCalls(t, db0, "script|load"); got < loads+2 {
 		t.Fatalf("SCRIPT LOAD ran %d times after the restart, want cache_get and cache_set reloaded", got-loads)
 	}
-	auditTTLs(t, db0, vm2.Keys)
-	if got := promSum(t, reg, "han_safety_cache_lookups_total", map[string]string{"result": "hit"}); got < 200 {
+	scripttest.AuditTTLs(t, db0, vm2.Keys)
+	if got := promtest.Sum(t, reg, "han_safety_cache_lookups_total", map[string]string{"result": "hit"}); got < 200 {
 		t.Fatalf("hits counted %v, want at least 200", got)
 	}
 	for _, kind := range safety.Kinds {
-		if got := promValue(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": string(kind), "result": "miss"}); got < 25 {
+		if got := promtest.Value(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": string(kind), "result": "miss"}); got < 25 {
 			t.Errorf("%s misses counted %v, want at least 25", kind, got)
 		}
 	}
@@ -241,10 +244,10 @@ func TestSafetyCacheLossAndRebuild(t *testing.T) {
 func TestSafetyDNSTTLCapOnRedis(t *testing.T) {
 	ctx := context.Background()
 	srv, db0 := startSafetyRedis(t)
-	c, reg := newSafety(t, srv.Client(vm2.DB0), safety.Options{})
-	k := newSafetyCache(t, c, safetyPolicy)
-	long, _ := vm2.NewSafetyDNSKey(sha("cdn.example"), vm2.DNSRRTypeAAAA)
-	short, _ := vm2.NewSafetyDNSKey(sha("fast.example"), vm2.DNSRRTypeAAAA)
+	c, reg := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{})
+	k := safetytest.NewCache(t, c, safetytest.Policy)
+	long, _ := vm2.NewSafetyDNSKey(safetytest.Digest("cdn.example"), vm2.DNSRRTypeAAAA)
+	short, _ := vm2.NewSafetyDNSKey(safetytest.Digest("fast.example"), vm2.DNSRRTypeAAAA)
 	a := safety.DNSAnswer{RRType: vm2.DNSRRTypeAAAA, TTL: 86400 * time.Second, Addrs: []netip.Addr{netip.MustParseAddr("2001:db8::5")}}
 	if res, err := k.SetDNS(ctx, long, a); err != nil || !res.Capped || res.TTL != 900*time.Second {
 		t.Fatalf("a day-long answer: %+v %v", res, err)
@@ -263,7 +266,7 @@ func TestSafetyDNSTTLCapOnRedis(t *testing.T) {
 	if !redistest.WaitFor(ctx, 3*time.Second, func() bool { _, hit, _ := k.GetDNS(ctx, short); return !hit }) {
 		t.Fatal("the answer outlived its own TTL")
 	}
-	if got := promValue(t, reg, "han_safety_dns_ttl_capped_total", nil); got != 1 {
+	if got := promtest.Value(t, reg, "han_safety_dns_ttl_capped_total", nil); got != 1 {
 		t.Fatalf("caps counted %v, want 1", got)
 	}
 }
@@ -276,9 +279,9 @@ func TestSafetyMaxValueAndInvalidSerialization(t *testing.T) {
 		t.Run("RESP"+strconv.Itoa(protocol), func(t *testing.T) {
 			ctx := context.Background()
 			srv, db0 := startSafetyRedis(t)
-			c, _ := newSafety(t, srv.Client(vm2.DB0, func(o *redis.Options) { o.Protocol = protocol }), safety.Options{})
-			k := newSafetyCache(t, c, safetyPolicy)
-			key, _ := vm2.NewSafetyTextKey(sha("big"), "rules-1")
+			c, _ := safetytest.New(t, srv.Client(vm2.DB0, func(o *redis.Options) { o.Protocol = protocol }), safety.Options{})
+			k := safetytest.NewCache(t, c, safetytest.Policy)
+			key, _ := vm2.NewSafetyTextKey(safetytest.Digest("big"), "rules-1")
 
 			var largest safety.TextResult
 			for n := 1; ; n++ {
@@ -315,7 +318,7 @@ func TestSafetyMaxValueAndInvalidSerialization(t *testing.T) {
 				t.Fatalf("largest read back: hit %v, %v", hit, err)
 			}
 			// Binary-safe: addresses full of zero bytes.
-			dk, _ := vm2.NewSafetyDNSKey(sha("zero.example"), vm2.DNSRRTypeA)
+			dk, _ := vm2.NewSafetyDNSKey(safetytest.Digest("zero.example"), vm2.DNSRRTypeA)
 			zeros := safety.DNSAnswer{RRType: vm2.DNSRRTypeA, TTL: time.Minute, Addrs: []netip.Addr{netip.MustParseAddr("0.0.0.0"), netip.MustParseAddr("10.0.0.0")}}
 			if _, err := k.SetDNS(ctx, dk, zeros); err != nil {
 				t.Fatal(err)
@@ -324,7 +327,7 @@ func TestSafetyMaxValueAndInvalidSerialization(t *testing.T) {
 				t.Fatalf("zero bytes: %+v %v %v", got, hit, err)
 			}
 			// Damaged values written behind the package's back.
-			stamp := strconv.FormatInt(safetyPolicy.Generation, 10)
+			stamp := strconv.FormatInt(safetytest.Policy.Generation, 10)
 			for name, v := range map[string]string{
 				"garbage":             "\xc1\xc1",
 				"JSON":                `{"verdict":"allow"}`,

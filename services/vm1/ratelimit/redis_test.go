@@ -1,4 +1,4 @@
-package tests
+package ratelimit_test
 
 import (
 	"context"
@@ -9,16 +9,22 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/scripttest"
+	"github.com/hanchat/luagen/services/secrets"
 	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/redis/go-redis/v9"
 )
 
+// ipKey hashes client addresses in these tests; a real service reads its secret from config.
+var ipKey, _ = secrets.NewHMACKey([]byte("test-only secret, 32 bytes or more, never in production"))
+
 // limiterOn is a ratelimit.Limiter on real Redis with policy p and no jitter.
 func limiterOn(t *testing.T, scripts *vm1.Scripts, p ratelimit.Policy) *ratelimit.Limiter {
 	t.Helper()
-	l, err := ratelimit.New(ratelimit.Config{Scripts: scripts, Policy: p, IPKey: testHMACKey})
+	l, err := ratelimit.New(scripts, p, ratelimit.Options{IPKey: ipKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,10 +46,10 @@ func TestRateLimitConcurrencyIsExactForEachAlgorithm(t *testing.T) {
 		{ratelimit.TokenBucket, vm1.APIRouteInternalInbox, ratelimit.ScopeService, 24 * time.Hour},
 	} {
 		t.Run(string(c.alg), func(t *testing.T) {
-			_, scripts, db0 := vm1Server(t)
+			_, scripts, db0 := scripttest.VM1(t)
 			p := ratelimit.Policy{c.route: {Algorithm: c.alg, Limits: []ratelimit.Limit{{Scope: c.scope, Limit: 100, Window: c.window}}}}
 			l := limiterOn(t, scripts, p)
-			s := ratelimit.Subject{UserID: uuid(t), IP: netip.MustParseAddr("198.51.100.20"), Service: "bitrix-sync"}
+			s := ratelimit.Subject{UserID: uuid.NewString(), IP: netip.MustParseAddr("198.51.100.20"), Service: "bitrix-sync"}
 			var allowed, denied atomic.Int64
 			var wg sync.WaitGroup
 			start := make(chan struct{})
@@ -72,7 +78,7 @@ func TestRateLimitConcurrencyIsExactForEachAlgorithm(t *testing.T) {
 			if n := db0.DBSize(ctx).Val(); n != 1 {
 				t.Fatalf("%d keys, want the one bucket", n)
 			}
-			auditTTLs(t, db0, vm1.Keys)
+			scripttest.AuditTTLs(t, db0, vm1.Keys)
 		})
 	}
 }
@@ -81,17 +87,17 @@ func TestRateLimitConcurrencyIsExactForEachAlgorithm(t *testing.T) {
 // plus jitter after their last write.
 func TestRateLimitBucketsExpireByThemselves(t *testing.T) {
 	ctx := context.Background()
-	_, scripts, db0 := vm1Server(t)
+	_, scripts, db0 := scripttest.VM1(t)
 	p := ratelimit.Policy{
 		vm1.APIRouteMessagesSend:  {Algorithm: ratelimit.SlidingWindow, Limits: []ratelimit.Limit{{Scope: ratelimit.ScopeUser, Limit: 5, Window: time.Second}}},
 		vm1.APIRouteProfileGet:    {Algorithm: ratelimit.FixedWindow, Limits: []ratelimit.Limit{{Scope: ratelimit.ScopeUser, Limit: 5, Window: time.Second}}},
 		vm1.APIRouteInternalInbox: {Algorithm: ratelimit.TokenBucket, Limits: []ratelimit.Limit{{Scope: ratelimit.ScopeService, Limit: 5, Window: time.Second}}},
 	}
-	l, err := ratelimit.New(ratelimit.Config{Scripts: scripts, Policy: p, MaxJitter: 200 * time.Millisecond})
+	l, err := ratelimit.New(scripts, p, ratelimit.Options{MaxJitter: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := ratelimit.Subject{UserID: uuid(t), Service: "bitrix-sync"}
+	s := ratelimit.Subject{UserID: uuid.NewString(), Service: "bitrix-sync"}
 	for _, r := range []vm1.APIRoute{vm1.APIRouteMessagesSend, vm1.APIRouteProfileGet, vm1.APIRouteInternalInbox} {
 		for i := 0; i < 5; i++ {
 			if d, err := l.Allow(ctx, s, r); err != nil || !d.Allowed {
@@ -102,7 +108,7 @@ func TestRateLimitBucketsExpireByThemselves(t *testing.T) {
 	if n := db0.DBSize(ctx).Val(); n != 3 {
 		t.Fatalf("%d keys, want 3", n)
 	}
-	auditTTLs(t, db0, vm1.Keys)
+	scripttest.AuditTTLs(t, db0, vm1.Keys)
 	if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return db0.DBSize(ctx).Val() == 0 }) {
 		t.Fatalf("buckets left after window + jitter: %v", db0.Keys(ctx, "*").Val())
 	}
@@ -112,24 +118,24 @@ func TestRateLimitBucketsExpireByThemselves(t *testing.T) {
 // and the caller is allowed again exactly then, not before.
 func TestFixedWindowRetryAfterOnRedis(t *testing.T) {
 	ctx := context.Background()
-	_, scripts, db0 := vm1Server(t)
+	_, scripts, db0 := scripttest.VM1(t)
 	p := ratelimit.Policy{vm1.APIRouteProfileGet: {Algorithm: ratelimit.FixedWindow, Limits: []ratelimit.Limit{{Scope: ratelimit.ScopeUser, Limit: 2, Window: time.Second}}}}
 	l := limiterOn(t, scripts, p)
-	s := ratelimit.Subject{UserID: uuid(t)}
+	s := ratelimit.Subject{UserID: uuid.NewString()}
 	key, _ := vm1.NewAPIRLUserKey(s.UserID, vm1.APIRouteProfileGet, 1)
 	for i := 0; i < 2; i++ {
 		if d, err := l.Allow(ctx, s, vm1.APIRouteProfileGet); err != nil || !d.Allowed {
 			t.Fatalf("request %d: %+v %v", i+1, d, err)
 		}
 	}
-	before := redisNow(t, db0)
+	before := scripttest.RedisNow(t, db0)
 	d, err := l.Allow(ctx, s, vm1.APIRouteProfileGet)
 	if err != nil || d.Allowed {
 		t.Fatalf("third: %+v %v", d, err)
 	}
-	after := redisNow(t, db0)
+	after := scripttest.RedisNow(t, db0)
 	pttl := db0.PTTL(ctx, key.String()).Val()
-	elapsed := redisNow(t, db0).Sub(before)
+	elapsed := scripttest.RedisNow(t, db0).Sub(before)
 	// The script saw PTTL p at its time n; we read PTTL q later: p - q is the time
 	// between them, which is at most elapsed.
 	if diff := d.RetryAfter - (pttl + time.Millisecond); diff < 0 || diff > elapsed+time.Millisecond {
@@ -142,14 +148,14 @@ func TestFixedWindowRetryAfterOnRedis(t *testing.T) {
 		}
 		return p.Allowed
 	})
-	auditTTLs(t, db0, vm1.Keys)
+	scripttest.AuditTTLs(t, db0, vm1.Keys)
 }
 
 // Token bucket on real Redis: Retry-After matches the bucket's state read back
 // from Redis, and the caller is allowed again exactly then, not before.
 func TestTokenBucketRetryAfterOnRedis(t *testing.T) {
 	ctx := context.Background()
-	_, scripts, db0 := vm1Server(t)
+	_, scripts, db0 := scripttest.VM1(t)
 	p := ratelimit.Policy{vm1.APIRouteInternalInbox: {Algorithm: ratelimit.TokenBucket, Limits: []ratelimit.Limit{{Scope: ratelimit.ScopeService, Limit: 4, Window: time.Second}}}}
 	l := limiterOn(t, scripts, p)
 	s := ratelimit.Subject{Service: "bitrix-sync"}
@@ -157,18 +163,18 @@ func TestTokenBucketRetryAfterOnRedis(t *testing.T) {
 	if d, err := l.AllowN(ctx, s, vm1.APIRouteInternalInbox, 4); err != nil || !d.Allowed {
 		t.Fatalf("burst: %+v %v", d, err)
 	}
-	before := redisNow(t, db0)
+	before := scripttest.RedisNow(t, db0)
 	d, err := l.AllowN(ctx, s, vm1.APIRouteInternalInbox, 2)
 	if err != nil || d.Allowed {
 		t.Fatalf("denied: %+v %v", d, err)
 	}
-	after := redisNow(t, db0)
+	after := scripttest.RedisNow(t, db0)
 	// Recompute from the stored state at a later Redis time: the script's answer
 	// exceeds it by the time in between.
 	st := db0.HMGet(ctx, key.String(), "base", "tat").Val()
 	base, _ := strconv.ParseInt(st[0].(string), 10, 64)
 	tat, _ := strconv.ParseInt(st[1].(string), 10, 64)
-	now := redisNow(t, db0)
+	now := scripttest.RedisNow(t, db0)
 	const limit, window, cost = 4, 1000, 2
 	left := max(tat-(now.UnixMilli()-base)*limit, 0)
 	want := time.Duration((left+window*cost-window*limit+limit-1)/limit) * time.Millisecond
@@ -182,7 +188,7 @@ func TestTokenBucketRetryAfterOnRedis(t *testing.T) {
 		}
 		return p.Allowed
 	})
-	auditTTLs(t, db0, vm1.Keys)
+	scripttest.AuditTTLs(t, db0, vm1.Keys)
 }
 
 // checkAllowedAt polls allowed until it is true and checks it happened inside
@@ -192,11 +198,11 @@ func checkAllowedAt(t *testing.T, db0 *redis.Client, before, after time.Time, re
 	t.Helper()
 	var at time.Time
 	ok := redistest.WaitFor(context.Background(), retry+3*time.Second, func() bool {
-		start := redisNow(t, db0)
+		start := scripttest.RedisNow(t, db0)
 		if !allowed() {
 			return false
 		}
-		end := redisNow(t, db0)
+		end := scripttest.RedisNow(t, db0)
 		// The scripts read TIME in whole milliseconds: retry_after counts from the
 		// millisecond the denial ran in, which may begin before `before` (µs).
 		if end.Before(before.Truncate(time.Millisecond).Add(retry)) {
@@ -219,10 +225,10 @@ func checkAllowedAt(t *testing.T, db0 *redis.Client, before, after time.Time, re
 // hazard the policy avoids: two algorithms on one key replace each other's bucket.
 func TestDefaultPolicyKeepsOneAlgorithmPerKeyOnRedis(t *testing.T) {
 	ctx := context.Background()
-	_, scripts, db0 := vm1Server(t)
+	_, scripts, db0 := scripttest.VM1(t)
 	policy := ratelimit.DefaultPolicy()
 	l := limiterOn(t, scripts, policy)
-	s := ratelimit.Subject{UserID: uuid(t), DialogID: uuid(t), IP: netip.MustParseAddr("192.0.2.44"), Service: "bitrix-sync"}
+	s := ratelimit.Subject{UserID: uuid.NewString(), DialogID: uuid.NewString(), IP: netip.MustParseAddr("192.0.2.44"), Service: "bitrix-sync"}
 	want := map[string]string{}
 	redisType := map[ratelimit.Algorithm]string{ratelimit.SlidingWindow: "zset", ratelimit.FixedWindow: "string", ratelimit.TokenBucket: "hash"}
 	for route, rt := range policy {
@@ -239,7 +245,7 @@ func TestDefaultPolicyKeepsOneAlgorithmPerKeyOnRedis(t *testing.T) {
 				key, _ := vm1.NewAPIRLUserKey(s.UserID, route, w)
 				k = key.String()
 			case ratelimit.ScopeIP:
-				key, _ := vm1.NewAPIRLIPKey(testHMACKey.Sum(s.IP.String()), route, w)
+				key, _ := vm1.NewAPIRLIPKey(ipKey.Sum(s.IP.String()), route, w)
 				k = key.String()
 			case ratelimit.ScopeDialog:
 				key, _ := vm1.NewAPIRLDialogKey(s.DialogID, w)
@@ -263,7 +269,7 @@ func TestDefaultPolicyKeepsOneAlgorithmPerKeyOnRedis(t *testing.T) {
 			t.Errorf("key %s is a %s, want %s", k, got, typ)
 		}
 	}
-	auditTTLs(t, db0, vm1.Keys)
+	scripttest.AuditTTLs(t, db0, vm1.Keys)
 
 	// The control: the scripts themselves accept one key pattern under several
 	// algorithms. A key one algorithm left is replaced by another (a bucket is
@@ -278,7 +284,7 @@ func TestDefaultPolicyKeepsOneAlgorithmPerKeyOnRedis(t *testing.T) {
 	if typ := db0.Type(ctx, key.String()).Val(); typ != "string" {
 		t.Fatalf("the key is a %s, want the fixed window's counter", typ)
 	}
-	auditTTLs(t, db0, vm1.Keys)
+	scripttest.AuditTTLs(t, db0, vm1.Keys)
 }
 
 // multiLimitCase is one algorithm on a route with a user limit and an IP limit.
@@ -303,7 +309,7 @@ func userUnitsTaken(t *testing.T, scripts *vm1.Scripts, alg ratelimit.Algorithm,
 	var err error
 	switch alg {
 	case ratelimit.SlidingWindow:
-		d, err = scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: limit, Window: window, Cost: 1, Peek: true, Nonce: nonce(t)})
+		d, err = scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: limit, Window: window, Cost: 1, Peek: true, Nonce: scripttest.Nonce(t)})
 	case ratelimit.FixedWindow:
 		d, err = scripts.RateLimitFixed(ctx, key, vm1.RateLimitFixedArgs{Limit: limit, Window: window, Cost: 1, Peek: true})
 	default:
@@ -329,13 +335,13 @@ func TestMultiLimitConcurrencyIsExactForEachAlgorithm(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range multiLimitCases {
 		t.Run(string(c.alg), func(t *testing.T) {
-			_, scripts, db0 := vm1Server(t)
+			_, scripts, db0 := scripttest.VM1(t)
 			p := ratelimit.Policy{c.route: {Algorithm: c.alg, Limits: []ratelimit.Limit{
 				{Scope: ratelimit.ScopeUser, Limit: 100, Window: c.window},
 				{Scope: ratelimit.ScopeIP, Limit: 50, Window: c.window},
 			}}}
 			l := limiterOn(t, scripts, p)
-			s := ratelimit.Subject{UserID: uuid(t), IP: netip.MustParseAddr("198.51.100.30")}
+			s := ratelimit.Subject{UserID: uuid.NewString(), IP: netip.MustParseAddr("198.51.100.30")}
 			var allowed, denied atomic.Int64
 			var wg sync.WaitGroup
 			start := make(chan struct{})
@@ -369,7 +375,7 @@ func TestMultiLimitConcurrencyIsExactForEachAlgorithm(t *testing.T) {
 			if n := db0.DBSize(ctx).Val(); n != 2 {
 				t.Fatalf("%d keys, want the two buckets", n)
 			}
-			auditTTLs(t, db0, vm1.Keys)
+			scripttest.AuditTTLs(t, db0, vm1.Keys)
 		})
 	}
 }
@@ -382,7 +388,7 @@ func TestMultiLimitManyUsersOneAddressIsExact(t *testing.T) {
 	ctx := context.Background()
 	for _, c := range multiLimitCases {
 		t.Run(string(c.alg), func(t *testing.T) {
-			_, scripts, db0 := vm1Server(t)
+			_, scripts, db0 := scripttest.VM1(t)
 			p := ratelimit.Policy{c.route: {Algorithm: c.alg, Limits: []ratelimit.Limit{
 				{Scope: ratelimit.ScopeUser, Limit: 5, Window: c.window},
 				{Scope: ratelimit.ScopeIP, Limit: 20, Window: c.window},
@@ -392,7 +398,7 @@ func TestMultiLimitManyUsersOneAddressIsExact(t *testing.T) {
 			users := make([]string, 10)
 			perUser := make([]atomic.Int64, len(users))
 			for i := range users {
-				users[i] = uuid(t)
+				users[i] = uuid.NewString()
 			}
 			var wg sync.WaitGroup
 			start := make(chan struct{})
@@ -430,7 +436,7 @@ func TestMultiLimitManyUsersOneAddressIsExact(t *testing.T) {
 			if total != 20 {
 				t.Fatalf("%d allowed in all, want exactly the address's 20", total)
 			}
-			auditTTLs(t, db0, vm1.Keys)
+			scripttest.AuditTTLs(t, db0, vm1.Keys)
 		})
 	}
 }
@@ -440,22 +446,22 @@ func TestMultiLimitManyUsersOneAddressIsExact(t *testing.T) {
 // then, not before.
 func TestMultiLimitRetryAfterOnRedis(t *testing.T) {
 	ctx := context.Background()
-	_, scripts, db0 := vm1Server(t)
+	_, scripts, db0 := scripttest.VM1(t)
 	p := ratelimit.Policy{vm1.APIRouteMessagesSend: {Algorithm: ratelimit.SlidingWindow, Limits: []ratelimit.Limit{
 		{Scope: ratelimit.ScopeUser, Limit: 2, Window: time.Second},
 		{Scope: ratelimit.ScopeIP, Limit: 3, Window: 2 * time.Second},
 	}}}
 	l := limiterOn(t, scripts, p)
 	ip := netip.MustParseAddr("192.0.2.60")
-	a, b := ratelimit.Subject{UserID: uuid(t), IP: ip}, ratelimit.Subject{UserID: uuid(t), IP: ip}
+	a, b := ratelimit.Subject{UserID: uuid.NewString(), IP: ip}, ratelimit.Subject{UserID: uuid.NewString(), IP: ip}
 	for _, s := range []ratelimit.Subject{a, a, b} {
 		if d, err := l.Allow(ctx, s, vm1.APIRouteMessagesSend); err != nil || !d.Allowed {
 			t.Fatalf("filling: %+v %v", d, err)
 		}
 	}
-	before := redisNow(t, db0)
+	before := scripttest.RedisNow(t, db0)
 	d, err := l.Allow(ctx, a, vm1.APIRouteMessagesSend)
-	after := redisNow(t, db0)
+	after := scripttest.RedisNow(t, db0)
 	if err != nil || d.Allowed || d.Scope != ratelimit.ScopeIP || d.RetryAfter <= time.Second || d.RetryAfter > 2*time.Second {
 		t.Fatalf("denied by both: %+v %v, want the IP limit's Retry-After (over 1 s, the user limit's is under)", d, err)
 	}
@@ -466,5 +472,5 @@ func TestMultiLimitRetryAfterOnRedis(t *testing.T) {
 		}
 		return p.Allowed
 	})
-	auditTTLs(t, db0, vm1.Keys)
+	scripttest.AuditTTLs(t, db0, vm1.Keys)
 }

@@ -1,7 +1,9 @@
-package runtime_test
+package degraded_test
 
 import (
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"testing"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/degraded"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -35,7 +38,7 @@ func TestUnavailableClassifiesRealFailures(t *testing.T) {
 		"reply shape":       fmt.Errorf("wrapped: %w", &runtime.ReplyError{Script: "s", Reason: "r"}),
 		"nil":               nil,
 	} {
-		if runtime.Unavailable(err) {
+		if degraded.Unavailable(err) {
 			t.Errorf("%s (%v) classified as unavailable", name, err)
 		}
 	}
@@ -49,7 +52,7 @@ func TestUnavailableClassifiesRealFailures(t *testing.T) {
 	srv.Kill()
 	_, dead := get.Run(ctx, c, []string{"k"})
 	for name, err := range map[string]error{"deadline on a hung server": timedOut, "server killed": dead, "busy": &runtime.ScriptError{Code: "BUSY"}} {
-		if !runtime.Unavailable(err) {
+		if !degraded.Unavailable(err) {
 			t.Errorf("%s (%v) not classified as unavailable", name, err)
 		}
 	}
@@ -58,12 +61,12 @@ func TestUnavailableClassifiesRealFailures(t *testing.T) {
 	}
 }
 
-func TestHMACKeyIsZero(t *testing.T) {
-	if !(runtime.HMACKey{}).IsZero() {
-		t.Fatal("the zero key is not zero")
+func mustScript(t *testing.T, name, src string, ro bool) *runtime.Script {
+	t.Helper()
+	sum := sha1.Sum([]byte(src))
+	s, err := runtime.NewScript(name, src, hex.EncodeToString(sum[:]), ro)
+	if err != nil {
+		t.Fatal(err)
 	}
-	k, _ := runtime.NewHMACKey(make([]byte, 32))
-	if k.IsZero() {
-		t.Fatal("a made key reads as zero")
-	}
+	return s
 }

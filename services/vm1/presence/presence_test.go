@@ -1,4 +1,4 @@
-package tests
+package presence_test
 
 import (
 	"context"
@@ -10,7 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/luatest"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/services/vm1/presence"
@@ -44,10 +46,10 @@ func rtKeys(t *testing.T, c presence.Connection) (conn, set string) {
 // that revives it; the set outlives the last heartbeat by exactly 120 s.
 func TestRealtimeHarnessHeartbeatExpiry(t *testing.T) {
 	ctx := context.Background()
-	h, _, scripts := rtHarness(t)
+	h, _, scripts := scripttest.VM1Harness(t)
 	p := rtPresence(t, scripts)
 	clock := h.Clock()
-	user := uuid(t)
+	user := uuid.NewString()
 
 	c, st, err := p.Connect(ctx, user, 2)
 	if err != nil || st.Connections != 1 || st.Revived {
@@ -55,12 +57,12 @@ func TestRealtimeHarnessHeartbeatExpiry(t *testing.T) {
 	}
 	connKey, setKey := rtKeys(t, c)
 	ks := h.Keyspace()
-	wantHash := map[string]string{"user_id": user, "instance": "api-1", "last_seen": strconv.FormatInt(t0.UnixMilli(), 10), "subscriptions_count": "2"}
+	wantHash := map[string]string{"user_id": user, "instance": "api-1", "last_seen": strconv.FormatInt(scripttest.T0.UnixMilli(), 10), "subscriptions_count": "2"}
 	if e := ks[connKey]; e.TTL != vm1.RTConnTTL || !rtMapsEqual(e.Hash, wantHash) {
 		t.Fatalf("connection hash %+v, want %v with TTL %v", e, wantHash, vm1.RTConnTTL)
 	}
-	if e := ks[setKey]; e.TTL != vm1.RTUserConnectionsTTL || len(e.ZSet) != 1 || e.ZSet[0] != (luatest.Member{Member: c.ID, Score: float64(t0.UnixMilli())}) {
-		t.Fatalf("user set %+v, want the connection at t0 with TTL %v", e, vm1.RTUserConnectionsTTL)
+	if e := ks[setKey]; e.TTL != vm1.RTUserConnectionsTTL || len(e.ZSet) != 1 || e.ZSet[0] != (luatest.Member{Member: c.ID, Score: float64(scripttest.T0.UnixMilli())}) {
+		t.Fatalf("user set %+v, want the connection at scripttest.T0 with TTL %v", e, vm1.RTUserConnectionsTTL)
 	}
 
 	clock.Advance(60 * time.Second)
@@ -130,10 +132,10 @@ func rtMapsEqual(a, b map[string]string) bool {
 // more remain, never touches live ones, and each run reads at most one batch.
 func TestRealtimeHarnessCleanupInBatches(t *testing.T) {
 	ctx := context.Background()
-	h, sc, scripts := rtHarness(t)
+	h, sc, scripts := scripttest.VM1Harness(t)
 	p := rtPresence(t, scripts)
 	clock := h.Clock()
-	user := uuid(t)
+	user := uuid.NewString()
 
 	var live []string
 	for i := 0; i < 25; i++ {
@@ -142,7 +144,7 @@ func TestRealtimeHarnessCleanupInBatches(t *testing.T) {
 		}
 		clock.Advance(time.Millisecond)
 	}
-	clock.Set(t0.Add(60 * time.Second))
+	clock.Set(scripttest.T0.Add(60 * time.Second))
 	for i := 0; i < 5; i++ {
 		c, _, err := p.Connect(ctx, user, 0)
 		if err != nil {
@@ -151,8 +153,8 @@ func TestRealtimeHarnessCleanupInBatches(t *testing.T) {
 		live = append(live, c.ID)
 		clock.Advance(time.Millisecond)
 	}
-	// The last of the 25 beat at t0+24ms: all 25 are dead from t0+90.025s on.
-	clock.Set(t0.Add(90*time.Second + 25*time.Millisecond))
+	// The last of the 25 beat at scripttest.T0+24ms: all 25 are dead from scripttest.T0+90.025s on.
+	clock.Set(scripttest.T0.Add(90*time.Second + 25*time.Millisecond))
 	runsBefore := len(sc.Results())
 	var got []presence.Cleaned
 	for {
@@ -201,9 +203,9 @@ func TestRealtimeHarnessCleanupInBatches(t *testing.T) {
 // A duplicate disconnect is harmless: it says so and changes nothing.
 func TestRealtimeHarnessDuplicateDisconnect(t *testing.T) {
 	ctx := context.Background()
-	h, _, scripts := rtHarness(t)
+	h, _, scripts := scripttest.VM1Harness(t)
 	p := rtPresence(t, scripts)
-	user := uuid(t)
+	user := uuid.NewString()
 	c1, _, err := p.Connect(ctx, user, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -240,9 +242,9 @@ func TestRealtimeHarnessDuplicateDisconnect(t *testing.T) {
 // keys that do not belong to the arguments are refused, without any write.
 func TestRealtimeHarnessWrongUserAndBadInput(t *testing.T) {
 	ctx := context.Background()
-	h, sc, scripts := rtHarness(t)
+	h, sc, scripts := scripttest.VM1Harness(t)
 	p := rtPresence(t, scripts)
-	owner, intruder := uuid(t), uuid(t)
+	owner, intruder := uuid.NewString(), uuid.NewString()
 	c, _, err := p.Connect(ctx, owner, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +265,7 @@ func TestRealtimeHarnessWrongUserAndBadInput(t *testing.T) {
 	}
 
 	// The generated wrapper accepts any conn and set keys; the script checks them.
-	otherConn, _ := vm1.NewRTConnKey(uuid(t))
+	otherConn, _ := vm1.NewRTConnKey(uuid.NewString())
 	set, _ := vm1.NewRTUserConnectionsKey(owner)
 	otherSet, _ := vm1.NewRTUserConnectionsKey(intruder)
 	conn, _ := vm1.NewRTConnKey(c.ID)
@@ -315,10 +317,10 @@ func TestRealtimeHarnessWrongUserAndBadInput(t *testing.T) {
 // keeps a TTL.
 func TestRealtimePresenceOnRedis(t *testing.T) {
 	ctx := context.Background()
-	srv, scripts, _ := vm1Server(t)
+	srv, scripts, _ := scripttest.VM1(t)
 	db1 := srv.Client(vm1.DB1)
 	p := rtPresence(t, scripts)
-	user := uuid(t)
+	user := uuid.NewString()
 
 	var conns []presence.Connection
 	for i := 0; i < 3; i++ {
@@ -344,10 +346,10 @@ func TestRealtimePresenceOnRedis(t *testing.T) {
 
 	// Test-only: 30 members of connections that died 91 s ago (their hashes are
 	// long gone), written straight into the set the heartbeat created.
-	old := redisNow(t, db1).Add(-91 * time.Second).UnixMilli()
+	old := scripttest.RedisNow(t, db1).Add(-91 * time.Second).UnixMilli()
 	var stale []redis.Z
 	for i := 0; i < 30; i++ {
-		stale = append(stale, redis.Z{Score: float64(old - int64(i)), Member: uuid(t)})
+		stale = append(stale, redis.Z{Score: float64(old - int64(i)), Member: uuid.NewString()})
 	}
 	if err := db1.ZAdd(ctx, setKey, stale...).Err(); err != nil {
 		t.Fatal(err)
@@ -383,7 +385,7 @@ func TestRealtimePresenceOnRedis(t *testing.T) {
 	if db1.Exists(ctx, connKey).Val() != 0 {
 		t.Fatal("the disconnected connection's hash is still there")
 	}
-	auditTTLs(t, db1, vm1.Keys)
+	scripttest.AuditTTLs(t, db1, vm1.Keys)
 }
 
 func rtConnKey(t *testing.T, c presence.Connection) string {
@@ -395,14 +397,14 @@ func rtConnKey(t *testing.T, c presence.Connection) string {
 // an equal keyspace.
 func TestRealtimePresenceConformance(t *testing.T) {
 	ctx := context.Background()
-	srv, realScripts, _ := vm1Server(t)
+	srv, realScripts, _ := scripttest.VM1(t)
 	db1 := srv.Client(vm1.DB1)
-	h, _, harnessScripts := rtHarness(t)
+	h, _, harnessScripts := scripttest.VM1Harness(t)
 	real, harness := rtPresence(t, realScripts), rtPresence(t, harnessScripts)
-	user, other := uuid(t), uuid(t)
-	a, _ := presence.Resume(uuid(t), user)
-	b, _ := presence.Resume(uuid(t), user)
-	c, _ := presence.Resume(uuid(t), other)
+	user, other := uuid.NewString(), uuid.NewString()
+	a, _ := presence.Resume(uuid.NewString(), user)
+	b, _ := presence.Resume(uuid.NewString(), user)
+	c, _ := presence.Resume(uuid.NewString(), other)
 	forged, _ := presence.Resume(a.ID, other)
 
 	steps := []struct {
@@ -422,14 +424,14 @@ func TestRealtimePresenceConformance(t *testing.T) {
 		{"disconnect c", func(p *presence.Presence) (any, error) { return p.Disconnect(ctx, c) }},
 	}
 	for _, s := range steps {
-		h.Clock().Set(redisNow(t, db1))
+		h.Clock().Set(scripttest.RedisNow(t, db1))
 		want, wantErr := s.run(real)
 		got, gotErr := s.run(harness)
 		if fmt.Sprint(want) != fmt.Sprint(got) || rtErrCode(wantErr) != rtErrCode(gotErr) {
 			t.Errorf("%s: Redis %v, %v; harness %v, %v", s.name, want, wantErr, got, gotErr)
 		}
 	}
-	compareKeyspaces(t, ctx, db1, h, map[string]float64{"last_seen": 1})
+	scripttest.CompareKeyspaces(t, ctx, db1, h, map[string]float64{"last_seen": 1})
 }
 
 // rtErrCode is the error reply's code, or the error text for other errors.

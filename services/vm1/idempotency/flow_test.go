@@ -1,9 +1,8 @@
-package tests
+package idempotency_test
 
 import (
 	"context"
 	"errors"
-	"net/http"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -11,35 +10,32 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/idemtest"
+	"github.com/hanchat/luagen/internal/promtest"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-func created(t *testing.T) idempotency.Response {
-	return idempotency.Response{Status: 201, ResourceID: uuid(t), Header: http.Header{
-		"Location":   {"/v1/messages/x"},
-		"Set-Cookie": {"session=never-stored"},
-	}}
-}
-
 // Same fingerprint: the stored response; another fingerprint: conflict; the
 // record lives 24 h in Redis and in PostgreSQL.
 func TestIdempotencySameAndDifferentFingerprint(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
-	req := idemRequest(t, vm1.IdemScopeMessageSend, `{"text":"hi"}`)
-	var c counter
-	resp := created(t)
-	out, err := e.keeper.Do(ctx, req, c.call(req.Key, resp, nil))
+	req := idemtest.Request(t, vm1.IdemScopeMessageSend, `{"text":"hi"}`)
+	var c idemtest.Counter
+	resp := idemtest.Created()
+	out, err := e.keeper.Do(ctx, req, c.Call(req.Key, resp, nil))
 	if err != nil || out.Replayed || out.Source != idempotency.SourceExecuted || out.Response.Status != 201 {
 		t.Fatalf("first: %+v %v", out, err)
 	}
 	if out.Response.Header.Get("Set-Cookie") != "" {
 		t.Fatal("the outcome kept a header off the allow-list")
 	}
-	again, err := e.keeper.Do(ctx, req, c.call(req.Key, resp, nil))
+	again, err := e.keeper.Do(ctx, req, c.Call(req.Key, resp, nil))
 	if err != nil || !again.Replayed || again.Source != idempotency.SourceRedis {
 		t.Fatalf("retry: %+v %v", again, err)
 	}
@@ -48,17 +44,17 @@ func TestIdempotencySameAndDifferentFingerprint(t *testing.T) {
 	}
 	other := req
 	other.Fingerprint = idempotency.Fingerprint([]byte("POST"), []byte("/v1/messages"), []byte(`{"text":"bye"}`))
-	if _, err := e.keeper.Do(ctx, other, c.call(req.Key, resp, nil)); !errors.Is(err, idempotency.ErrConflict) || idempotency.StatusCode(err) != 422 {
+	if _, err := e.keeper.Do(ctx, other, c.Call(req.Key, resp, nil)); !errors.Is(err, idempotency.ErrConflict) || idempotency.StatusCode(err) != 422 {
 		t.Fatalf("another fingerprint: %v", err)
 	}
 	// The same client key from another user is another record.
 	otherUser := req
-	otherUser.UserID = uuid(t)
-	if out, err := e.keeper.Do(ctx, otherUser, c.call(req.Key, resp, nil)); err != nil || out.Replayed {
+	otherUser.UserID = uuid.NewString()
+	if out, err := e.keeper.Do(ctx, otherUser, c.Call(req.Key, resp, nil)); err != nil || out.Replayed {
 		t.Fatalf("another user: %+v %v", out, err)
 	}
-	if c.runs.Load() != 2 || e.sideEffects(t, req.Key) != 2 {
-		t.Fatalf("runs %d, side effects %d; want 2 (one per user)", c.runs.Load(), e.sideEffects(t, req.Key))
+	if c.Runs.Load() != 2 || e.sideEffects(t, req.Key) != 2 {
+		t.Fatalf("runs %d, side effects %d; want 2 (one per user)", c.Runs.Load(), e.sideEffects(t, req.Key))
 	}
 
 	rec, _ := vm1.NewAPIIdemKey(req.Scope, req.UserID, testHMACKey.Sum(req.Key))
@@ -83,15 +79,15 @@ func TestIdempotencySameAndDifferentFingerprint(t *testing.T) {
 // Many concurrent retries of one key: exactly one execution; the others are
 // told it is in progress, and once it completed they get its response.
 func TestIdempotencyConcurrentRetriesRunOnce(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
-	req := idemRequest(t, vm1.IdemScopeAttachmentInit, "file.png")
-	var c counter
+	req := idemtest.Request(t, vm1.IdemScopeAttachmentInit, "file.png")
+	var c idemtest.Counter
 	var inProgress atomic.Int64
 	const n = 50
 	// The one execution waits until every other request has been answered, so
 	// they all meet it in progress.
-	fn := c.call(req.Key, created(t), func(context.Context) error {
+	fn := c.Call(req.Key, idemtest.Created(), func(context.Context) error {
 		if !redistest.WaitFor(ctx, 10*time.Second, func() bool { return inProgress.Load() == n-1 }) {
 			return errors.New("the other requests never came back")
 		}
@@ -120,8 +116,8 @@ func TestIdempotencyConcurrentRetriesRunOnce(t *testing.T) {
 	}
 	close(start)
 	wg.Wait()
-	if c.runs.Load() != 1 || executed.Load() != 1 || inProgress.Load() != n-1 {
-		t.Fatalf("runs %d, executed %d, in progress %d", c.runs.Load(), executed.Load(), inProgress.Load())
+	if c.Runs.Load() != 1 || executed.Load() != 1 || inProgress.Load() != n-1 {
+		t.Fatalf("runs %d, executed %d, in progress %d", c.Runs.Load(), executed.Load(), inProgress.Load())
 	}
 	// Retries after the completion: all replays, still one execution.
 	var replays atomic.Int64
@@ -135,8 +131,8 @@ func TestIdempotencyConcurrentRetriesRunOnce(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if replays.Load() != n || c.runs.Load() != 1 || e.sideEffects(t, req.Key) != 1 {
-		t.Fatalf("replays %d, runs %d, side effects %d", replays.Load(), c.runs.Load(), e.sideEffects(t, req.Key))
+	if replays.Load() != n || c.Runs.Load() != 1 || e.sideEffects(t, req.Key) != 1 {
+		t.Fatalf("replays %d, runs %d, side effects %d", replays.Load(), c.Runs.Load(), e.sideEffects(t, req.Key))
 	}
 }
 
@@ -152,15 +148,15 @@ func TestIdempotencyRedisLossMidRequestRunsOnce(t *testing.T) {
 		{"restart-empty", func(e *idemEnv) { e.srv.Kill(); e.srv.Restart() }},
 	} {
 		t.Run(loss.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := scripttest.Context(t)
 			e := newIdemEnv(t, 0)
-			req := idemRequest(t, vm1.IdemScopeMessageSend, "hello")
-			var c counter
+			req := idemtest.Request(t, vm1.IdemScopeMessageSend, "hello")
+			var c idemtest.Counter
 			started, proceed := make(chan struct{}), make(chan struct{})
 			letGo := sync.OnceFunc(func() { close(proceed) })
 			defer letGo() // a failing test must not leave the call hanging
-			fn := c.call(req.Key, created(t), func(context.Context) error {
-				if c.runs.Load() == 1 {
+			fn := c.Call(req.Key, idemtest.Created(), func(context.Context) error {
+				if c.Runs.Load() == 1 {
 					close(started)
 					<-proceed
 				}
@@ -195,8 +191,8 @@ func TestIdempotencyRedisLossMidRequestRunsOnce(t *testing.T) {
 			if err != nil || !again.Replayed || again.Source != idempotency.SourceRedis || !cmp.Equal(again.Response, r.out.Response) {
 				t.Fatalf("retry after the call: %+v %v", again, err)
 			}
-			if c.runs.Load() != 1 || e.sideEffects(t, req.Key) != 1 {
-				t.Fatalf("runs %d, side effects %d; want 1", c.runs.Load(), e.sideEffects(t, req.Key))
+			if c.Runs.Load() != 1 || e.sideEffects(t, req.Key) != 1 {
+				t.Fatalf("runs %d, side effects %d; want 1", c.Runs.Load(), e.sideEffects(t, req.Key))
 			}
 		})
 	}
@@ -205,16 +201,16 @@ func TestIdempotencyRedisLossMidRequestRunsOnce(t *testing.T) {
 // A completed record survives FLUSHDB and an empty restart: the durable row
 // answers and warms Redis (on access, or all at once with WarmRecent).
 func TestIdempotencyCompletedSurvivesRedisLoss(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
-	req := idemRequest(t, vm1.IdemScopeDialogCreate, "dialog")
-	var c counter
-	out, err := e.keeper.Do(ctx, req, c.call(req.Key, created(t), nil))
+	req := idemtest.Request(t, vm1.IdemScopeDialogCreate, "dialog")
+	var c idemtest.Counter
+	out, err := e.keeper.Do(ctx, req, c.Call(req.Key, idemtest.Created(), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	e.db0.FlushDB(ctx)
-	back, err := e.keeper.Do(ctx, req, c.call(req.Key, created(t), nil))
+	back, err := e.keeper.Do(ctx, req, c.Call(req.Key, idemtest.Created(), nil))
 	if err != nil || !back.Replayed || back.Source != idempotency.SourceDurable || !cmp.Equal(back.Response, out.Response) {
 		t.Fatalf("after FLUSHDB: %+v %v", back, err)
 	}
@@ -226,7 +222,7 @@ func TestIdempotencyCompletedSurvivesRedisLoss(t *testing.T) {
 	if e.db0.Exists(ctx, lock.String()).Val() != 0 {
 		t.Fatal("warming left the retry's reservation lock")
 	}
-	if hit, err := e.keeper.Do(ctx, req, c.call(req.Key, created(t), nil)); err != nil || hit.Source != idempotency.SourceRedis {
+	if hit, err := e.keeper.Do(ctx, req, c.Call(req.Key, idemtest.Created(), nil)); err != nil || hit.Source != idempotency.SourceRedis {
 		t.Fatalf("after warming: %+v %v", hit, err)
 	}
 
@@ -235,11 +231,11 @@ func TestIdempotencyCompletedSurvivesRedisLoss(t *testing.T) {
 	if n, err := e.keeper.WarmRecent(ctx, 100); err != nil || n != 1 {
 		t.Fatalf("WarmRecent: %d %v", n, err)
 	}
-	if hit, err := e.keeper.Do(ctx, req, c.call(req.Key, created(t), nil)); err != nil || hit.Source != idempotency.SourceRedis || !cmp.Equal(hit.Response, out.Response) {
+	if hit, err := e.keeper.Do(ctx, req, c.Call(req.Key, idemtest.Created(), nil)); err != nil || hit.Source != idempotency.SourceRedis || !cmp.Equal(hit.Response, out.Response) {
 		t.Fatalf("after an empty restart and WarmRecent: %+v %v", hit, err)
 	}
-	if c.runs.Load() != 1 || e.sideEffects(t, req.Key) != 1 {
-		t.Fatalf("runs %d, side effects %d", c.runs.Load(), e.sideEffects(t, req.Key))
+	if c.Runs.Load() != 1 || e.sideEffects(t, req.Key) != 1 {
+		t.Fatalf("runs %d, side effects %d", c.Runs.Load(), e.sideEffects(t, req.Key))
 	}
 	if got := outcomes(t, e, "dialog-create", "fallback"); got != 1 {
 		t.Errorf("fallback = %v, want 1", got)
@@ -249,36 +245,36 @@ func TestIdempotencyCompletedSurvivesRedisLoss(t *testing.T) {
 // Seed 000 §10: with Redis down a new call fails closed (503) and does not run;
 // a completed record still answers from PostgreSQL; a reused key still conflicts.
 func TestIdempotencyRedisDownFailsClosed(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
-	done := idemRequest(t, vm1.IdemScopeProfileUpdate, "name=a")
-	var c counter
-	out, err := e.keeper.Do(ctx, done, c.call(done.Key, created(t), nil))
+	done := idemtest.Request(t, vm1.IdemScopeProfileUpdate, "name=a")
+	var c idemtest.Counter
+	out, err := e.keeper.Do(ctx, done, c.Call(done.Key, idemtest.Created(), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
-	auditTTLs(t, e.db0, vm1.Keys)
+	scripttest.AuditTTLs(t, e.db0, vm1.Keys)
 	e.srv.Kill()
 
-	fresh := idemRequest(t, vm1.IdemScopeProfileUpdate, "name=b")
-	_, err = e.keeper.Do(ctx, fresh, c.call(fresh.Key, created(t), nil))
+	fresh := idemtest.Request(t, vm1.IdemScopeProfileUpdate, "name=b")
+	_, err = e.keeper.Do(ctx, fresh, c.Call(fresh.Key, idemtest.Created(), nil))
 	if !errors.Is(err, idempotency.ErrUnavailable) || idempotency.StatusCode(err) != 503 {
 		t.Fatalf("a new call without Redis: %v, want ErrUnavailable (503)", err)
 	}
 	if e.durableState(t, fresh) != "" {
 		t.Fatal("a call refused for want of Redis left a durable row")
 	}
-	back, err := e.keeper.Do(ctx, done, c.call(done.Key, created(t), nil))
+	back, err := e.keeper.Do(ctx, done, c.Call(done.Key, idemtest.Created(), nil))
 	if err != nil || back.Source != idempotency.SourceDurable || !cmp.Equal(back.Response, out.Response) {
 		t.Fatalf("a completed record without Redis: %+v %v", back, err)
 	}
 	reused := done
 	reused.Fingerprint = fresh.Fingerprint
-	if _, err := e.keeper.Do(ctx, reused, c.call(done.Key, created(t), nil)); !errors.Is(err, idempotency.ErrConflict) {
+	if _, err := e.keeper.Do(ctx, reused, c.Call(done.Key, idemtest.Created(), nil)); !errors.Is(err, idempotency.ErrConflict) {
 		t.Fatalf("a reused key without Redis: %v", err)
 	}
-	if c.runs.Load() != 1 {
-		t.Fatalf("runs %d, want 1", c.runs.Load())
+	if c.Runs.Load() != 1 {
+		t.Fatalf("runs %d, want 1", c.Runs.Load())
 	}
 	if got := outcomes(t, e, "profile-update", "unavailable"); got != 1 {
 		t.Errorf("unavailable = %v, want 1", got)
@@ -289,12 +285,12 @@ func TestIdempotencyRedisDownFailsClosed(t *testing.T) {
 // PostgreSQL keep nothing, and a retry runs again. A call that returns an error
 // is released the same way.
 func TestIdempotencyTransientIsNotStored(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
 	for _, status := range []int{503, 504} {
-		req := idemRequest(t, vm1.IdemScopeDownloadURL, "file-1")
-		var c counter
-		out, err := e.keeper.Do(ctx, req, c.call(req.Key, idempotency.Response{Status: status, ErrorCode: "upstream.timeout"}, nil))
+		req := idemtest.Request(t, vm1.IdemScopeDownloadURL, "file-1")
+		var c idemtest.Counter
+		out, err := e.keeper.Do(ctx, req, c.Call(req.Key, idempotency.Response{Status: status, ErrorCode: "upstream.timeout"}, nil))
 		if err != nil || out.Response.Status != status || out.Replayed {
 			t.Fatalf("%d: %+v %v", status, out, err)
 		}
@@ -304,24 +300,24 @@ func TestIdempotencyTransientIsNotStored(t *testing.T) {
 		if e.durableState(t, req) != "" || left != 0 || e.sideEffects(t, req.Key) != 0 {
 			t.Fatalf("%d left state behind: row %q, %d Redis keys, %d side effects", status, e.durableState(t, req), left, e.sideEffects(t, req.Key))
 		}
-		out, err = e.keeper.Do(ctx, req, c.call(req.Key, idempotency.Response{Status: 200}, nil))
+		out, err = e.keeper.Do(ctx, req, c.Call(req.Key, idempotency.Response{Status: 200}, nil))
 		if err != nil || out.Replayed || out.Response.Status != 200 {
 			t.Fatalf("retry after %d: %+v %v", status, out, err)
 		}
-		if c.runs.Load() != 2 || e.sideEffects(t, req.Key) != 1 {
-			t.Fatalf("after %d: runs %d, side effects %d", status, c.runs.Load(), e.sideEffects(t, req.Key))
+		if c.Runs.Load() != 2 || e.sideEffects(t, req.Key) != 1 {
+			t.Fatalf("after %d: runs %d, side effects %d", status, c.Runs.Load(), e.sideEffects(t, req.Key))
 		}
 	}
-	req := idemRequest(t, vm1.IdemScopeDownloadURL, "file-2")
+	req := idemtest.Request(t, vm1.IdemScopeDownloadURL, "file-2")
 	boom := errors.New("storage failed")
-	var c counter
-	if _, err := e.keeper.Do(ctx, req, c.call(req.Key, created(t), func(context.Context) error { return boom })); !errors.Is(err, boom) {
+	var c idemtest.Counter
+	if _, err := e.keeper.Do(ctx, req, c.Call(req.Key, idemtest.Created(), func(context.Context) error { return boom })); !errors.Is(err, boom) {
 		t.Fatalf("a failing call: %v", err)
 	}
 	if e.durableState(t, req) != "" || e.db0.DBSize(ctx).Val() != 2 {
 		t.Fatalf("a failing call left state behind: row %q, %d Redis keys (want the 2 completed records)", e.durableState(t, req), e.db0.DBSize(ctx).Val())
 	}
-	if out, err := e.keeper.Do(ctx, req, c.call(req.Key, created(t), nil)); err != nil || out.Replayed {
+	if out, err := e.keeper.Do(ctx, req, c.Call(req.Key, idemtest.Created(), nil)); err != nil || out.Replayed {
 		t.Fatalf("retry after a failure: %+v %v", out, err)
 	}
 	if got := outcomes(t, e, "download-url", "transient"); got != 2 {
@@ -334,14 +330,14 @@ func TestIdempotencyTransientIsNotStored(t *testing.T) {
 // completion is refused and its transaction rolled back, so the side effect
 // committed once.
 func TestIdempotencyLateOwnerIsRolledBack(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
-	req := idemRequest(t, vm1.IdemScopeMessageSend, "late")
-	var c counter
+	req := idemtest.Request(t, vm1.IdemScopeMessageSend, "late")
+	var c idemtest.Counter
 	started, proceed := make(chan struct{}), make(chan struct{})
 	letGo := sync.OnceFunc(func() { close(proceed) })
 	defer letGo() // a failing test must not leave the call hanging
-	lateFn := c.call(req.Key, created(t), func(context.Context) error {
+	lateFn := c.Call(req.Key, idemtest.Created(), func(context.Context) error {
 		close(started)
 		<-proceed
 		return nil
@@ -361,7 +357,7 @@ func TestIdempotencyLateOwnerIsRolledBack(t *testing.T) {
 	if !redistest.WaitFor(ctx, time.Second, func() bool { return e.db0.Exists(ctx, lock.String()).Val() == 0 }) {
 		t.Fatal("the lock did not expire")
 	}
-	taken, err := e.keeper.Do(ctx, req, c.call(req.Key, created(t), nil))
+	taken, err := e.keeper.Do(ctx, req, c.Call(req.Key, idemtest.Created(), nil))
 	if err != nil || taken.Replayed {
 		t.Fatalf("takeover: %+v %v", taken, err)
 	}
@@ -369,10 +365,10 @@ func TestIdempotencyLateOwnerIsRolledBack(t *testing.T) {
 	if err := <-lateDone; !errors.Is(err, idempotency.ErrLeaseLost) {
 		t.Fatalf("the late owner: %v, want ErrLeaseLost", err)
 	}
-	if c.runs.Load() != 2 || e.sideEffects(t, req.Key) != 1 {
-		t.Fatalf("runs %d, committed side effects %d; want 2 runs, 1 commit", c.runs.Load(), e.sideEffects(t, req.Key))
+	if c.Runs.Load() != 2 || e.sideEffects(t, req.Key) != 1 {
+		t.Fatalf("runs %d, committed side effects %d; want 2 runs, 1 commit", c.Runs.Load(), e.sideEffects(t, req.Key))
 	}
-	again, err := e.keeper.Do(ctx, req, c.call(req.Key, created(t), nil))
+	again, err := e.keeper.Do(ctx, req, c.Call(req.Key, idemtest.Created(), nil))
 	if err != nil || !cmp.Equal(again.Response, taken.Response) {
 		t.Fatalf("a retry gets the takeover's response: %+v %v", again, err)
 	}
@@ -382,9 +378,9 @@ func TestIdempotencyLateOwnerIsRolledBack(t *testing.T) {
 // progress), and when the lease is taken from it the call's context is
 // cancelled and nothing commits.
 func TestIdempotencyHeartbeat(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 300*time.Millisecond)
-	req := idemRequest(t, vm1.IdemScopeAttachmentInit, "big")
+	req := idemtest.Request(t, vm1.IdemScopeAttachmentInit, "big")
 	var leases []time.Time
 	readLease := func() time.Time {
 		var at time.Time
@@ -393,9 +389,9 @@ func TestIdempotencyHeartbeat(t *testing.T) {
 		}
 		return at
 	}
-	var c counter
+	var c idemtest.Counter
 	started := make(chan struct{})
-	fn := c.call(req.Key, created(t), func(workCtx context.Context) error {
+	fn := c.Call(req.Key, idemtest.Created(), func(workCtx context.Context) error {
 		close(started)
 		<-workCtx.Done()
 		return context.Cause(workCtx)
@@ -417,7 +413,7 @@ func TestIdempotencyHeartbeat(t *testing.T) {
 	}) {
 		t.Fatalf("the lease was not renewed: %v", leases)
 	}
-	if _, err := e.keeper.Do(ctx, req, c.call(req.Key, created(t), nil)); !errors.Is(err, idempotency.ErrInProgress) {
+	if _, err := e.keeper.Do(ctx, req, c.Call(req.Key, idemtest.Created(), nil)); !errors.Is(err, idempotency.ErrInProgress) {
 		t.Fatalf("a retry while the call runs: %v", err)
 	}
 	// Someone else holds the claim now: the heartbeat notices and cancels the call.
@@ -432,42 +428,42 @@ func TestIdempotencyHeartbeat(t *testing.T) {
 	case <-time.After(5 * time.Second):
 		t.Fatal("the call was not cancelled")
 	}
-	if c.runs.Load() != 1 || e.sideEffects(t, req.Key) != 0 {
-		t.Fatalf("runs %d, side effects %d", c.runs.Load(), e.sideEffects(t, req.Key))
+	if c.Runs.Load() != 1 || e.sideEffects(t, req.Key) != 0 {
+		t.Fatalf("runs %d, side effects %d", c.Runs.Load(), e.sideEffects(t, req.Key))
 	}
 }
 
 // A corrupt Redis copy is never served: the durable row answers and rewrites it.
 func TestIdempotencyCorruptRedisRecordIsRewritten(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
-	req := idemRequest(t, vm1.IdemScopeMessageSend, "x")
-	var c counter
-	out, err := e.keeper.Do(ctx, req, c.call(req.Key, created(t), nil))
+	req := idemtest.Request(t, vm1.IdemScopeMessageSend, "x")
+	var c idemtest.Counter
+	out, err := e.keeper.Do(ctx, req, c.Call(req.Key, idemtest.Created(), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
 	rec, _ := vm1.NewAPIIdemKey(req.Scope, req.UserID, testHMACKey.Sum(req.Key))
 	good := e.db0.HGet(ctx, rec.String(), "response").Val()
 	e.db0.HSet(ctx, rec.String(), "response", "\xc1\xff not messagepack")
-	back, err := e.keeper.Do(ctx, req, c.call(req.Key, created(t), nil))
+	back, err := e.keeper.Do(ctx, req, c.Call(req.Key, idemtest.Created(), nil))
 	if err != nil || back.Source != idempotency.SourceDurable || !cmp.Equal(back.Response, out.Response) {
 		t.Fatalf("corrupt copy: %+v %v", back, err)
 	}
 	if got := e.db0.HGet(ctx, rec.String(), "response").Val(); got != good {
 		t.Fatal("the corrupt copy was not rewritten")
 	}
-	if c.runs.Load() != 1 {
-		t.Fatalf("runs %d", c.runs.Load())
+	if c.Runs.Load() != 1 {
+		t.Fatalf("runs %d", c.Runs.Load())
 	}
 }
 
 // Malformed requests are refused before Redis and PostgreSQL, naming the field.
 func TestIdempotencyRefusesMalformedRequests(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
-	good := idemRequest(t, vm1.IdemScopeMessageSend, "x")
-	var c counter
+	good := idemtest.Request(t, vm1.IdemScopeMessageSend, "x")
+	var c idemtest.Counter
 	for name, mutate := range map[string]func(*idempotency.Request){
 		"empty key":       func(r *idempotency.Request) { r.Key = "" },
 		"long key":        func(r *idempotency.Request) { r.Key = strings.Repeat("k", 256) },
@@ -478,7 +474,7 @@ func TestIdempotencyRefusesMalformedRequests(t *testing.T) {
 	} {
 		r := good
 		mutate(&r)
-		_, err := e.keeper.Do(ctx, r, c.call(good.Key, created(t), nil))
+		_, err := e.keeper.Do(ctx, r, c.Call(good.Key, idemtest.Created(), nil))
 		if !errors.Is(err, idempotency.ErrInvalidRequest) || idempotency.StatusCode(err) != 400 {
 			t.Errorf("%s: %v", name, err)
 		}
@@ -486,59 +482,32 @@ func TestIdempotencyRefusesMalformedRequests(t *testing.T) {
 			t.Errorf("%s: the error repeats the value: %v", name, err)
 		}
 	}
-	if c.runs.Load() != 0 || e.db0.DBSize(ctx).Val() != 0 {
-		t.Fatalf("runs %d, Redis keys %d", c.runs.Load(), e.db0.DBSize(ctx).Val())
+	if c.Runs.Load() != 0 || e.db0.DBSize(ctx).Val() != 0 {
+		t.Fatalf("runs %d, Redis keys %d", c.Runs.Load(), e.db0.DBSize(ctx).Val())
 	}
 }
 
 // outcomes is the value of han_api_idempotency_total{scope, result}.
 func outcomes(t *testing.T, e *idemEnv, scope, result string) float64 {
 	t.Helper()
-	families, err := e.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != "han_api_idempotency_total" {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, lp := range m.GetLabel() {
-				labels[lp.GetName()] = lp.GetValue()
-			}
-			if labels["scope"] == scope && labels["result"] == result {
-				return m.GetCounter().GetValue()
-			}
-		}
-	}
-	return 0
+	return promtest.Value(t, e.reg, "han_api_idempotency_total", map[string]string{"scope": scope, "result": result})
 }
 
 // checkNoSecretsInMetrics fails when a label value holds the user, the client's
 // key or its HMAC.
 func checkNoSecretsInMetrics(t *testing.T, e *idemEnv, req idempotency.Request) {
 	t.Helper()
-	families, err := e.reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		for _, m := range f.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				v := lp.GetValue()
-				if strings.Contains(v, req.UserID) || strings.Contains(v, req.Key) || strings.Contains(v, string(testHMACKey.Sum(req.Key))) {
-					t.Errorf("metric %s label %s holds a secret", f.GetName(), lp.GetName())
-				}
-			}
+	promtest.Labels(t, e.reg, func(metric, label, v string) {
+		if strings.Contains(v, req.UserID) || strings.Contains(v, req.Key) || strings.Contains(v, string(testHMACKey.Sum(req.Key))) {
+			t.Errorf("metric %s label %s holds a secret", metric, label)
 		}
-	}
+	})
 }
 
 // With PostgreSQL unreachable nothing can be claimed durably: a new call fails
 // closed (503), does not run, and its Redis reservation is released.
 func TestIdempotencyPostgresDownFailsClosed(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	srv := redistest.Start(t)
 	db0 := srv.Client(vm1.DB0)
 	scripts, err := vm1.NewScripts(vm1.Clients{DB0: db0})
@@ -551,16 +520,16 @@ func TestIdempotencyPostgresDownFailsClosed(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	k, err := idempotency.New(idempotency.Config{Scripts: scripts, Store: idempotency.NewStore(pool), KeyHMAC: testHMACKey})
+	k, err := idempotency.New(scripts, idempotency.NewStore(pool), testHMACKey, idempotency.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	req := idemRequest(t, vm1.IdemScopeMessageSend, "x")
-	var c counter
-	if _, err := k.Do(ctx, req, c.call(req.Key, created(t), nil)); !errors.Is(err, idempotency.ErrUnavailable) || idempotency.StatusCode(err) != 503 {
+	req := idemtest.Request(t, vm1.IdemScopeMessageSend, "x")
+	var c idemtest.Counter
+	if _, err := k.Do(ctx, req, c.Call(req.Key, idemtest.Created(), nil)); !errors.Is(err, idempotency.ErrUnavailable) || idempotency.StatusCode(err) != 503 {
 		t.Fatalf("without PostgreSQL: %v, want ErrUnavailable (503)", err)
 	}
-	if c.runs.Load() != 0 || db0.DBSize(ctx).Val() != 0 {
-		t.Fatalf("runs %d, Redis keys left %d", c.runs.Load(), db0.DBSize(ctx).Val())
+	if c.Runs.Load() != 0 || db0.DBSize(ctx).Val() != 0 {
+		t.Fatalf("runs %d, Redis keys left %d", c.Runs.Load(), db0.DBSize(ctx).Val())
 	}
 }

@@ -1,4 +1,8 @@
-package runtime
+// Package secrets keeps a service's secrets out of keys, logs and errors: HMACKey
+// hashes user-controlled values (client addresses, Idempotency-Keys) into the
+// runtime.HMAC digests that generated key builders take, and RedactURL makes a
+// Redis URL fit for a log line.
+package secrets
 
 import (
 	"crypto/hmac"
@@ -6,14 +10,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"net/url"
+
+	"github.com/hanchat/luagen/runtime"
 )
 
 // ErrWeakSecret: an HMAC secret shorter than 32 bytes.
 var ErrWeakSecret = errors.New("HMAC secret shorter than 32 bytes")
-
-// HMAC is the lower-case hex HMAC-SHA256 of a user-controlled value (an IP address,
-// an Idempotency-Key), the form such a value takes inside a key.
-type HMAC string
 
 // HMACKey hashes user-controlled values with a secret from the service's config.
 // It never prints its secret.
@@ -29,16 +31,16 @@ func NewHMACKey(secret []byte) (HMACKey, error) {
 	return HMACKey{secret: append([]byte(nil), secret...)}, nil
 }
 
-// Sum is the HMAC-SHA256 of v. The zero HMACKey hashes nothing: its Sum is "",
-// which every key builder refuses, so a forgotten secret fails closed instead of
-// hashing with an empty (guessable) one.
-func (k HMACKey) Sum(v string) HMAC {
+// Sum is the lower-case hex HMAC-SHA256 of v. The zero HMACKey hashes nothing:
+// its Sum is "", which every key builder refuses, so a forgotten secret fails
+// closed instead of hashing with an empty (guessable) one.
+func (k HMACKey) Sum(v string) runtime.HMAC {
 	if k.IsZero() {
 		return ""
 	}
 	m := hmac.New(sha256.New, k.secret)
 	m.Write([]byte(v))
-	return HMAC(hex.EncodeToString(m.Sum(nil)))
+	return runtime.HMAC(hex.EncodeToString(m.Sum(nil)))
 }
 
 // IsZero reports whether the key was never made by NewHMACKey.
@@ -48,7 +50,7 @@ func (k HMACKey) IsZero() bool { return len(k.secret) == 0 }
 func (k HMACKey) String() string { return "HMACKey(redacted)" }
 
 // GoString hides the secret from %#v.
-func (k HMACKey) GoString() string { return "runtime.HMACKey{redacted}" }
+func (k HMACKey) GoString() string { return "secrets.HMACKey{redacted}" }
 
 // RedactURL returns a Redis URL fit for a log line or an error: the password, if
 // any, is replaced. A string that does not parse is replaced whole.

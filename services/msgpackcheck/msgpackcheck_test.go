@@ -1,17 +1,17 @@
-package runtime_test
+package msgpackcheck_test
 
 import (
 	"errors"
 	"runtime"
 	"testing"
 
-	luaruntime "github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/msgpackcheck"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
-func TestCheckMsgpack(t *testing.T) {
+func TestCheck(t *testing.T) {
 	good, _ := msgpack.Marshal(map[string]any{"a": []int{1, 2}, "b": "x"})
-	if err := luaruntime.CheckMsgpack(good, 1024); err != nil {
+	if err := msgpackcheck.Check(good, 1024); err != nil {
 		t.Fatal(err)
 	}
 	for name, b := range map[string][]byte{
@@ -25,9 +25,9 @@ func TestCheckMsgpack(t *testing.T) {
 	} {
 		var before, after runtime.MemStats
 		runtime.ReadMemStats(&before)
-		err := luaruntime.CheckMsgpack(b, 1024)
+		err := msgpackcheck.Check(b, 1024)
 		runtime.ReadMemStats(&after)
-		if !errors.Is(err, luaruntime.ErrMalformedMsgpack) {
+		if !errors.Is(err, msgpackcheck.ErrMalformed) {
 			t.Errorf("%s: err = %v", name, err)
 		}
 		if grew := after.TotalAlloc - before.TotalAlloc; grew > 4<<20 {
