@@ -30,6 +30,7 @@ func (a *aclInstance) userClient(t *testing.T, user string, db int) *redis.Clien
 // script in its database and reaches every prefix it owns, the settled
 // han:settings:snapshot:* (CONTRADICTION 1) and han:legacy:* (CONTRADICTION 4) included.
 func TestACLAPIBackendRunsEveryVM1Script(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a := startACLInstance(t, "vm1")
 	db0, db1, db2 := a.userClient(t, "api_backend", 0), a.userClient(t, "api_backend", 1), a.userClient(t, "api_backend", 2)
@@ -178,6 +179,7 @@ func TestACLAPIBackendRunsEveryVM1Script(t *testing.T) {
 
 // message_safety, under the generated ACL and config, runs every VM2 script.
 func TestACLMessageSafetyRunsEveryVM2Script(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a := startACLInstance(t, "vm2")
 	c := a.userClient(t, "message_safety", 0)

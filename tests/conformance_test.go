@@ -16,13 +16,9 @@ import (
 )
 
 // compareDecisions: the same decision, the same remaining units; times within slack.
-func compareDecisions(t *testing.T, step string, want, got vm1.RateDecision) {
+func compareDecisions(t *testing.T, step string, want, got vm1.RateDecision, slack time.Duration) {
 	t.Helper()
-	opts := cmp.Options{
-		cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= scripttest.ClockSlack }),
-		cmp.Comparer(func(a, b time.Time) bool { return a.Sub(b).Abs() <= scripttest.ClockSlack }),
-	}
-	if diff := cmp.Diff(want, got, opts); diff != "" {
+	if diff := cmp.Diff(want, got, scripttest.Within(slack)); diff != "" {
 		t.Errorf("%s: Redis (-) vs harness (+):\n%s", step, diff)
 	}
 }
@@ -47,6 +43,7 @@ func forEachProtocol(t *testing.T, f func(t *testing.T, ctx context.Context, rea
 // The same rate-limit scenario on real Redis (RESP2 and RESP3 clients) and on the
 // harness gives equal replies and an equal keyspace.
 func TestConformanceRateLimits(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, ctx context.Context, real *redis.Client, realScripts *vm1.Scripts, h *luatest.Server, harnessScripts *vm1.Scripts) {
 
 		user, _ := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteMessagesSend, 60)
@@ -89,20 +86,22 @@ func TestConformanceRateLimits(t *testing.T) {
 			{"bucket denied", bucket(service, 4, 2, false)},
 			{"bucket peek", bucket(service, 4, 1, true)},
 		}
+		var lag scripttest.Lag
 		for _, s := range steps {
 			n := scripttest.Nonce(t)
-			h.Clock().Set(scripttest.RedisNow(t, real))
+			lag.Sync(t, h, real)
 			want, err := s.run(realScripts, n)
 			if err != nil {
 				t.Fatalf("%s on Redis: %v", s.name, err)
 			}
+			slack := lag.Step()
 			got, err := s.run(harnessScripts, n)
 			if err != nil {
 				t.Fatalf("%s on the harness: %v", s.name, err)
 			}
-			compareDecisions(t, s.name, want, got)
+			compareDecisions(t, s.name, want, got, slack)
 		}
 		// The token bucket's base is a ms timestamp, its tat counts 1/limit ms.
-		scripttest.CompareKeyspaces(t, ctx, real, h, map[string]float64{"base": 1, "tat": 4})
+		scripttest.CompareKeyspaces(t, ctx, real, h, map[string]float64{"base": 1, "tat": 4}, lag.Max())
 	})
 }

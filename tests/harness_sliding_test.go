@@ -13,6 +13,7 @@ import (
 // The sliding window on the harness's fake clock: Retry-After is exact to the
 // millisecond, weights and peeks behave, and the bucket's TTL is window + jitter.
 func TestHarnessSlidingWindowExactRetryAfter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	key, err := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteMessagesSend, 1)
@@ -72,6 +73,7 @@ func TestHarnessSlidingWindowExactRetryAfter(t *testing.T) {
 }
 
 func TestHarnessSlidingPeekWritesNothing(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	key, _ := vm1.NewAPIRLIPKey(testHMACKey.Sum("192.0.2.7"), vm1.APIRoutePublicGet, 60)

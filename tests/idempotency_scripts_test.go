@@ -41,6 +41,7 @@ func idemKeys(t *testing.T) (vm1.APIIdemKey, vm1.APIIdemLockKey) {
 // completed, same and different fingerprint, ownership of complete, release and
 // extend, 503/504 never completed, and the record's 24 h TTL to the millisecond.
 func TestHarnessIdempotencyStates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	rec, lock := idemKeys(t)
@@ -131,6 +132,7 @@ func TestHarnessIdempotencyStates(t *testing.T) {
 // another request takes over (version + 1), and the late owner can neither
 // complete, release nor extend, nor disturb the new owner.
 func TestHarnessIdempotencyLockExpiryAndLateOwner(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	rec, lock := idemKeys(t)
@@ -178,6 +180,7 @@ func TestHarnessIdempotencyLockExpiryAndLateOwner(t *testing.T) {
 // answers in progress and creates nothing; release drops an in-progress record
 // so a retry runs again, but never a completed one.
 func TestHarnessIdempotencyLostRecordAndRelease(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	rec, lock := idemKeys(t)
@@ -220,6 +223,7 @@ func TestHarnessIdempotencyLostRecordAndRelease(t *testing.T) {
 // idem_warm writes the durable row's completed record with the TTL it is given,
 // overwriting any other state, and drops only the caller's own lock.
 func TestHarnessIdempotencyWarm(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	rec, lock := idemKeys(t)
@@ -265,6 +269,7 @@ func TestHarnessIdempotencyWarm(t *testing.T) {
 // response or resource id, and a TTL beyond 24 h, before Redis and naming the
 // argument, never the value.
 func TestIdempotencyWrappersRefuseOversizeValues(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	rec, lock := idemKeys(t)
@@ -293,6 +298,7 @@ func TestIdempotencyWrappersRefuseOversizeValues(t *testing.T) {
 // The idempotency scripts give equal replies and an equal keyspace on the
 // harness and on real Redis (RESP2 and RESP3).
 func TestConformanceIdempotency(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, ctx context.Context, real *redis.Client, realScripts *vm1.Scripts, h *luatest.Server, harnessScripts *vm1.Scripts) {
 		done, doneLock := idemKeys(t)
 		rec, lock := idemKeys(t)
@@ -332,9 +338,11 @@ func TestConformanceIdempotency(t *testing.T) {
 				return s.IdemWarm(ctx, done, doneLock, vm1.IdemWarmArgs{Owner: b, Fingerprint: fpB, Status: 422, Response: resp, Version: 3, TTL: time.Hour})
 			}},
 		}
+		var lag scripttest.Lag
 		for _, st := range steps {
-			h.Clock().Set(scripttest.RedisNow(t, real))
+			lag.Sync(t, h, real)
 			want, wantErr := st.run(realScripts)
+			lag.Step()
 			got, gotErr := st.run(harnessScripts)
 			if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
 				t.Fatalf("%s: error on Redis %v, on the harness %v", st.name, wantErr, gotErr)
@@ -343,7 +351,7 @@ func TestConformanceIdempotency(t *testing.T) {
 				t.Errorf("%s: Redis (-) vs harness (+):\n%s", st.name, diff)
 			}
 		}
-		scripttest.CompareKeyspaces(t, ctx, real, h, nil)
+		scripttest.CompareKeyspaces(t, ctx, real, h, nil, lag.Max())
 		scripttest.AuditTTLs(t, real, vm1.Keys)
 	})
 }

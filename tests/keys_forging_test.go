@@ -20,6 +20,7 @@ func (forgedLock) String() string { return "han:api:idem:message-send:x:y" }
 // A KEYS position accepts only the key types it declares, built by their
 // builders: not another type that embeds one, not a pointer, not nil.
 func TestWrappersRefuseKeysTheyDoNotDeclare(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, sc, scripts := scripttest.VM1Harness(t)
 	real, err := vm1.NewCoordLockDeliveryKey(uuid.NewString())

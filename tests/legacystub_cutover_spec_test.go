@@ -17,6 +17,7 @@ import (
 // With the stub marked cut_over in keyspec.yaml, generated code keeps nothing of
 // it: no key, script, URL or ACL prefix; exactly the two stub scripts leave.
 func TestLegacyStubCutOverSpecGeneratesNothingOfTheStub(t *testing.T) {
+	t.Parallel()
 	src, err := os.ReadFile("../keyspec.yaml")
 	if err != nil {
 		t.Fatal(err)

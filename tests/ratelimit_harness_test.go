@@ -16,6 +16,7 @@ import (
 // millisecond, a peek writes nothing, and a counter found without expiry (left
 // by an older writer) gets one.
 func TestHarnessFixedWindowExactRetryAfter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	key, _ := vm1.NewAPIRLDialogKey(uuid.NewString(), 2)
@@ -77,6 +78,7 @@ func TestHarnessFixedWindowExactRetryAfter(t *testing.T) {
 // refills are exact to the millisecond with a rate that does not divide the
 // window (3 per second: one token every 333.33 ms).
 func TestHarnessTokenBucketExactRetryAfter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	key, _ := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 1)
@@ -128,6 +130,7 @@ func TestHarnessTokenBucketExactRetryAfter(t *testing.T) {
 // A cost above the limit can never be allowed: every algorithm answers BAD_ARG,
 // and nothing is written.
 func TestHarnessRateLimitsRefuseCostAboveLimit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	key, _ := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteMessagesSend, 60)

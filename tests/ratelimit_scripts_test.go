@@ -49,6 +49,7 @@ var foreignBuckets = map[string][]any{
 // peek evaluates it so and writes nothing; a charge replaces it with its own
 // bucket, with a TTL, and counts from zero, exactly up to the limit.
 func TestHarnessRateLimitsReplaceForeignBuckets(t *testing.T) {
+	t.Parallel()
 	for _, rs := range rateScripts {
 		for name, cmd := range foreignBuckets {
 			if name == rs.typ || (name == "not a counter" && rs.typ != "string") || (name == "old token hash" && rs.typ != "hash") {
@@ -98,6 +99,7 @@ func TestHarnessRateLimitsReplaceForeignBuckets(t *testing.T) {
 // holds the window but not the limit, stays the same) the old state is not
 // misread under the new limit: the bucket starts full under the new one.
 func TestHarnessTokenBucketLimitChangeIsAFreshBucket(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	key, _ := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 1)
@@ -140,6 +142,7 @@ func TestHarnessTokenBucketLimitChangeIsAFreshBucket(t *testing.T) {
 // The sliding window's cap of 10000 members holds in the script itself, for a
 // caller that bypasses the generated wrapper (which refuses it first).
 func TestHarnessSlidingWindowCapInTheScript(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h := luatest.NewServer(luatest.NewClock(scripttest.T0))
 	sc := h.Scripter()
@@ -173,6 +176,7 @@ func TestHarnessSlidingWindowCapInTheScript(t *testing.T) {
 // the same window only, and the token bucket's tat of that cost, never more than
 // is still ahead of now, nor anything once the charge has refilled.
 func TestHarnessRefundsGiveBackExactlyTheCharge(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("sliding", func(t *testing.T) {
 		h, _, scripts := scripttest.VM1Harness(t)

@@ -16,6 +16,7 @@ import (
 )
 
 func TestSlidingWindowThroughTheWrapper(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, scripts, db0 := scripttest.VM1(t)
 	key, err := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteMessagesSend, 1)
@@ -89,6 +90,7 @@ func TestSlidingWindowThroughTheWrapper(t *testing.T) {
 }
 
 func TestSlidingWindowConcurrencyIsExact(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, scripts, db0 := scripttest.VM1(t)
 	key, err := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 60)
@@ -127,6 +129,7 @@ func TestSlidingWindowConcurrencyIsExact(t *testing.T) {
 }
 
 func TestSlidingWindowRefusesBadInputBeforeRedis(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, scripts, _ := scripttest.VM1(t)
 	if _, err := vm1.NewAPIRLUserKey("user:*", vm1.APIRouteMessagesSend, 60); !errors.Is(err, runtime.ErrInvalidKeyPart) {

@@ -126,6 +126,7 @@ func rewriteAOF(t *testing.T, admin *redis.Client) {
 // writes are absent, and after more writes and another restart no key lacks a
 // TTL.
 func TestResilienceTornAOFTail(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	a := startACLInstance(t, "vm1")
 	s := newVM1Stack(t, a, nil, ratelimit.DefaultPolicy())
@@ -265,6 +266,7 @@ func TestResilienceTornAOFTail(t *testing.T) {
 //     record written after the damage replays from PostgreSQL (without running
 //     the call again) and warms Redis; caches and limits fill again.
 func TestResilienceCorruptAOFRefusedThenRepaired(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	a := startACLInstance(t, "vm1")
 	s := newVM1Stack(t, a, nil, ratelimit.DefaultPolicy())

@@ -62,6 +62,7 @@ func pushRounds(maxRounds, workers, perWorker int, push func(w, i int), done fun
 // and committed exactly one side effect. Every key still has a TTL (a key
 // without one could never be evicted under volatile-lru).
 func TestResilienceMemoryPressureVM1(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	a := startACLInstance(t, "vm1", pressureMaxMemory)
 	admin0 := a.adminDB(vm1.DB0)
@@ -186,6 +187,7 @@ func TestResilienceMemoryPressureVM1(t *testing.T) {
 // still stored; the caller limiter still decides from Redis; every key left
 // has its TTL.
 func TestResilienceMemoryPressureVM2(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	a := startACLInstance(t, "vm2", pressureMaxMemory)
 	if p := infoField(t, a.admin, "memory", "maxmemory_policy"); p != "allkeys-lru" {

@@ -123,6 +123,7 @@ func withDeadline(t *testing.T, d time.Duration, what string, f func(ctx context
 // at most the lock's 30 s), so it never runs twice. Once the latency is gone,
 // calls succeed again.
 func TestResilienceLatencyPastTheDeadline(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	a, p, s := networkStack(t)
 	admin0 := a.adminDB(vm1.DB0)
@@ -240,6 +241,7 @@ func TestResilienceLatencyPastTheDeadline(t *testing.T) {
 // Subscriber reconnects, reconciles the events published meanwhile and
 // receives new ones.
 func TestResiliencePartitionThenHeal(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	a, p, s := networkStack(t)
 	rig := startRTRig(t, a.userClientWith(t, "api_backend", vm1.DB1, subscriberVia(p)), a.userClient(t, "api_backend", vm1.DB1),
@@ -323,6 +325,7 @@ func TestResiliencePartitionThenHeal(t *testing.T) {
 // instead of a tight loop. Once connections are accepted again, everything
 // recovers by itself.
 func TestResilienceRefusedConnectionsBackOff(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	a, p, s := networkStack(t)
 	const minBackoff, maxBackoff = 20 * time.Millisecond, 200 * time.Millisecond
@@ -394,6 +397,7 @@ func TestResilienceRefusedConnectionsBackOff(t *testing.T) {
 // twice. 8 concurrent new idempotent calls each run once; the Subscriber
 // reconciles and receives again.
 func TestResilienceDroppedConnectionsAreReplaced(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	a, p, s := networkStack(t)
 	rig := startRTRig(t, a.userClientWith(t, "api_backend", vm1.DB1, subscriberVia(p)), a.userClient(t, "api_backend", vm1.DB1),

@@ -158,6 +158,7 @@ func checkRestartState(t *testing.T, s *vm1Stack, w *restartState, lockLeftAtMos
 // rate limit counts on. Scripts are reloaded after NOSCRIPT without an error
 // reaching a caller.
 func TestResilienceRestartKeepsStateAndTTLs(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		extra  []string

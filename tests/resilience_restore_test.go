@@ -59,6 +59,7 @@ func restoreEmpty(t *testing.T, a *aclInstance) {
 //     WarmRecent warms the others, and no call runs twice;
 //   - locks, settings and presence start from nothing and work.
 func TestResilienceEmptyRestoreVM1(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	a := startACLInstance(t, "vm1")
 	const limit = 20
@@ -177,10 +178,13 @@ func TestResilienceEmptyRestoreVM1(t *testing.T) {
 // never an error; the caller limit starts fresh (exactly its limit of 16
 // concurrent requests); what callers set again is read back.
 func TestResilienceEmptyRestoreVM2(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	a := startACLInstance(t, "vm2")
-	rdb := a.userClientWith(t, "message_safety", vm2.DB0, func(o *redis.Options) { safetytest.Impatient(o); o.ContextTimeoutEnabled = true })
-	c, reg := safetytest.New(t, rdb, safety.Options{RetryInterval: 50 * time.Millisecond})
+	// Generous timeouts: this test is about what an empty Redis answers, not
+	// about a slow one (a loaded machine may take more than the defaults).
+	rdb := a.userClientWith(t, "message_safety", vm2.DB0, func(o *redis.Options) { o.MaxRetries = -1; o.ContextTimeoutEnabled = true })
+	c, reg := safetytest.New(t, rdb, safety.Options{RetryInterval: 50 * time.Millisecond, CacheTimeout: 5 * time.Second, RateLimitTimeout: 5 * time.Second})
 	k := safetytest.NewCache(t, c, safetytest.Policy)
 	const limit = 5
 	l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{"api-backend": {Limit: limit, Window: time.Minute}})

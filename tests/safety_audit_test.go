@@ -34,6 +34,7 @@ var forbiddenKinds = map[string]bool{"task": true, "lease": true, "lock": true, 
 // value is a valid typed record, and no key or value holds any of the raw message
 // texts, file bytes, URLs or host names the workload handled.
 func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, k := range vm2.Keys {
 		if forbiddenKinds[k.Kind] {

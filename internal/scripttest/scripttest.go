@@ -28,8 +28,45 @@ import (
 var T0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
 // ClockSlack is how far apart the harness clock (set from Redis's TIME before a
-// step) and Redis's own clock may be when the step's script runs.
+// step) and Redis's own clock may be when the step's script runs, besides the
+// time the step took (see Lag).
 const ClockSlack = 25 * time.Millisecond
+
+// Lag tracks how far Redis's clock may have run ahead of the harness's in a
+// conformance scenario: a step runs on Redis some time after the harness clock
+// was set from Redis's TIME, on a loaded machine far more than ClockSlack
+// later, so each comparison allows ClockSlack plus the time the step took.
+type Lag struct {
+	start time.Time
+	max   time.Duration
+}
+
+// Sync sets h's clock to real's TIME; call it before a step.
+func (l *Lag) Sync(t testing.TB, h *luatest.Server, real *redis.Client) {
+	t.Helper()
+	l.start = time.Now()
+	h.Clock().Set(RedisNow(t, real))
+}
+
+// Step is the slack of the step since Sync: ClockSlack plus the time since
+// then. Call it once the step ran on Redis.
+func (l *Lag) Step() time.Duration {
+	d := ClockSlack + time.Since(l.start)
+	l.max = max(l.max, d)
+	return d
+}
+
+// Max is the largest Step so far, at least ClockSlack: the slack of values the
+// scenario's steps left in the keyspace.
+func (l *Lag) Max() time.Duration { return max(l.max, ClockSlack) }
+
+// Within compares durations and times that may differ by slack.
+func Within(slack time.Duration) cmp.Options {
+	return cmp.Options{
+		cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= slack }),
+		cmp.Comparer(func(a, b time.Time) bool { return a.Sub(b).Abs() <= slack }),
+	}
+}
 
 // VM1 starts a redis-server and returns vm1's scripts on its DB0, DB1 and DB2
 // (preloaded) and a client of DB0.
@@ -98,7 +135,8 @@ func AuditTTLs(t testing.TB, c *redis.Client, keys []runtime.KeyInfo) {
 		if !declared {
 			t.Errorf("key %s matches no declared pattern", k)
 		}
-		if ttl, err := c.PTTL(ctx, k).Result(); err != nil || ttl < 0 {
+		// PTTL is -1 for a key without a TTL, -2 for one that expired since SCAN.
+		if ttl, err := c.PTTL(ctx, k).Result(); err != nil || ttl == -1 {
 			t.Errorf("key %s has no TTL (%v, %v)", k, ttl, err)
 		}
 	}
@@ -135,23 +173,28 @@ func Context(t testing.TB) context.Context {
 }
 
 // CompareKeyspaces fails when the harness h and Redis (real) hold different
-// keys, types, values or members; scores and TTLs may differ by ClockSlack, and
+// keys, types, values or members. It first sets h's clock to Redis's TIME, so
+// TTLs are read at the same moment on both. Scores (ms timestamps) and TTLs may
+// differ by slack (Lag.Max of the scenario) plus the time the reading took, and
 // so may the hash fields named in timeFields (field -> units per ms), which
 // hold times. A scenario that left no keys fails: nothing was compared.
-func CompareKeyspaces(t testing.TB, ctx context.Context, real *redis.Client, h *luatest.Server, timeFields map[string]float64) {
+func CompareKeyspaces(t testing.TB, ctx context.Context, real *redis.Client, h *luatest.Server, timeFields map[string]float64, slack time.Duration) {
 	t.Helper()
+	var lag Lag
+	lag.Sync(t, h, real)
 	want, err := luatest.RedisKeyspace(ctx, real, "*")
 	if err != nil {
 		t.Fatal(err)
 	}
+	slack += lag.Step()
 	got := h.Keyspace()
 	units := 1.0
 	for _, v := range timeFields {
 		units = math.Max(units, v)
 	}
 	opts := cmp.Options{
-		cmpopts.EquateApprox(0, float64(ClockSlack.Milliseconds())), // ZSET scores are ms timestamps
-		cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= ClockSlack }),
+		cmpopts.EquateApprox(0, float64(slack.Milliseconds())), // ZSET scores are ms timestamps
+		cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= slack }),
 		cmp.FilterPath(func(p cmp.Path) bool {
 			mi, ok := p.Last().(cmp.MapIndex)
 			if !ok || mi.Key().Kind() != reflect.String {
@@ -162,7 +205,7 @@ func CompareKeyspaces(t testing.TB, ctx context.Context, real *redis.Client, h *
 		}, cmp.Comparer(func(a, b string) bool {
 			x, errA := strconv.ParseFloat(a, 64)
 			y, errB := strconv.ParseFloat(b, 64)
-			return errA == nil && errB == nil && math.Abs(x-y) <= float64(ClockSlack.Milliseconds())*units
+			return errA == nil && errB == nil && math.Abs(x-y) <= float64(slack.Milliseconds())*units
 		})),
 	}
 	if diff := cmp.Diff(want, got, opts); diff != "" {

@@ -35,6 +35,7 @@ func coordDelivery(t *testing.T) (coord.Name, string) {
 // neither extend nor release, and tells "expired" from "held by another owner";
 // the next holder's fence is larger.
 func TestCoordHarnessExpiryAndLateOwner(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	l := coord.New(scripts)
@@ -111,6 +112,7 @@ func TestCoordHarnessExpiryAndLateOwner(t *testing.T) {
 // Fencing tokens never go down for a lock name: +1 while the clock stands still
 // or runs backwards, Redis time in µs once the counter expired.
 func TestCoordHarnessFenceNeverGoesDown(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	l := coord.New(scripts)
@@ -151,6 +153,7 @@ func TestCoordHarnessFenceNeverGoesDown(t *testing.T) {
 // The script refuses a fence key of another lock; Obtain refuses bad options and
 // names; nothing is written.
 func TestCoordHarnessBadInput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, sc, scripts := scripttest.VM1Harness(t)
 	l := coord.New(scripts)
@@ -192,6 +195,7 @@ func TestCoordHarnessBadInput(t *testing.T) {
 // On real Redis: a lease of 50 ms runs out; the old owner gets ErrExpired, then
 // ErrHeldByOther once someone else holds the lock, which it cannot touch.
 func TestCoordLockExpiryAndLateOwnerOnRedis(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv, scripts, _ := scripttest.VM1(t)
 	db1 := srv.Client(vm1.DB1)
@@ -204,7 +208,9 @@ func TestCoordLockExpiryAndLateOwnerOnRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ttl := db1.PTTL(ctx, name.Key()).Val(); ttl <= 0 || ttl > 50*time.Millisecond {
+	// PTTL -2: the lease has already run out (a loaded machine can take 50 ms
+	// to get here), which a key without a TTL never does.
+	if ttl := db1.PTTL(ctx, name.Key()).Val(); ttl == -1 || ttl == 0 || ttl > 50*time.Millisecond {
 		t.Fatalf("lease %v, want at most 50ms", ttl)
 	}
 	if !redistest.WaitFor(ctx, 2*time.Second, func() bool { return db1.Exists(ctx, name.Key()).Val() == 0 }) {
@@ -244,6 +250,7 @@ func TestCoordLockExpiryAndLateOwnerOnRedis(t *testing.T) {
 // acquisition is counted exactly, and the fencing tokens, in the order the
 // holders got them, strictly increase.
 func TestCoordFencingUnderContention(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv, scripts, _ := scripttest.VM1(t)
 	db1 := srv.Client(vm1.DB1)
@@ -326,6 +333,7 @@ func TestCoordFencingUnderContention(t *testing.T) {
 // Obtain with RetryInterval waits for the holder's lease to end; when its
 // context ends first, the error says both "not obtained" and why it stopped.
 func TestCoordObtainRetriesUntilTheLeaseEnds(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, scripts, _ := scripttest.VM1(t)
 	l := coord.New(scripts)
@@ -357,6 +365,7 @@ func TestCoordObtainRetriesUntilTheLeaseEnds(t *testing.T) {
 // Do keeps a 200 ms lease alive for as long as the work runs (five leases and
 // more), then releases the lock.
 func TestCoordDoExtendsWhileTheWorkRuns(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv, scripts, _ := scripttest.VM1(t)
 	db1 := srv.Client(vm1.DB1)
@@ -396,6 +405,7 @@ func TestCoordDoExtendsWhileTheWorkRuns(t *testing.T) {
 // says how, and returns it; a lock held by someone else is not obtained and the
 // work never runs.
 func TestCoordDoCancelsTheWorkWhenTheLeaseIsLost(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	cases := []struct {
 		name string

@@ -23,6 +23,7 @@ import (
 // Same fingerprint: the stored response; another fingerprint: conflict; the
 // record lives 24 h in Redis and in PostgreSQL.
 func TestIdempotencySameAndDifferentFingerprint(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
 	req := idemtest.Request(t, vm1.IdemScopeMessageSend, `{"text":"hi"}`)
@@ -79,6 +80,7 @@ func TestIdempotencySameAndDifferentFingerprint(t *testing.T) {
 // Many concurrent retries of one key: exactly one execution; the others are
 // told it is in progress, and once it completed they get its response.
 func TestIdempotencyConcurrentRetriesRunOnce(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
 	req := idemtest.Request(t, vm1.IdemScopeAttachmentInit, "file.png")
@@ -140,6 +142,7 @@ func TestIdempotencyConcurrentRetriesRunOnce(t *testing.T) {
 // persistence); a retry meets the durable claim and is told the call is in
 // progress, the call completes, and the side effect ran once.
 func TestIdempotencyRedisLossMidRequestRunsOnce(t *testing.T) {
+	t.Parallel()
 	for _, loss := range []struct {
 		name string
 		lose func(*idemEnv)
@@ -201,6 +204,7 @@ func TestIdempotencyRedisLossMidRequestRunsOnce(t *testing.T) {
 // A completed record survives FLUSHDB and an empty restart: the durable row
 // answers and warms Redis (on access, or all at once with WarmRecent).
 func TestIdempotencyCompletedSurvivesRedisLoss(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
 	req := idemtest.Request(t, vm1.IdemScopeDialogCreate, "dialog")
@@ -245,6 +249,7 @@ func TestIdempotencyCompletedSurvivesRedisLoss(t *testing.T) {
 // Seed 000 §10: with Redis down a new call fails closed (503) and does not run;
 // a completed record still answers from PostgreSQL; a reused key still conflicts.
 func TestIdempotencyRedisDownFailsClosed(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
 	done := idemtest.Request(t, vm1.IdemScopeProfileUpdate, "name=a")
@@ -285,6 +290,7 @@ func TestIdempotencyRedisDownFailsClosed(t *testing.T) {
 // PostgreSQL keep nothing, and a retry runs again. A call that returns an error
 // is released the same way.
 func TestIdempotencyTransientIsNotStored(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
 	for _, status := range []int{503, 504} {
@@ -330,6 +336,7 @@ func TestIdempotencyTransientIsNotStored(t *testing.T) {
 // completion is refused and its transaction rolled back, so the side effect
 // committed once.
 func TestIdempotencyLateOwnerIsRolledBack(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
 	req := idemtest.Request(t, vm1.IdemScopeMessageSend, "late")
@@ -378,6 +385,7 @@ func TestIdempotencyLateOwnerIsRolledBack(t *testing.T) {
 // progress), and when the lease is taken from it the call's context is
 // cancelled and nothing commits.
 func TestIdempotencyHeartbeat(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 300*time.Millisecond)
 	req := idemtest.Request(t, vm1.IdemScopeAttachmentInit, "big")
@@ -435,6 +443,7 @@ func TestIdempotencyHeartbeat(t *testing.T) {
 
 // A corrupt Redis copy is never served: the durable row answers and rewrites it.
 func TestIdempotencyCorruptRedisRecordIsRewritten(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
 	req := idemtest.Request(t, vm1.IdemScopeMessageSend, "x")
@@ -460,6 +469,7 @@ func TestIdempotencyCorruptRedisRecordIsRewritten(t *testing.T) {
 
 // Malformed requests are refused before Redis and PostgreSQL, naming the field.
 func TestIdempotencyRefusesMalformedRequests(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
 	good := idemtest.Request(t, vm1.IdemScopeMessageSend, "x")
@@ -507,6 +517,7 @@ func checkNoSecretsInMetrics(t *testing.T, e *idemEnv, req idempotency.Request) 
 // With PostgreSQL unreachable nothing can be claimed durably: a new call fails
 // closed (503), does not run, and its Redis reservation is released.
 func TestIdempotencyPostgresDownFailsClosed(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	srv := redistest.Start(t)
 	db0 := srv.Client(vm1.DB0)

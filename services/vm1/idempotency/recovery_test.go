@@ -24,6 +24,7 @@ import (
 // gives up on the context's deadline or on its own read timeout after it. A
 // caller that cancels gets its own context.Canceled.
 func TestIdempotencyHungRedisPastTheDeadlineFailsClosed(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		opts redis.Options
@@ -73,6 +74,7 @@ func TestIdempotencyHungRedisPastTheDeadlineFailsClosed(t *testing.T) {
 // not from when its transaction began (now() in PostgreSQL), however long the
 // call ran.
 func TestIdempotencyCompletedAtIsTheCompletion(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
 	req := idemtest.Request(t, vm1.IdemScopeAttachmentInit, "slow")
@@ -121,6 +123,7 @@ func TestIdempotencyCompletedAtIsTheCompletion(t *testing.T) {
 // the durable row (422), does not run, and warms Redis back with the original
 // record, which then answers the original request.
 func TestIdempotencyFlushThenAnotherFingerprintConflicts(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
 	req := idemtest.Request(t, vm1.IdemScopeMessageSend, `{"text":"hi"}`)
@@ -187,6 +190,7 @@ func (h *killBeforeComplete) ProcessPipelineHook(next redis.ProcessPipelineHook)
 // AOF with the reservation still in progress) replays the durable row, warms
 // Redis, and the side effect ran once.
 func TestIdempotencyRedisKilledBetweenCommitAndComplete(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		opts []redistest.Option
@@ -238,6 +242,7 @@ func TestIdempotencyRedisKilledBetweenCommitAndComplete(t *testing.T) {
 // roll back, the reservation and the claim are released (503: try again), and
 // a retry runs the call again, which then commits once.
 func TestIdempotencyCommitFailureIsNotRecorded(t *testing.T) {
+	t.Parallel()
 	ctx := scripttest.Context(t)
 	e := newIdemEnv(t, 0)
 	if _, err := e.pool.Exec(ctx, `CREATE TABLE once_per_commit (id int, CONSTRAINT once UNIQUE (id) DEFERRABLE INITIALLY DEFERRED)`); err != nil {

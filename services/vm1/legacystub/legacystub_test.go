@@ -41,6 +41,7 @@ func stubBudget(t *testing.T) (poll, recovery time.Duration) {
 // On the harness: a task keeps its random state, counts its polls, is not kept
 // alive by them, and outlasts the poll and recovery budgets the spec declares.
 func TestLegacyStubHarnessCreateAndPoll(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	stub := legacystub.New(scripts)
@@ -90,6 +91,7 @@ func TestLegacyStubHarnessCreateAndPoll(t *testing.T) {
 
 // The state is random among the stub's states: all of them turn up.
 func TestLegacyStubHarnessRandomStates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, _, scripts := scripttest.VM1Harness(t)
 	stub := legacystub.New(scripts)
@@ -148,6 +150,7 @@ func stubKeysLeft(t *testing.T, c *redis.Client) int {
 // After the cutover no stub key is left in DB2, nothing else was touched, every
 // command was bounded, and the stub refuses work.
 func TestLegacyStubCutoverLeavesNoStubKey(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv, scripts, _ := scripttest.VM1(t)
 	db1, db2 := srv.Client(vm1.DB1), srv.Client(vm1.DB2)
@@ -234,6 +237,7 @@ func TestLegacyStubCutoverLeavesNoStubKey(t *testing.T) {
 // stub scripts call (EXISTS, HSET, PEXPIRE, HGET, HINCRBY), SCAN and UNLINK (plus
 // the connection handshake) runs the stub and the whole cutover in DB2.
 func TestLegacyStubCutoverNeedsOnlyScanAndUnlink(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	const pw = "stub-ops-test-password-51d2"
 	srv := redistest.Start(t, redistest.WithACL(
@@ -267,6 +271,7 @@ func TestLegacyStubCutoverNeedsOnlyScanAndUnlink(t *testing.T) {
 // The cutover refuses a client of another database and bad options before it
 // sends anything.
 func TestLegacyStubCutoverRefusesTheWrongDatabase(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv, _, _ := scripttest.VM1(t)
 	if _, err := legacystub.Cutover(ctx, nil, srv.Client(vm1.DB1), legacystub.CutoverOptions{}); !errors.Is(err, runtime.ErrWrongDB) {
@@ -333,6 +338,7 @@ func (w *scanWatch) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.Pr
 // EVALSHA is still on its way: the cutover waits for them before its first SCAN,
 // so their keys are swept and none is left once Cutover returns.
 func TestLegacyStubCutoverWaitsForCallsInFlight(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv, _, _ := scripttest.VM1(t)
 	db2 := srv.Client(vm1.DB2)
@@ -412,6 +418,7 @@ func TestLegacyStubCutoverWaitsForCallsInFlight(t *testing.T) {
 // context's error and leaves the stub closed; a Cutover in that state sweeps
 // nothing, since it cannot vouch for the result.
 func TestLegacyStubCloseGivesUpWithItsContext(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv, _, _ := scripttest.VM1(t)
 	gate := &evalGate{hold: 1, release: make(chan struct{})}
@@ -459,6 +466,7 @@ func TestLegacyStubCloseGivesUpWithItsContext(t *testing.T) {
 // Many goroutines create and poll tasks as fast as they can while the cutover
 // runs: once Cutover returns, no stub key is left.
 func TestLegacyStubCutoverRacingCreates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv, scripts, _ := scripttest.VM1(t)
 	db2 := srv.Client(vm1.DB2)

@@ -45,6 +45,7 @@ func rtKeys(t *testing.T, c presence.Connection) (conn, set string) {
 // live, listed and kept exactly as long as its hash exists; a heartbeat after
 // that revives it; the set outlives the last heartbeat by exactly 120 s.
 func TestRealtimeHarnessHeartbeatExpiry(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	p := rtPresence(t, scripts)
@@ -131,6 +132,7 @@ func rtMapsEqual(a, b map[string]string) bool {
 // Cleanup removes dead members in batches of the size asked, reports whether
 // more remain, never touches live ones, and each run reads at most one batch.
 func TestRealtimeHarnessCleanupInBatches(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, sc, scripts := scripttest.VM1Harness(t)
 	p := rtPresence(t, scripts)
@@ -202,6 +204,7 @@ func TestRealtimeHarnessCleanupInBatches(t *testing.T) {
 
 // A duplicate disconnect is harmless: it says so and changes nothing.
 func TestRealtimeHarnessDuplicateDisconnect(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, _, scripts := scripttest.VM1Harness(t)
 	p := rtPresence(t, scripts)
@@ -241,6 +244,7 @@ func TestRealtimeHarnessDuplicateDisconnect(t *testing.T) {
 // A connection id cannot be heartbeaten or disconnected as another user's, and
 // keys that do not belong to the arguments are refused, without any write.
 func TestRealtimeHarnessWrongUserAndBadInput(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	h, sc, scripts := scripttest.VM1Harness(t)
 	p := rtPresence(t, scripts)
@@ -316,6 +320,7 @@ func TestRealtimeHarnessWrongUserAndBadInput(t *testing.T) {
 // batches of members whose heartbeat the test set 91 s in the past; every key
 // keeps a TTL.
 func TestRealtimePresenceOnRedis(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv, scripts, _ := scripttest.VM1(t)
 	db1 := srv.Client(vm1.DB1)
@@ -396,6 +401,7 @@ func rtConnKey(t *testing.T, c presence.Connection) string {
 // The same presence scenario on the harness and on Redis gives equal replies and
 // an equal keyspace.
 func TestRealtimePresenceConformance(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv, realScripts, _ := scripttest.VM1(t)
 	db1 := srv.Client(vm1.DB1)
@@ -423,15 +429,17 @@ func TestRealtimePresenceConformance(t *testing.T) {
 		{"disconnect b again", func(p *presence.Presence) (any, error) { return p.Disconnect(ctx, b) }},
 		{"disconnect c", func(p *presence.Presence) (any, error) { return p.Disconnect(ctx, c) }},
 	}
+	var lag scripttest.Lag
 	for _, s := range steps {
-		h.Clock().Set(scripttest.RedisNow(t, db1))
+		lag.Sync(t, h, db1)
 		want, wantErr := s.run(real)
+		lag.Step()
 		got, gotErr := s.run(harness)
 		if fmt.Sprint(want) != fmt.Sprint(got) || rtErrCode(wantErr) != rtErrCode(gotErr) {
 			t.Errorf("%s: Redis %v, %v; harness %v, %v", s.name, want, wantErr, got, gotErr)
 		}
 	}
-	scripttest.CompareKeyspaces(t, ctx, db1, h, map[string]float64{"last_seen": 1})
+	scripttest.CompareKeyspaces(t, ctx, db1, h, map[string]float64{"last_seen": 1}, lag.Max())
 }
 
 // rtErrCode is the error reply's code, or the error text for other errors.

@@ -34,6 +34,7 @@ func limiterOn(t *testing.T, scripts *vm1.Scripts, p ratelimit.Policy) *ratelimi
 // Seed 000 §12 "rate Lua concurrency": 500 concurrent requests against a limit
 // of 100 allow exactly 100, for each algorithm, and every key has a TTL.
 func TestRateLimitConcurrencyIsExactForEachAlgorithm(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range []struct {
 		alg    ratelimit.Algorithm
@@ -86,6 +87,7 @@ func TestRateLimitConcurrencyIsExactForEachAlgorithm(t *testing.T) {
 // The buckets of every algorithm expire by themselves, window (or refill time)
 // plus jitter after their last write.
 func TestRateLimitBucketsExpireByThemselves(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, scripts, db0 := scripttest.VM1(t)
 	p := ratelimit.Policy{
@@ -117,6 +119,7 @@ func TestRateLimitBucketsExpireByThemselves(t *testing.T) {
 // Fixed window on real Redis: Retry-After is PTTL + 1 ms when the script ran,
 // and the caller is allowed again exactly then, not before.
 func TestFixedWindowRetryAfterOnRedis(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, scripts, db0 := scripttest.VM1(t)
 	p := ratelimit.Policy{vm1.APIRouteProfileGet: {Algorithm: ratelimit.FixedWindow, Limits: []ratelimit.Limit{{Scope: ratelimit.ScopeUser, Limit: 2, Window: time.Second}}}}
@@ -154,6 +157,7 @@ func TestFixedWindowRetryAfterOnRedis(t *testing.T) {
 // Token bucket on real Redis: Retry-After matches the bucket's state read back
 // from Redis, and the caller is allowed again exactly then, not before.
 func TestTokenBucketRetryAfterOnRedis(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, scripts, db0 := scripttest.VM1(t)
 	p := ratelimit.Policy{vm1.APIRouteInternalInbox: {Algorithm: ratelimit.TokenBucket, Limits: []ratelimit.Limit{{Scope: ratelimit.ScopeService, Limit: 4, Window: time.Second}}}}
@@ -191,15 +195,20 @@ func TestTokenBucketRetryAfterOnRedis(t *testing.T) {
 	scripttest.AuditTTLs(t, db0, vm1.Keys)
 }
 
-// checkAllowedAt polls allowed until it is true and checks it happened inside
-// [before + retry, after + retry + polling slack] on the Redis clock, where
-// before and after bracket the denied call.
+// checkAllowedAt polls allowed until it is true and checks, on the Redis clock,
+// that no call is allowed before before + retry and none is denied that starts
+// at or after after + retry, where before and after bracket the denied call.
+// (It checks the denials, not how soon the first allowed poll came: a loaded
+// machine may space the polls by more than any fixed slack.)
 func checkAllowedAt(t *testing.T, db0 *redis.Client, before, after time.Time, retry time.Duration, allowed func() bool) {
 	t.Helper()
-	var at time.Time
 	ok := redistest.WaitFor(context.Background(), retry+3*time.Second, func() bool {
 		start := scripttest.RedisNow(t, db0)
 		if !allowed() {
+			// The denial ran in whole ms, so its window ends by after + retry.
+			if late := start.Sub(after.Add(retry)); late >= time.Millisecond {
+				t.Fatalf("denied %v after retry_after ran out", late)
+			}
 			return false
 		}
 		end := scripttest.RedisNow(t, db0)
@@ -208,14 +217,10 @@ func checkAllowedAt(t *testing.T, db0 *redis.Client, before, after time.Time, re
 		if end.Before(before.Truncate(time.Millisecond).Add(retry)) {
 			t.Fatalf("allowed at %v, before retry_after ran out (%v)", end.Sub(before), retry)
 		}
-		at = start
 		return true
 	})
 	if !ok {
 		t.Fatal("never allowed again")
-	}
-	if late := at.Sub(after.Add(retry)); late > 30*time.Millisecond {
-		t.Fatalf("allowed only %v after retry_after ran out", late)
 	}
 }
 
@@ -224,6 +229,7 @@ func checkAllowedAt(t *testing.T, db0 *redis.Client, before, after time.Time, re
 // key holds the type of its route's algorithm. The control at the end shows the
 // hazard the policy avoids: two algorithms on one key replace each other's bucket.
 func TestDefaultPolicyKeepsOneAlgorithmPerKeyOnRedis(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, scripts, db0 := scripttest.VM1(t)
 	policy := ratelimit.DefaultPolicy()
@@ -332,6 +338,7 @@ func userUnitsTaken(t *testing.T, scripts *vm1.Scripts, alg ratelimit.Algorithm,
 // denied by it; the IP limit is full by then, so they would have been denied
 // anyway. For each algorithm, on real Redis.
 func TestMultiLimitConcurrencyIsExactForEachAlgorithm(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range multiLimitCases {
 		t.Run(string(c.alg), func(t *testing.T) {
@@ -385,6 +392,7 @@ func TestMultiLimitConcurrencyIsExactForEachAlgorithm(t *testing.T) {
 // and each user's bucket holds exactly that user's allowed requests: a request
 // the address denied left nothing on its user's limit.
 func TestMultiLimitManyUsersOneAddressIsExact(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, c := range multiLimitCases {
 		t.Run(string(c.alg), func(t *testing.T) {
@@ -445,6 +453,7 @@ func TestMultiLimitManyUsersOneAddressIsExact(t *testing.T) {
 // for the later one's Retry-After (the longer), and is allowed again exactly
 // then, not before.
 func TestMultiLimitRetryAfterOnRedis(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, scripts, db0 := scripttest.VM1(t)
 	p := ratelimit.Policy{vm1.APIRouteMessagesSend: {Algorithm: ratelimit.SlidingWindow, Limits: []ratelimit.Limit{

@@ -27,6 +27,7 @@ import (
 // accepted write is never followed by an older stamp, and at the end every entry
 // holds the newest record.
 func TestSafetyVersionStampRace(t *testing.T) {
+	t.Parallel()
 	const generations, keys, goroutines, rounds = 8, 10, 64, 40
 	run := func(t *testing.T, rdb redis.Scripter, stored func(key string) (int64, []byte)) {
 		ctx := context.Background()
@@ -195,6 +196,7 @@ func warmSafety(t *testing.T, k *safety.Cache, n int) (fill func() error, hits f
 // errors), the scripts are loaded again on NOSCRIPT, and the callers' writes rebuild
 // the cache.
 func TestSafetyCacheLossAndRebuild(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv, db0 := startSafetyRedis(t)
 	c, reg := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{RetryInterval: 20 * time.Millisecond})
@@ -242,6 +244,7 @@ func TestSafetyCacheLossAndRebuild(t *testing.T) {
 // On real Redis a DNS answer keeps its own TTL up to 900 s, is capped above (and
 // counted), and expires with its own TTL.
 func TestSafetyDNSTTLCapOnRedis(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	srv, db0 := startSafetyRedis(t)
 	c, reg := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{})
@@ -275,6 +278,7 @@ func TestSafetyDNSTTLCapOnRedis(t *testing.T) {
 // bytes included; one byte more is refused before Redis; damaged values in Redis are
 // ErrCorrupt, never a panic; over RESP2 and RESP3.
 func TestSafetyMaxValueAndInvalidSerialization(t *testing.T) {
+	t.Parallel()
 	for _, protocol := range []int{2, 3} {
 		t.Run("RESP"+strconv.Itoa(protocol), func(t *testing.T) {
 			ctx := context.Background()
