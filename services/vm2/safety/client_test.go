@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hanchat/luagen/internal/promtest"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/luatest"
 	"github.com/hanchat/luagen/runtime"
@@ -87,7 +88,7 @@ func TestDegradedModeRetriesOncePerInterval(t *testing.T) {
 	if h := c.Health(ctx); h.Status != HealthOK || h.Critical {
 		t.Fatalf("health: %+v", h)
 	}
-	if got := metric(t, reg, "han_safety_redis_degradations_total", nil); got != 1 {
+	if got := promtest.Value(t, reg, "han_safety_redis_degradations_total", nil); got != 1 {
 		t.Fatalf("degradations %v, want 1", got)
 	}
 	// The caller's own cancellation says nothing about Redis.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/internal/promtest"
 	"github.com/hanchat/luagen/services/degraded"
 )
 
@@ -53,7 +54,7 @@ func TestLimiterExactOnTheHarness(t *testing.T) {
 		decision string
 		want     float64
 	}{{"allowed", 4}, {"denied", 2}} {
-		if got := metric(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "api-backend", "decision": c.decision, "source": "redis"}); got != c.want {
+		if got := promtest.Value(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "api-backend", "decision": c.decision, "source": "redis"}); got != c.want {
 			t.Errorf("%s: %v, want %v", c.decision, got, c.want)
 		}
 	}
