@@ -198,7 +198,7 @@ func (c *Contract) Decode(b []byte, maxBytes int) (ev Event, err error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("event entity: %w", err)
 	}
-	// The array holds exactly five values and nothing follows it (CheckMsgpack):
+	// The array holds exactly five values and nothing follows it (msgpackcheck.Check):
 	// once the DTO is read, the payload is.
 	dto := reflect.New(want)
 	if err := dec.DecodeValue(dto.Elem()); err != nil {

@@ -158,10 +158,10 @@ func TestDecodeRefusesMalformedPayloads(t *testing.T) {
 }
 
 // A payload that is not exactly one well-formed MessagePack value within the
-// limit is refused by runtime.CheckMsgpack before any decoding: its error
+// limit is refused by msgpackcheck.Check before any decoding: its error
 // matches msgpackcheck.ErrMalformed as well as ErrMalformed. A well-formed
 // value that is not an event matches ErrMalformed only.
-func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
+func TestDecodeChecksTheShapeWithMsgpackcheck(t *testing.T) {
 	c := testContract(t)
 	good, err := c.Encode(pubsub.Event{ID: newUUID(t), Type: "dialog.read", Entity: newUUID(t), DTO: dialogRead{UserID: newUUID(t), UpTo: 9}}, 4096)
 	if err != nil {

@@ -145,10 +145,10 @@ func TestSnapshotBadInputAndCorruptValues(t *testing.T) {
 }
 
 // A stored value that is not exactly one well-formed MessagePack value within
-// MaxBytes is refused by runtime.CheckMsgpack before any decoding: its error
+// MaxBytes is refused by msgpackcheck.Check before any decoding: its error
 // matches msgpackcheck.ErrMalformed as well as ErrCorrupt. A well-formed value
 // of another shape matches ErrCorrupt only.
-func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
+func TestDecodeChecksTheShapeWithMsgpackcheck(t *testing.T) {
 	good, err := msgpack.Marshal(sample())
 	if err != nil {
 		t.Fatal(err)

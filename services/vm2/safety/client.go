@@ -127,7 +127,7 @@ func New(rdb redis.Scripter, o Options) (*Client, error) {
 
 // honorsDeadlines reports whether rdb is a *redis.Client with ContextTimeoutEnabled,
 // which bounds dialing, waiting for a connection, writing and reading by the
-// context's deadline (tests/safety_degraded_test.go checks it on a hung server), so
+// context's deadline (degraded_test.go checks it on a hung server), so
 // a call needs no goroutine of its own. Rings and cluster clients, which route and
 // redirect, always get one.
 func honorsDeadlines(rdb redis.Scripter) bool {

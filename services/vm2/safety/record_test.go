@@ -276,11 +276,11 @@ func TestDecodeRefusesInvalidSerialization(t *testing.T) {
 	}
 }
 
-// runtime.CheckMsgpack refuses, before any field is read, a value that is not
+// msgpackcheck.Check refuses, before any field is read, a value that is not
 // exactly one well-formed MessagePack value within its key's max_bytes: the error
 // matches msgpackcheck.ErrMalformed as well as ErrCorrupt. A well-formed value
 // that breaks the record's rules matches ErrCorrupt only.
-func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
+func TestDecodeChecksTheShapeWithMsgpackcheck(t *testing.T) {
 	valid, _ := EncodeText(sampleText)
 	malformed := map[string][]byte{
 		"empty":                    {},
