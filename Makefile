@@ -2,30 +2,38 @@
 GO ?= go
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 EXAMPLE = examples/apiservice
+EXAMPLE2 = examples/cacheservice
 BENCH = bench
-# Every Go module of the repository: the product, the example that uses it, the
-# comparison benchmarks.
-MODULES = . $(EXAMPLE) $(BENCH)
+# Every Go module of the repository: the product, the two examples that use it,
+# the comparison benchmarks.
+MODULES = . $(EXAMPLE) $(EXAMPLE2) $(BENCH)
 PG_HOST = 127.0.0.1
 PG_PORT = 5432
 
-.PHONY: generate check lint test bench deps
+.PHONY: generate check lint test bench deps commands
 
-## generate: write generated/ from keyspec.yaml and lua/ (and the example's copy)
+## generate: write generated/ from keyspec.yaml and lua/ (and the examples' copies)
 generate:
 	$(GO) run ./cmd/luagen generate
 	cd $(EXAMPLE) && $(GO) generate ./...
+	cd $(EXAMPLE2) && $(GO) generate ./...
+
+## commands: refresh gen/rediscmd's command table from the redis-server on PATH (COMMAND INFO and COMMAND DOCS)
+commands:
+	$(GO) test ./gen/rediscmd -run '^TestTableMatchesServer$$' -count=1 -update
 
 ## check: fail when generated/ (or the example's copy) drifts from keyspec.yaml or lua/
 check:
 	$(GO) run ./cmd/luagen check
 	cd $(EXAMPLE) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec ../../keyspec.yaml --lua ../../lua --out internal/redisgen --instance vm1
+	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/redisgen
 
 ## lint: gofmt, go vet and staticcheck of every module, and luagen lint
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
 	@for m in $(MODULES); do echo "vet and staticcheck: $$m"; (cd $$m && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...) || exit 1; done
 	$(GO) run ./cmd/luagen lint
+	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen lint --spec keyspec.yaml --lua lua
 
 ## deps: what the tests need on this machine, each step only when it is missing:
 ## redis-server (installed), PostgreSQL on 127.0.0.1:5432 (started) with database
@@ -43,6 +51,7 @@ deps:
 test: deps check lint
 	$(GO) test -race -count=1 ./...
 	cd $(EXAMPLE) && $(GO) build ./...
+	cd $(EXAMPLE2) && $(GO) test -race -count=1 ./...
 
 ## bench: the comparison benchmarks (module bench/) and the packages' own, against
 ## real redis-server processes the benchmarks start

@@ -3,8 +3,8 @@
 // Diff compares them with what is there. Its subpackages are the stages, in order,
 // split the way sqlc splits config, compiler and codegen: keyspec (parse and validate
 // the spec), luascript (read one script as Redis would), compiler (check every script
-// against its signature), codegen (emit Go); lint, acl and serverconf start from the
-// compiler's output too.
+// against its signature and Redis's command table, rediscmd), codegen (emit Go); lint,
+// acl and serverconf start from the compiler's output too.
 package gen
 
 import (

@@ -46,9 +46,49 @@ func TestGolden(t *testing.T) {
 	for _, d := range drift {
 		t.Errorf("%s: %s (go test ./gen -update, then review the diff)\n%s", d.Path, d.Kind, d.Diff)
 	}
+	// testdata/small declares no source anywhere: nothing cites an empty one.
+	for _, p := range files.Paths() {
+		for _, bad := range []string{"seed", "source:", " ()", "(; "} {
+			if bytes.Contains(files[p], []byte(bad)) {
+				t.Errorf("%s cites an empty source: %q", p, bad)
+			}
+		}
+	}
 	out, err := exec.Command("go", "vet", "./testdata/golden/a").CombinedOutput()
 	if err != nil {
 		t.Fatalf("the golden package does not compile: %v\n%s", err, out)
+	}
+}
+
+// Each language feature has a spec and its Lua in testdata/features/<feature>
+// and, beside them, the generated packages it must produce in golden/ (refresh
+// with -update, then review the diff). Each golden package must also compile.
+func TestFeatureGolden(t *testing.T) {
+	dirs, err := filepath.Glob("testdata/features/*")
+	if err != nil || len(dirs) < 5 {
+		t.Fatalf("features: %v %v", dirs, err)
+	}
+	for _, dir := range dirs {
+		t.Run(filepath.Base(dir), func(t *testing.T) {
+			files := generate(t, filepath.Join(dir, "keyspec.yaml"), filepath.Join(dir, "lua"))
+			golden := filepath.Join(dir, "golden")
+			if *update {
+				if err := gen.Write(golden, files, true); err != nil {
+					t.Fatal(err)
+				}
+			}
+			drift, err := gen.Diff(golden, files, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, d := range drift {
+				t.Errorf("%s: %s (go test ./gen -update, then review the diff)\n%s", d.Path, d.Kind, d.Diff)
+			}
+			out, err := exec.Command("go", "vet", "./"+filepath.ToSlash(golden)+"/...").CombinedOutput()
+			if err != nil {
+				t.Fatalf("the golden packages do not compile: %v\n%s", err, out)
+			}
+		})
 	}
 }
 

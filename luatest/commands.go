@@ -88,6 +88,8 @@ func init() {
 		"persist":          {2, true, firstKey, cmdPersist},
 		"ttl":              {2, false, firstKey, func(c *cmdCtx) reply { return ttlGeneric(c, false) }},
 		"pttl":             {2, false, firstKey, func(c *cmdCtx) reply { return ttlGeneric(c, true) }},
+		"expiretime":       {2, false, firstKey, func(c *cmdCtx) reply { return expireTimeGeneric(c, false) }},
+		"pexpiretime":      {2, false, firstKey, func(c *cmdCtx) reply { return expireTimeGeneric(c, true) }},
 		"type":             {2, false, firstKey, cmdType},
 		"hset":             {-4, true, firstKey, cmdHSet},
 		"hget":             {3, false, firstKey, cmdHGet},
@@ -421,6 +423,23 @@ func ttlGeneric(c *cmdCtx, ms bool) reply {
 		return intReply(ttl)
 	}
 	return intReply((ttl + 500) / 1000)
+}
+
+// expireTimeGeneric is EXPIRETIME and PEXPIRETIME: the absolute Unix time at
+// which the key expires (-1 without expiry, -2 when missing), in seconds (rounded
+// down, as Redis does) or milliseconds.
+func expireTimeGeneric(c *cmdCtx, ms bool) reply {
+	o := c.lookup(c.argv[1])
+	if o == nil {
+		return intReply(-2)
+	}
+	if !o.hasExpire {
+		return intReply(-1)
+	}
+	if ms {
+		return intReply(o.expireAt)
+	}
+	return intReply((o.expireAt + 500) / 1000)
 }
 
 func cmdType(c *cmdCtx) reply {

@@ -22,25 +22,34 @@ type KeyInfo struct {
 	Glob      string        // e.g. han:rt:conn:*
 	DB        int           // database index
 	Kind      string        // rate_limit, lock, cache, ...
-	TTLRule   string        // fixed, window_jitter, heartbeat or clamped
+	TTLRule   string        // fixed, window_jitter, heartbeat, clamped or none
 	TTL       time.Duration // fixed and heartbeat: the TTL
 	MaxJitter time.Duration // window_jitter: the most added to the window
-	MaxTTL    time.Duration // clamped: the cap
+	MaxTTL    time.Duration // the declared cap: clamped, the bound of every TTL; fixed and heartbeat, the max TTL can be (0: none)
 }
 
 // Matches reports whether key has the pattern's shape: the same ':'-separated
-// segments, each placeholder matching one non-empty segment.
+// segments, each placeholder matching one non-empty segment ("{...}" for one in a
+// hash tag). On an instance with a deployment prefix, Pattern and Glob follow the
+// prefix: strip it from key first.
 func (k KeyInfo) Matches(key string) bool {
 	g := k.Glob
 	for {
 		gs, grest, gmore := strings.Cut(g, ":")
 		ks, krest, kmore := strings.Cut(key, ":")
-		if gs == "*" {
+		switch gs {
+		case "*":
 			if ks == "" {
 				return false
 			}
-		} else if gs != ks {
-			return false
+		case "{*}": // a placeholder in a hash tag
+			if len(ks) < 3 || ks[0] != '{' || ks[len(ks)-1] != '}' {
+				return false
+			}
+		default:
+			if gs != ks {
+				return false
+			}
 		}
 		if !gmore || !kmore {
 			return gmore == kmore

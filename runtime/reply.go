@@ -13,6 +13,7 @@ import (
 // nothing unless the reply has the wrong shape.
 type Reply struct {
 	script string
+	path   string // "entries[2]." for an element of a list field
 	vals   []any
 	single any  // a one-value reply
 	one    bool // single is the reply
@@ -44,24 +45,90 @@ func ValueReply(script string, v any) Reply {
 func (r *Reply) Err() error { return r.err }
 
 func (r *Reply) take(field string) (any, bool) {
+	v, ok := r.peek(field)
+	if ok {
+		r.next++
+	}
+	return v, ok
+}
+
+// peek is the next value without consuming it.
+func (r *Reply) peek(field string) (any, bool) {
 	if r.err != nil {
 		return nil, false
 	}
 	if r.one && r.next == 0 {
-		r.next++
 		return r.single, true
 	}
 	if r.one || r.next >= len(r.vals) {
-		r.err = &ReplyError{Script: r.script, Field: field, Reason: "missing"}
+		r.err = &ReplyError{Script: r.script, Field: r.path + field, Reason: "missing"}
 		return nil, false
 	}
-	v := r.vals[r.next]
-	r.next++
-	return v, true
+	return r.vals[r.next], true
 }
 
 func (r *Reply) fail(field, want string, v any) {
-	r.err = &ReplyError{Script: r.script, Field: field, Reason: fmt.Sprintf("want %s, got %s", want, kind(v))}
+	r.err = &ReplyError{Script: r.script, Field: r.path + field, Reason: fmt.Sprintf("want %s, got %s", want, kind(v))}
+}
+
+// Nil reports whether the next field is nil (the script answered false for a
+// nullable field), and consumes it when it is.
+func (r *Reply) Nil(field string) bool {
+	v, ok := r.peek(field)
+	if ok && v == nil {
+		r.next++
+		return true
+	}
+	return false
+}
+
+// Nullable reads a nullable field: nil when the script answered false (nil),
+// else read's value.
+func Nullable[T any](r *Reply, field string, read func(field string) T) *T {
+	if r.Nil(field) {
+		return nil
+	}
+	v := read(field)
+	if r.err != nil {
+		return nil
+	}
+	return &v
+}
+
+// List reads a field holding an array of elements, each an array of n fields
+// that decode reads in order. nil (false, or an empty table) reads as nil.
+// Errors name the element: "entries[2].id".
+func List[T any](r *Reply, field string, n int, decode func(e *Reply) T) []T {
+	v, ok := r.take(field)
+	if !ok || v == nil {
+		return nil
+	}
+	arr, ok := v.([]any)
+	if !ok {
+		r.fail(field, "an array", v)
+		return nil
+	}
+	out := make([]T, len(arr))
+	for i, ev := range arr {
+		at := r.path + field + "[" + strconv.Itoa(i) + "]"
+		e := Reply{script: r.script, path: at + "."}
+		switch ea, ok := ev.([]any); {
+		case !ok:
+			r.err = &ReplyError{Script: r.script, Field: at, Reason: fmt.Sprintf("want an array of %d fields, got %s", n, kind(ev))}
+			return nil
+		case len(ea) != n:
+			r.err = &ReplyError{Script: r.script, Field: at, Reason: fmt.Sprintf("want an array of %d fields, got %d", n, len(ea))}
+			return nil
+		default:
+			e.vals = ea
+		}
+		out[i] = decode(&e)
+		if e.err != nil {
+			r.err = e.err
+			return nil
+		}
+	}
+	return out
 }
 
 // Int reads an integer field.
@@ -133,7 +200,7 @@ func (r *Reply) Bytes(field string) []byte {
 func (r *Reply) Duration(field string) time.Duration {
 	ms := r.Int(field)
 	if r.err == nil && ms < 0 {
-		r.err = &ReplyError{Script: r.script, Field: field, Reason: "negative duration"}
+		r.err = &ReplyError{Script: r.script, Field: r.path + field, Reason: "negative duration"}
 	}
 	return time.Duration(ms) * time.Millisecond
 }
@@ -158,7 +225,7 @@ func (r *Reply) Enum(field string, values []string) string {
 			return s
 		}
 	}
-	r.err = &ReplyError{Script: r.script, Field: field, Reason: fmt.Sprintf("not one of the %d declared values", len(values))}
+	r.err = &ReplyError{Script: r.script, Field: r.path + field, Reason: fmt.Sprintf("not one of the %d declared values", len(values))}
 	return ""
 }
 

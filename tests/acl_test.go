@@ -80,7 +80,7 @@ func (a *aclInstance) client(t *testing.T, user string, db int) *redis.Client {
 // dryRunArgs are arguments that make each command a valid call, by command name;
 // key positions are filled with the script's declared keys.
 var dryRunArgs = map[string]func(keys []string) []any{
-	"get": oneKey(), "del": oneKey(), "exists": oneKey(), "pttl": oneKey(), "zcard": oneKey(), "hgetall": oneKey(), "incr": oneKey(),
+	"get": oneKey(), "del": oneKey(), "exists": oneKey(), "pttl": oneKey(), "pexpiretime": oneKey(), "zcard": oneKey(), "hgetall": oneKey(), "incr": oneKey(),
 	"set": oneKey("v"), "hget": oneKey("f"), "hmget": oneKey("f"), "hset": oneKey("f", "v"), "hincrby": oneKey("f", 1),
 	"incrby": oneKey(1), "pexpire": oneKey(1000), "zadd": oneKey(1, "m"), "zcount": oneKey(0, 1), "zrange": oneKey(0, 1),
 	"zrem": oneKey("m"), "zremrangebyscore": oneKey(0, 1), "zscore": oneKey("m"), "time": func([]string) []any { return nil },

@@ -12,6 +12,7 @@ import (
 	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/serverconf"
+	"github.com/hanchat/luagen/runtime"
 )
 
 // runACL prints an instance's aclfile. Passwords come only from the files named
@@ -24,6 +25,7 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 	instance := fs.String("instance", "", "the instance (required)")
 	var pwFiles multi
 	fs.Var(&pwFiles, "password-file", "USER=PATH: the file holding USER's password (repeatable)")
+	prefix := fs.String("prefix", "", "the deployment prefix (\"acme:production:\"): required for, and only for, an instance with a deployment_prefix")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
@@ -34,6 +36,19 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 	spec, in, code := loadInstance(*specPath, *instance, stderr)
 	if in == nil {
 		return code
+	}
+	switch {
+	case in.Prefix != nil && *prefix == "":
+		fmt.Fprintf(stderr, "luagen acl: instance %s has a deployment prefix: name the deployment with --prefix (the aclfile grants exactly one)\n", in.Name)
+		return exitUsage
+	case in.Prefix == nil && *prefix != "":
+		fmt.Fprintf(stderr, "luagen acl: --prefix: instance %s has no deployment_prefix in %s\n", in.Name, *specPath)
+		return exitUsage
+	case in.Prefix != nil:
+		if err := runtime.CheckPrefix(*prefix, in.Prefix.MaxLen); err != nil {
+			fmt.Fprintf(stderr, "luagen acl: --prefix: %v\n", err)
+			return exitUsage
+		}
 	}
 	passwords := map[string]string{}
 	for _, pf := range pwFiles {
@@ -70,6 +85,9 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 	}
 	for _, w := range warnings {
 		fmt.Fprintf(stderr, "luagen acl: warning: %s\n", w)
+	}
+	if in.Prefix != nil {
+		users = acl.Deploy(users, *prefix)
 	}
 	fmt.Fprint(stdout, acl.Render(users))
 	return exitOK

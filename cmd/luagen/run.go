@@ -28,6 +28,7 @@ commands:
   lint       report spec and Lua problems as FILE:LINE: rule: message
   acl        print the aclfile of an instance (least privilege, from the spec and the Lua)
   config     print the hardened redis.conf fragment of an instance
+  init       write a minimal keyspec.yaml, one script and a Go test of it (--dir D)
 
 run "luagen <command> -h" for a command's flags
 `
@@ -49,6 +50,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runACL(args[1:], stdout, stderr)
 	case "config":
 		return runConfig(args[1:], stdout, stderr)
+	case "init":
+		return runInit(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

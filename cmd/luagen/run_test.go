@@ -97,7 +97,7 @@ func TestCheckFailsAfterASpecEdit(t *testing.T) {
 	luagen(t, dir, "generate")
 	f := filepath.Join(dir, "keyspec.yaml")
 	src, _ := os.ReadFile(f)
-	os.WriteFile(f, bytes.Replace(src, []byte("ttl: {rule: fixed, value: 5m}"), []byte("ttl: {rule: fixed, value: 6m}"), 1), 0o644)
+	os.WriteFile(f, bytes.Replace(src, []byte("ttl: {rule: fixed, value: 5m, max: 5m}"), []byte("ttl: {rule: fixed, value: 6m, max: 6m}"), 1), 0o644)
 	code, _, stderr := luagen(t, dir, "check")
 	if code != 1 || !strings.Contains(stderr, "vm1/keys.go: changed") || !strings.Contains(stderr, "6 * time.Minute") {
 		t.Fatalf("check after a spec edit: %d\n%s", code, stderr)

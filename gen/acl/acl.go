@@ -1,7 +1,9 @@
 // Package acl derives each ACL user's least privilege from the spec and a static
 // reading of the Lua, and renders it as a Redis aclfile: the keys its scripts
 // take (read-only where only EVALSHA_RO scripts take them), its channels, and
-// exactly the commands its scripts call plus what the runtime needs.
+// exactly the commands its scripts call plus what the runtime needs. Grants come
+// only from scripts the compiler accepts (Derive runs its checks again), and a
+// subcommand is granted as cmd|sub, never as its container.
 package acl
 
 import (
@@ -14,11 +16,17 @@ import (
 
 	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
-	"github.com/hanchat/luagen/gen/luascript"
+	"github.com/hanchat/luagen/gen/rediscmd"
 )
 
 // ErrDangerous: a script calls a command no generated ACL grants.
 var ErrDangerous = errors.New("dangerous command")
+
+// ErrRefused: a script the compiler refuses; no grant is derived from it.
+var ErrRefused = errors.New("script refused by the compiler")
+
+// ErrForbidden: a script calls a command its instance's forbid rules forbid.
+var ErrForbidden = errors.New("command forbidden by the instance")
 
 // User is one derived ACL user.
 type User struct {
@@ -115,19 +123,25 @@ func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*compiler.
 			if src == nil {
 				return nil, nil, fmt.Errorf("script %s: no Lua loaded", s.Name)
 			}
-			for _, c := range src.Info.Calls {
-				if c.Command == "" {
-					return nil, nil, fmt.Errorf("%s:%d: redis.%s with a command that is not a literal: no allow-list can be derived", src.Info.File, c.Line, c.Fn)
+			commands, err := src.Recheck()
+			if err != nil {
+				// Load refuses these; a Source from anywhere else grants nothing either.
+				return nil, nil, fmt.Errorf("script %s: %w: %w", s.Name, ErrRefused, err)
+			}
+			for _, c := range commands {
+				if c == nil {
+					return nil, nil, fmt.Errorf("script %s: a call whose command cannot be read: %w", s.Name, ErrRefused)
 				}
-				if _, known := luascript.Commands[c.Command]; !known {
-					return nil, nil, fmt.Errorf("%s:%d: %q is not a known command", src.Info.File, c.Line, c.Command)
+				if why := keyspec.NeverGranted(c); why != "" {
+					return nil, nil, fmt.Errorf("script %s calls %s (%s): %w", s.Name, c.Display(), why, ErrDangerous)
 				}
-				if keyspec.Dangerous[c.Command] {
-					return nil, nil, fmt.Errorf("%s:%d: script %s calls %s: %w", src.Info.File, c.Line, s.Name, strings.ToUpper(c.Command), ErrDangerous)
+				if base, _, _ := strings.Cut(c.Name, "|"); in.ForbidsCommand(base) != nil {
+					fb := in.ForbidsCommand(base)
+					return nil, nil, fmt.Errorf("script %s calls %s, which %s forbids (%s:%d: %s): %w", s.Name, c.Display(), in.Name, fb.File, fb.Line, fb.Source, ErrForbidden)
 				}
-				cmds[c.Command] = true
-				if luascript.Commands[c.Command].Write && c.Command != "publish" {
-					writes[c.Command] = true
+				cmds[c.Name] = true // "get", or "object|encoding": never a container's every subcommand
+				if c.Has(rediscmd.FlagWrite) {
+					writes[c.Name] = true
 				}
 			}
 			if s.ReadOnly {

@@ -3,6 +3,7 @@ package acl_test
 import (
 	"errors"
 	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
@@ -114,14 +115,84 @@ func TestDeriveWithoutPasswordWarns(t *testing.T) {
 	}
 }
 
+// A script calling a command no ACL grants is refused by the compiler, and a
+// Source that did not come through Load (compiler.Check returns them with their
+// problems) makes Derive refuse too: no grant comes from a refused script.
 func TestDeriveRefusesDangerousCommands(t *testing.T) {
 	lua := fstest.MapFS{
 		"a/look.lua": smallLua["a/look.lua"],
 		"a/put.lua":  {Data: []byte("redis.call('FLUSHDB')\nreturn redis.call('SET', KEYS[1], 1, 'PX', 1)")},
 	}
-	_, _, err := derive(t, small, lua, "a", nil)
-	if !errors.Is(err, acl.ErrDangerous) || !strings.Contains(err.Error(), "lua/a/put.lua:1") {
-		t.Fatalf("err = %v", err)
+	spec, err := keyspec.Parse("keyspec.yaml", []byte(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := compiler.Load(spec, lua, "lua"); err == nil || !strings.Contains(err.Error(), "lua/a/put.lua:1: FLUSHDB is never granted") {
+		t.Fatalf("Load: %v", err)
+	}
+	srcs, _ := compiler.Check(spec, lua, "lua")
+	users, _, err := acl.Derive(spec, spec.Instance("a"), srcs, nil)
+	if !errors.Is(err, acl.ErrRefused) || !strings.Contains(err.Error(), "lua/a/put.lua:1: FLUSHDB") || users != nil {
+		t.Fatalf("Derive: %v, users %v", err, users)
+	}
+}
+
+// A Source changed after Load (its reading no longer that of its Lua) grants
+// nothing either: Derive reads the Lua again.
+func TestDeriveReadsTheLuaAgain(t *testing.T) {
+	spec, err := keyspec.Parse("keyspec.yaml", []byte(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs, err := compiler.Load(spec, smallLua, "lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs["put"].Src = []byte("redis.call('CLIENT', 'KILL', 'TYPE', 'normal')\nreturn redis.call('SET', KEYS[1], 1, 'PX', 1)")
+	users, _, err := acl.Derive(spec, spec.Instance("a"), srcs, nil)
+	if !errors.Is(err, acl.ErrRefused) || !strings.Contains(err.Error(), "lua/a/put.lua:1: CLIENT KILL inside a script") || users != nil {
+		t.Fatalf("Derive: %v, users %v", err, users)
+	}
+}
+
+// Every bypass fixture of the compiler (gen/compiler/testdata/bypass) makes
+// Derive refuse and emit no user; the accepted one is granted exactly its
+// commands, a subcommand as cmd|sub and never its container.
+func TestDeriveGrantsNothingFromABypass(t *testing.T) {
+	spec, err := keyspec.Load("../compiler/testdata/bypass/keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("../compiler/testdata/bypass/*.lua")
+	if len(files) < 20 {
+		t.Fatalf("only %d fixtures", len(files))
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".lua")
+		t.Run(name, func(t *testing.T) {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			srcs, problems := compiler.Check(spec, fstest.MapFS{"a/s.lua": {Data: src}}, "lua")
+			users, _, err := acl.Derive(spec, spec.Instance("a"), srcs, nil)
+			if name == "accepted" {
+				if len(problems) > 0 || err != nil {
+					t.Fatalf("problems %v, Derive: %v", problems, err)
+				}
+				want := "user u reset on ~t:* resetchannels -@all +evalsha +object|encoding +pexpire +ping +publish +script|load +xread +zadd +zrem +zunionstore"
+				if got := users[1].Line(); got != want {
+					t.Fatalf("grants:\n%s\nwant:\n%s", got, want)
+				}
+				return
+			}
+			if len(problems) == 0 {
+				t.Fatal("the compiler accepts a bypass")
+			}
+			if err == nil || users != nil {
+				t.Fatalf("Derive granted %v from a refused script (err %v)", users, err)
+			}
+		})
 	}
 }
 

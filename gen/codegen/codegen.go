@@ -201,6 +201,22 @@ func human(d time.Duration) string {
 	return d.String()
 }
 
+// cite is " (source: S)" for an entry's source, or "" when it has none.
+func cite(source string) string {
+	if source = strings.Join(strings.Fields(source), " "); source != "" {
+		return " (source: " + source + ")"
+	}
+	return ""
+}
+
+// citeAfter is "; source: S" inside a parenthesis, or "" when there is no source.
+func citeAfter(source string) string {
+	if source = strings.Join(strings.Fields(source), " "); source != "" {
+		return "; source: " + source
+	}
+	return ""
+}
+
 // sentence makes a doc fragment from the spec a sentence: capitalised, with a period.
 func sentence(s string) string {
 	s = strings.TrimSpace(s)
@@ -228,7 +244,7 @@ func (g *gen) keysFile() *jen.File {
 	f.Line()
 	for _, d := range g.in.LiveDBs() {
 		n := exported(d.Name)
-		f.Add(doc(fmt.Sprintf("%s is database %d of %s (seed %s), reached through %s as ACL user %s. %s", n, d.Index, g.in.Name, d.Seed, d.URLEnv, d.User.Name, d.Doc)))
+		f.Add(doc(fmt.Sprintf("%s is database %d of %s%s, reached through %s as ACL user %s. %s", n, d.Index, g.in.Name, cite(d.Source), d.URLEnv, d.User.Name, d.Doc)))
 		f.Const().Defs(
 			jen.Id(n).Op("=").Lit(d.Index),
 			jen.Comment(fmt.Sprintf("%sURLEnv is the environment variable holding the URL of %s.", n, n)),
@@ -238,6 +254,9 @@ func (g *gen) keysFile() *jen.File {
 		)
 		f.Line()
 	}
+	if g.in.Prefix != nil {
+		g.prefixType(f)
+	}
 	for _, e := range g.spec.EnumsOf(g.in) {
 		g.enum(f, e)
 	}
@@ -246,7 +265,11 @@ func (g *gen) keysFile() *jen.File {
 		g.key(f, k)
 		infos = append(infos, g.keyInfo(k))
 	}
-	f.Add(doc(fmt.Sprintf("Keys describes every key pattern of %s, for audits such as a keyspace scan that checks each key is declared and has a TTL.", g.in.Name)))
+	keysDoc := fmt.Sprintf("Keys describes every key pattern of %s, for audits such as a keyspace scan that checks each key is declared and has a TTL.", g.in.Name)
+	if g.in.Prefix != nil {
+		keysDoc += " Patterns and globs follow the deployment prefix: strip it from a key before matching."
+	}
+	f.Add(doc(keysDoc))
 	f.Var().Id("Keys").Op("=").Index().Qual(runtimePkg, "KeyInfo").Values(infos...)
 	f.Line()
 	for _, c := range g.spec.ChannelsOf(g.in) {
@@ -257,7 +280,7 @@ func (g *gen) keysFile() *jen.File {
 
 func (g *gen) enum(f *jen.File, e *keyspec.Enum) {
 	t := exported(e.Name)
-	f.Add(doc(fmt.Sprintf("%s is a value of enum %s (seed %s).", t, e.Name, e.Seed)))
+	f.Add(doc(fmt.Sprintf("%s is a value of enum %s%s.", t, e.Name, cite(e.Source))))
 	f.Type().Id(t).String()
 	f.Line()
 	var consts, list, cases []jen.Code
@@ -339,7 +362,9 @@ func ttlText(t keyspec.TTL) string {
 	case keyspec.TTLWindowJitter:
 		return fmt.Sprintf("TTL window + jitter up to %s", human(t.MaxJitter))
 	case keyspec.TTLClamped:
-		return fmt.Sprintf("TTL from the %s, at most %s", strings.ReplaceAll(t.Source, "_", " "), human(t.Max))
+		return fmt.Sprintf("TTL from %s, at most %s", t.From, human(t.Max))
+	case keyspec.TTLNone:
+		return "no TTL: " + strings.TrimSuffix(strings.TrimSpace(t.Reason), ".")
 	}
 	return ""
 }
@@ -347,18 +372,28 @@ func ttlText(t keyspec.TTL) string {
 func (g *gen) key(f *jen.File, k *keyspec.Key) {
 	t, base := keyType(k), exported(k.Name)
 	f.Add(doc(
-		fmt.Sprintf("%s is a key of pattern %s (%s, %s, %s; seed %s).", t, k.Pattern.Raw, k.DB.ID(), strings.Join(k.Value, "/"), ttlText(k.TTL), k.Seed),
+		fmt.Sprintf("%s is a key of pattern %s (%s, %s, %s%s).", t, k.Pattern.Raw, k.DB.ID(), strings.Join(k.Value, "/"), ttlText(k.TTL), citeAfter(k.Source)),
 		sentence(k.Doc),
 		fmt.Sprintf("Build it with New%s.", t),
 	))
-	f.Type().Id(t).Struct(jen.Id("key").String())
+	if g.in.Prefix != nil {
+		f.Type().Id(t).Struct(jen.Id("key").String(), jen.Id("p").String())
+	} else {
+		f.Type().Id(t).Struct(jen.Id("key").String())
+	}
 	f.Line()
 	f.Comment("String is the key's name in Redis.")
 	f.Func().Params(jen.Id("k").Id(t)).Id("String").Params().String().Block(jen.Return(jen.Id("k").Dot("key")))
 	f.Line()
-	defs := []jen.Code{
-		jen.Comment(fmt.Sprintf("%sPattern matches every %s, as an ACL or SCAN MATCH pattern.", base, t)),
-		jen.Id(base + "Pattern").Op("=").Lit(k.Pattern.Glob()),
+	var defs []jen.Code
+	if g.in.Prefix == nil {
+		defs = append(defs,
+			jen.Comment(fmt.Sprintf("%sPattern matches every %s, as an ACL or SCAN MATCH pattern.", base, t)),
+			jen.Id(base+"Pattern").Op("=").Lit(k.Pattern.Glob()))
+	} else {
+		f.Comment(fmt.Sprintf("%sPattern matches every %s of deployment p, as an ACL or SCAN MATCH pattern.", base, t))
+		f.Func().Id(base + "Pattern").Params(jen.Id("p").Id("Prefix")).String().Block(jen.Return(jen.Id("p").Dot("s").Op("+").Lit(k.Pattern.Glob())))
+		f.Line()
 	}
 	switch k.TTL.Rule {
 	case keyspec.TTLFixed, keyspec.TTLHeartbeat:
@@ -371,8 +406,16 @@ func (g *gen) key(f *jen.File, k *keyspec.Key) {
 	if k.MaxBytes > 0 {
 		defs = append(defs, jen.Comment(fmt.Sprintf("%sMaxBytes bounds the value held by each %s.", base, t)), jen.Id(base+"MaxBytes").Op("=").Lit(k.MaxBytes))
 	}
-	f.Const().Defs(defs...)
-	f.Line()
+	if k.MaxLen > 0 {
+		defs = append(defs, jen.Comment(fmt.Sprintf("%sMaxLen is the most elements a %s keeps: every write trims it to this.", base, t)), jen.Id(base+"MaxLen").Op("=").Lit(k.MaxLen))
+	}
+	if k.Retention > 0 {
+		defs = append(defs, jen.Comment(fmt.Sprintf("%sRetention is how long entries stay in a %s: every write trims older ones (MINID).", base, t)), jen.Id(base+"Retention").Op("=").Add(durationCode(k.Retention)))
+	}
+	if len(defs) > 0 {
+		f.Const().Defs(defs...)
+		f.Line()
+	}
 	g.builder(f, "New"+t, t, "key", k.Name, k.Pattern)
 }
 
@@ -401,19 +444,27 @@ func (g *gen) channel(f *jen.File, c *keyspec.Channel) {
 	base := exported(c.Name)
 	t := base + "Channel"
 	f.Add(doc(
-		fmt.Sprintf("%s is a Pub/Sub channel of pattern %s (%s; no storage; seed %s). Build it with New%s.", t, c.Pattern.Raw, c.Instance.Name, c.Seed, t),
+		fmt.Sprintf("%s is a Pub/Sub channel of pattern %s (%s; no storage%s). Build it with New%s.", t, c.Pattern.Raw, c.Instance.Name, citeAfter(c.Source), t),
 	))
 	f.Type().Id(t).Struct(jen.Id("name").String())
 	f.Line()
 	f.Comment("String is the channel's name in Redis.")
 	f.Func().Params(jen.Id("c").Id(t)).Id("String").Params().String().Block(jen.Return(jen.Id("c").Dot("name")))
 	f.Line()
-	f.Const().Defs(
-		jen.Comment(fmt.Sprintf("%sPattern matches every %s, as an ACL or PSUBSCRIBE pattern.", t, t)),
-		jen.Id(t+"Pattern").Op("=").Lit(c.Pattern.Glob()),
+	var defs []jen.Code
+	if g.in.Prefix == nil {
+		defs = append(defs,
+			jen.Comment(fmt.Sprintf("%sPattern matches every %s, as an ACL or PSUBSCRIBE pattern.", t, t)),
+			jen.Id(t+"Pattern").Op("=").Lit(c.Pattern.Glob()))
+	} else {
+		f.Comment(fmt.Sprintf("%sPattern matches every %s of deployment p, as an ACL or PSUBSCRIBE pattern.", t, t))
+		f.Func().Id(t + "Pattern").Params(jen.Id("p").Id("Prefix")).String().Block(jen.Return(jen.Id("p").Dot("s").Op("+").Lit(c.Pattern.Glob())))
+		f.Line()
+	}
+	defs = append(defs,
 		jen.Comment(fmt.Sprintf("%sMaxBytes bounds a payload published on a %s.", t, t)),
-		jen.Id(t+"MaxBytes").Op("=").Lit(c.MaxBytes),
-	)
+		jen.Id(t+"MaxBytes").Op("=").Lit(c.MaxBytes))
+	f.Const().Defs(defs...)
 	f.Line()
 	g.builder(f, "New"+t, t, "name", c.Name, c.Pattern)
 }
@@ -451,6 +502,11 @@ func (g *gen) builder(f *jen.File, fn, t, field, name string, pat keyspec.Patter
 	}
 	partExpr := map[string]jen.Code{}
 	locals := map[string]string{"ok": "a local", "err": "a local"}
+	if g.in.Prefix != nil {
+		locals["p"] = "the deployment prefix"
+		sig = append(sig, jen.Id("p").Id("Prefix"))
+		body = append(body, jen.If(jen.Id("p").Dot("s").Op("==").Lit("")).Block(jen.Return(zero, jen.Qual(runtimePkg, "NoPrefix").Call(jen.Lit(name)))))
+	}
 	use := func(id, what string) {
 		if other, dup := locals[id]; dup {
 			g.errs = append(g.errs, fmt.Errorf("codegen %s: %s of %s: %s and %s both become %q; rename one", g.in.Name, fn, pat.Raw, other, what, id))
@@ -506,6 +562,9 @@ func (g *gen) builder(f *jen.File, fn, t, field, name string, pat keyspec.Patter
 			expr = expr.Op("+").Add(c)
 		}
 	}
+	if g.in.Prefix != nil {
+		add(jen.Id("p").Dot("s"))
+	}
 	for i, s := range pat.Segments {
 		if i > 0 {
 			lit += ":"
@@ -514,16 +573,26 @@ func (g *gen) builder(f *jen.File, fn, t, field, name string, pat keyspec.Patter
 			lit += s.Literal
 			continue
 		}
+		if s.Tag {
+			lit += "{"
+		}
 		if lit != "" {
 			add(jen.Lit(lit))
 			lit = ""
 		}
 		add(partExpr[s.Param.Name])
+		if s.Tag {
+			lit += "}"
+		}
 	}
 	if lit != "" {
 		add(jen.Lit(lit))
 	}
-	value := jen.Id(t).Values(jen.Dict{jen.Id(field): expr})
+	dict := jen.Dict{jen.Id(field): expr}
+	if g.in.Prefix != nil && field == "key" {
+		dict[jen.Id("p")] = jen.Id("p").Dot("s")
+	}
+	value := jen.Id(t).Values(dict)
 	if len(body) == 0 {
 		// No part can be refused (none, or only hashed ones): no error to return.
 		f.Add(doc(fmt.Sprintf("%s builds %s.", fn, pat.Raw)))
@@ -531,9 +600,78 @@ func (g *gen) builder(f *jen.File, fn, t, field, name string, pat keyspec.Patter
 		f.Line()
 		return
 	}
-	f.Add(doc(fmt.Sprintf("%s builds %s. Each part is checked against its placeholder's type, so no value can forge another name; the error names the part, never its value.", fn, pat.Raw)))
+	what := pat.Raw
+	if g.in.Prefix != nil {
+		what = "p + " + pat.Raw
+	}
+	tagNote := ""
+	if tp := pat.TagParam(); tp != nil {
+		tagNote = fmt.Sprintf(" {%s} is the key's hash tag: its value alone picks the Redis Cluster slot.", tp.Name)
+	}
+	f.Add(doc(fmt.Sprintf("%s builds %s. Each part is checked against its placeholder's type, so no value can forge another name; the error names the part, never its value.%s", fn, what, tagNote)))
 	body = append(body, jen.Return(value, jen.Nil()))
 	f.Func().Id(fn).Params(sig...).Params(jen.Id(t), jen.Error()).Block(body...)
+	f.Line()
+}
+
+// prefixType writes Prefix, the deployment prefix of an instance that has one.
+func (g *gen) prefixType(f *jen.File) {
+	dp := g.in.Prefix
+	f.Add(doc(fmt.Sprintf("Prefix is a deployment prefix of %s%s: every key and channel name starts with it, so deployments sharing a server (production, staging, tests) never see each other's keys. It is 2..%d characters of [A-Za-z0-9._-] in segments each ended by ':' (\"acme:production:\"); runtime.CheckPrefix says why. The zero Prefix builds nothing.", g.in.Name, cite(dp.Source), dp.MaxLen)))
+	f.Type().Id("Prefix").Struct(jen.Id("s").String())
+	f.Line()
+	f.Comment("String is the prefix itself.")
+	f.Func().Params(jen.Id("p").Id("Prefix")).Id("String").Params().String().Block(jen.Return(jen.Id("p").Dot("s")))
+	f.Line()
+	defs := []jen.Code{jen.Comment("PrefixMaxLen is the longest deployment prefix accepted."), jen.Id("PrefixMaxLen").Op("=").Lit(dp.MaxLen)}
+	if dp.Env != "" {
+		defs = append(defs, jen.Comment("PrefixEnv is the environment variable of an explicit deployment prefix."), jen.Id("PrefixEnv").Op("=").Lit(dp.Env))
+	}
+	if dp.DefaultFrom != "" {
+		defs = append(defs, jen.Comment("PrefixDefaultFrom is the environment variable holding the URL the default prefix is derived from."), jen.Id("PrefixDefaultFrom").Op("=").Lit(dp.DefaultFrom))
+	}
+	f.Const().Defs(defs...)
+	f.Line()
+	wrap := func(call jen.Code) []jen.Code {
+		return []jen.Code{
+			jen.List(jen.Id("s"), jen.Err()).Op(":=").Add(call),
+			jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("Prefix").Values(), jen.Err())),
+			jen.Return(jen.Id("Prefix").Values(jen.Id("s")), jen.Nil()),
+		}
+	}
+	f.Comment("NewPrefix checks an explicit deployment prefix (runtime.CheckPrefix); it is never altered.")
+	f.Func().Id("NewPrefix").Params(jen.Id("s").String()).Params(jen.Id("Prefix"), jen.Error()).Block(
+		jen.If(jen.Err().Op(":=").Qual(runtimePkg, "CheckPrefix").Call(jen.Id("s"), jen.Id("PrefixMaxLen")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("Prefix").Values(), jen.Err())),
+		jen.Return(jen.Id("Prefix").Values(jen.Id("s")), jen.Nil()),
+	)
+	f.Line()
+	f.Add(doc("PrefixFromURL derives the default deployment prefix from the application's URL (runtime.PrefixFromURL: host, port and path, each a segment). Applications sharing a URL must use NewPrefix with a prefix of their own."))
+	f.Func().Id("PrefixFromURL").Params(jen.Id("appURL").String()).Params(jen.Id("Prefix"), jen.Error()).Block(wrap(jen.Qual(runtimePkg, "PrefixFromURL").Call(jen.Id("appURL"), jen.Id("PrefixMaxLen")))...)
+	f.Line()
+	if dp.Env != "" || dp.DefaultFrom != "" {
+		explicit, appURL := jen.Lit(""), jen.Lit("")
+		var how []string
+		if dp.Env != "" {
+			explicit = jen.Qual("os", "Getenv").Call(jen.Id("PrefixEnv"))
+			how = append(how, "the explicit prefix in "+dp.Env+" when it is set")
+		}
+		if dp.DefaultFrom != "" {
+			appURL = jen.Qual("os", "Getenv").Call(jen.Id("PrefixDefaultFrom"))
+			how = append(how, "else the default derived from the URL in "+dp.DefaultFrom)
+		}
+		f.Add(doc(fmt.Sprintf("PrefixFromEnv is the process's deployment prefix: %s (runtime.ResolvePrefix).", strings.Join(how, ", "))))
+		f.Func().Id("PrefixFromEnv").Params().Params(jen.Id("Prefix"), jen.Error()).Block(wrap(jen.Qual(runtimePkg, "ResolvePrefix").Call(explicit, appURL, jen.Id("PrefixMaxLen")))...)
+		f.Line()
+	}
+	f.Add(doc("Test is the prefix tests use instead of p: \"test:\" in front of it (runtime.TestPrefix), outside every deployment's ACL patterns."))
+	f.Func().Params(jen.Id("p").Id("Prefix")).Id("Test").Params().Params(jen.Id("Prefix"), jen.Error()).Block(wrap(jen.Qual(runtimePkg, "TestPrefix").Call(jen.Id("p").Dot("s"), jen.Id("PrefixMaxLen")))...)
+	f.Line()
+	f.Comment("globs prefixes each relative glob with p.")
+	f.Func().Params(jen.Id("p").Id("Prefix")).Id("globs").Params(jen.Id("rel").Op("...").String()).Index().String().Block(
+		jen.Id("out").Op(":=").Make(jen.Index().String(), jen.Len(jen.Id("rel"))),
+		jen.For(jen.List(jen.Id("i"), jen.Id("g")).Op(":=").Range().Id("rel")).Block(jen.Id("out").Index(jen.Id("i")).Op("=").Id("p").Dot("s").Op("+").Id("g")),
+		jen.Return(jen.Id("out")),
+	)
 	f.Line()
 }
 
@@ -551,12 +689,21 @@ func (g *gen) aclFile() *jen.File {
 			chans = append(chans, jen.Lit(p))
 		}
 		f.Const().Defs(
-			jen.Comment(fmt.Sprintf("%sUser is the ACL user %s (seed %s).", n, u.Name, u.Seed)),
+			jen.Comment(fmt.Sprintf("%sUser is the ACL user %s%s.", n, u.Name, cite(u.Source))),
 			jen.Id(n+"User").Op("=").Lit(u.Name),
 			jen.Add(doc(fmt.Sprintf("%sMaySelect reports whether %s may run SELECT: %s.", n, u.Name, u.Select.Reason))),
 			jen.Id(n+"MaySelect").Op("=").Lit(u.Select.Allow),
 		)
 		f.Line()
+		if g.in.Prefix != nil {
+			f.Add(doc(fmt.Sprintf("%sKeyPatterns are the key patterns %s's ACL grants (~pattern) in deployment p.", n, u.Name)))
+			f.Func().Id(n + "KeyPatterns").Params(jen.Id("p").Id("Prefix")).Index().String().Block(jen.Return(jen.Id("p").Dot("globs").Call(keys...)))
+			f.Line()
+			f.Add(doc(fmt.Sprintf("%sChannelPatterns are the Pub/Sub channel patterns %s's ACL grants (&pattern) in deployment p.", n, u.Name)))
+			f.Func().Id(n + "ChannelPatterns").Params(jen.Id("p").Id("Prefix")).Index().String().Block(jen.Return(jen.Id("p").Dot("globs").Call(chans...)))
+			f.Line()
+			continue
+		}
 		f.Add(doc(fmt.Sprintf("%sKeyPatterns are the key patterns %s's ACL grants (~pattern).", n, u.Name)))
 		f.Var().Id(n + "KeyPatterns").Op("=").Index().String().Values(keys...)
 		f.Line()

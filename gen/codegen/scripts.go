@@ -24,9 +24,23 @@ func (g *gen) scriptsFile() *jen.File {
 	f.Add(doc(fmt.Sprintf("Clients holds one client per database of %s the scripts run in. A client may be nil when no script of its database is called.", g.in.Name)))
 	f.Type().Id("Clients").Struct(fields...)
 	f.Line()
+	prefixed := g.in.Prefix != nil
 	f.Add(doc(fmt.Sprintf("Scripts runs the Lua scripts of %s through typed wrappers. It is safe for concurrent use.", g.in.Name)))
-	f.Type().Id("Scripts").Struct(jen.Id("c").Id("Clients"))
-	f.Line()
+	if prefixed {
+		f.Type().Id("Scripts").Struct(jen.Id("c").Id("Clients"), jen.Id("prefix").String())
+		f.Line()
+		f.Comment("Option configures NewScripts.")
+		f.Type().Id("Option").Func().Params(jen.Op("*").Id("Scripts"))
+		f.Line()
+		f.Add(doc("WithPrefix binds the Scripts to deployment p: its wrappers take only keys built with p."))
+		f.Func().Id("WithPrefix").Params(jen.Id("p").Id("Prefix")).Id("Option").Block(
+			jen.Return(jen.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Block(jen.Id("s").Dot("prefix").Op("=").Id("p").Dot("s"))),
+		)
+		f.Line()
+	} else {
+		f.Type().Id("Scripts").Struct(jen.Id("c").Id("Clients"))
+		f.Line()
+	}
 
 	var checks []jen.Code
 	for _, d := range dbs {
@@ -37,9 +51,21 @@ func (g *gen) scriptsFile() *jen.File {
 			),
 		))
 	}
-	checks = append(checks, jen.Return(jen.Op("&").Id("Scripts").Values(jen.Dict{jen.Id("c"): jen.Id("c")}), jen.Nil()))
-	f.Add(doc("NewScripts checks that each client selects its database, where the client can tell (a *redis.Client or *redis.Ring), so a script never runs in the wrong one."))
-	f.Func().Id("NewScripts").Params(jen.Id("c").Id("Clients")).Params(jen.Op("*").Id("Scripts"), jen.Error()).Block(checks...)
+	if prefixed {
+		pre := []jen.Code{
+			jen.Id("s").Op(":=").Op("&").Id("Scripts").Values(jen.Dict{jen.Id("c"): jen.Id("c")}),
+			jen.For(jen.List(jen.Id("_"), jen.Id("o")).Op(":=").Range().Id("opts")).Block(jen.Id("o").Call(jen.Id("s"))),
+			jen.If(jen.Id("s").Dot("prefix").Op("==").Lit("")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(g.in.Name+": NewScripts needs WithPrefix: every key of "+g.in.Name+" starts with a deployment prefix: %w"), jen.Qual(runtimePkg, "ErrInvalidPrefix")))),
+		}
+		checks = append(pre, checks...)
+		checks = append(checks, jen.Return(jen.Id("s"), jen.Nil()))
+		f.Add(doc("NewScripts checks that each client selects its database, where the client can tell (a *redis.Client or *redis.Ring), so a script never runs in the wrong one, and binds the Scripts to the deployment prefix WithPrefix names (required)."))
+		f.Func().Id("NewScripts").Params(jen.Id("c").Id("Clients"), jen.Id("opts").Op("...").Id("Option")).Params(jen.Op("*").Id("Scripts"), jen.Error()).Block(checks...)
+	} else {
+		checks = append(checks, jen.Return(jen.Op("&").Id("Scripts").Values(jen.Dict{jen.Id("c"): jen.Id("c")}), jen.Nil()))
+		f.Add(doc("NewScripts checks that each client selects its database, where the client can tell (a *redis.Client or *redis.Ring), so a script never runs in the wrong one."))
+		f.Func().Id("NewScripts").Params(jen.Id("c").Id("Clients")).Params(jen.Op("*").Id("Scripts"), jen.Error()).Block(checks...)
+	}
 	f.Line()
 
 	var all []jen.Code
@@ -116,6 +142,13 @@ func (g *gen) keyParams(s *keyspec.Script) []keyParam {
 }
 
 func argGoType(a *keyspec.Arg) jen.Code {
+	if a.Optional && a.Type != keyspec.ArgBytes {
+		return jen.Op("*").Add(plainArgGoType(a))
+	}
+	return plainArgGoType(a)
+}
+
+func plainArgGoType(a *keyspec.Arg) jen.Code {
 	switch a.Type {
 	case keyspec.ArgInt:
 		return jen.Int64()
@@ -127,6 +160,26 @@ func argGoType(a *keyspec.Arg) jen.Code {
 		return jen.Qual("time", "Duration")
 	}
 	return jen.String()
+}
+
+// fieldGoType is a field's Go type; elem names list element types.
+func (g *gen) fieldGoType(fl *keyspec.Field, owner string) jen.Code {
+	switch {
+	case fl.Type == keyspec.ReplyList:
+		return jen.Index().Id(g.elemType(fl, owner))
+	case fl.Nullable && fl.Type != keyspec.ReplyStrings:
+		return jen.Op("*").Add(fieldGoType(fl))
+	}
+	return fieldGoType(fl)
+}
+
+// elemType is the Go type of a list field's elements: its type_name, or the
+// owner's type name and the field's.
+func (g *gen) elemType(fl *keyspec.Field, owner string) string {
+	if fl.TypeName != "" {
+		return exported(fl.TypeName)
+	}
+	return owner + exported(fl.Name) + "Item"
 }
 
 func fieldGoType(fl *keyspec.Field) jen.Code {
@@ -147,6 +200,75 @@ func fieldGoType(fl *keyspec.Field) jen.Code {
 		return jen.Index().String()
 	}
 	return jen.String()
+}
+
+// read is the expression that reads one field from the runtime.Reply r.
+func (g *gen) read(fl *keyspec.Field, owner string, ptr bool) jen.Code {
+	var rp jen.Code = jen.Op("&").Id("r")
+	if ptr {
+		rp = jen.Id("r")
+	}
+	switch {
+	case fl.Type == keyspec.ReplyList:
+		t := g.elemType(fl, owner)
+		return jen.Qual(runtimePkg, "List").Call(rp, jen.Lit(fl.Name), jen.Lit(len(fl.Fields)), jen.Id("decode"+t))
+	case fl.Nullable && fl.Type != keyspec.ReplyStrings:
+		var fn jen.Code
+		switch fl.Type {
+		case keyspec.ReplyEnum:
+			fn = jen.Func().Params(jen.Id("f").String()).Id(exported(fl.Enum.Name)).Block(
+				jen.Return(jen.Id(exported(fl.Enum.Name)).Call(jen.Id("r").Dot("Enum").Call(jen.Id("f"), jen.Id(unexported(fl.Enum.Name)+"Strings")))))
+		default:
+			fn = jen.Id("r").Dot(readMethod(fl.Type))
+		}
+		return jen.Qual(runtimePkg, "Nullable").Call(rp, jen.Lit(fl.Name), fn)
+	}
+	return fieldRead(fl)
+}
+
+func readMethod(typ string) string {
+	switch typ {
+	case keyspec.ReplyInt:
+		return "Int"
+	case keyspec.ReplyBool:
+		return "Bool"
+	case keyspec.ReplyBytes:
+		return "Bytes"
+	case keyspec.ReplyDurationMS:
+		return "Duration"
+	case keyspec.ReplyTimeMS:
+		return "Time"
+	}
+	return "String"
+}
+
+// elemTypes writes the element type and decoder of every list field, once per name.
+func (g *gen) elemTypes(f *jen.File, fields []*keyspec.Field, owner, script string) {
+	for _, fl := range fields {
+		if fl.Type != keyspec.ReplyList {
+			continue
+		}
+		t := g.elemType(fl, owner)
+		g.elemTypes(f, fl.Fields, t, script)
+		if g.emitted[t] {
+			continue
+		}
+		g.emitted[t] = true
+		var fs, body []jen.Code
+		for _, ef := range fl.Fields {
+			if ef.Doc != "" {
+				fs = append(fs, doc(fmt.Sprintf("%s: %s", exported(ef.Name), sentence(ef.Doc))))
+			}
+			fs = append(fs, jen.Id(exported(ef.Name)).Add(g.fieldGoType(ef, t)))
+			body = append(body, jen.Id("out").Dot(exported(ef.Name)).Op("=").Add(g.read(ef, t, true)))
+		}
+		f.Add(doc(fmt.Sprintf("%s is an element of %s's reply field %s.", t, script, fl.Name)))
+		f.Type().Id(t).Struct(fs...)
+		f.Line()
+		f.Func().Id("decode" + t).Params(jen.Id("r").Op("*").Qual(runtimePkg, "Reply")).Id(t).Block(
+			append(append([]jen.Code{jen.Var().Id("out").Id(t)}, body...), jen.Return(jen.Id("out")))...)
+		f.Line()
+	}
 }
 
 // fieldRead is the runtime.Reply call that reads one field.
@@ -222,8 +344,15 @@ func (g *gen) script(f *jen.File, sc Script) {
 	if len(cargs) > 0 {
 		var fs []jen.Code
 		for _, a := range cargs {
-			if a.Doc != "" {
-				fs = append(fs, doc(fmt.Sprintf("%s: %s", exported(a.Name), sentence(a.Doc))))
+			d := sentence(a.Doc)
+			if a.Optional {
+				d = strings.TrimSpace(d + fmt.Sprintf(" Optional: nil sends an empty ARGV[%d], which no present value encodes to.", argIndex(s, a)))
+				if a.Type == keyspec.ArgString || a.Type == keyspec.ArgBytes {
+					d += " A present value must not be empty."
+				}
+			}
+			if d != "" {
+				fs = append(fs, doc(fmt.Sprintf("%s: %s", exported(a.Name), d)))
 			}
 			fs = append(fs, jen.Id(exported(a.Name)).Add(argGoType(a)))
 		}
@@ -232,7 +361,9 @@ func (g *gen) script(f *jen.File, sc Script) {
 		f.Line()
 	}
 
-	// Result, once per type name.
+	// Result, once per type name; list elements' types, once per name.
+	owner := g.replyOwner(s)
+	g.elemTypes(f, s.Reply.All(), owner, s.Name)
 	if s.Reply.Value == nil && !g.emitted[result.GoString()] {
 		g.emitted[result.GoString()] = true
 		var fs []jen.Code
@@ -240,12 +371,11 @@ func (g *gen) script(f *jen.File, sc Script) {
 			if fl.Doc != "" {
 				fs = append(fs, doc(fmt.Sprintf("%s: %s", exported(fl.Name), sentence(fl.Doc))))
 			}
-			fs = append(fs, jen.Id(exported(fl.Name)).Add(fieldGoType(fl)))
+			fs = append(fs, jen.Id(exported(fl.Name)).Add(g.fieldGoType(fl, owner)))
 		}
-		name := base + "Result"
+		name := owner
 		what := "the reply of " + s.Name
 		if s.Reply.TypeName != "" {
-			name = exported(s.Reply.TypeName)
 			what = "the reply of " + strings.Join(g.scriptsWithReply(s.Reply.TypeName), ", ")
 		}
 		f.Add(doc(fmt.Sprintf("%s is %s.", name, what)))
@@ -259,6 +389,10 @@ func (g *gen) script(f *jen.File, sc Script) {
 	// The wrapper.
 	var params, callIn []jen.Code
 	params = append(params, jen.Id("ctx").Qual("context", "Context"))
+	prefixed := g.in.Prefix != nil
+	if prefixed {
+		callIn = append(callIn, jen.Id("s").Dot("prefix"))
+	}
 	for _, kp := range kps {
 		params = append(params, jen.Id(kp.name).Id(kp.goType))
 		callIn = append(callIn, jen.Id(kp.name))
@@ -291,20 +425,45 @@ func (g *gen) script(f *jen.File, sc Script) {
 	)
 	f.Line()
 
-	// The batch form.
+	// The batch form: a method where the Scripts hold the deployment prefix.
 	qparams := append([]jen.Code{jen.Id("b").Op("*").Qual(runtimePkg, "Batch")}, params[1:]...)
 	f.Add(doc(fmt.Sprintf("Queue%s adds a %s call to a batch; run the batch on a client of %s %s.", base, s.Name, g.in.Name, s.DB.Name)))
-	f.Func().Id("Queue"+base).Params(qparams...).Op("*").Qual(runtimePkg, "Pending").Types(result).Block(
+	fn := f.Func()
+	if prefixed {
+		fn = fn.Params(jen.Id("s").Op("*").Id("Scripts"))
+	}
+	fn.Id("Queue"+base).Params(qparams...).Op("*").Qual(runtimePkg, "Pending").Types(result).Block(
 		jen.List(jen.Id("keys"), jen.Id("argv"), jen.Err()).Op(":=").Id(lname+"Input").Call(callIn...),
 		jen.Return(jen.Qual(runtimePkg, "Queue").Call(jen.Id("b"), jen.Id(base+"Script"), jen.Id("keys"), jen.Id("argv"), jen.Err(), jen.Id("decode"+base))),
 	)
 	f.Line()
 }
 
+// argIndex is the 1-based ARGV position of a.
+func argIndex(s *keyspec.Script, a *keyspec.Arg) int {
+	for i, x := range s.Argv {
+		if x == a {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// replyOwner names the result type of a script (element types derive from it).
+func (g *gen) replyOwner(s *keyspec.Script) string {
+	switch {
+	case s.Reply.Value != nil:
+		return exported(s.Name)
+	case s.Reply.TypeName != "":
+		return exported(s.Reply.TypeName)
+	}
+	return exported(s.Name) + "Result"
+}
+
 func (g *gen) resultType(s *keyspec.Script) *jen.Statement {
 	switch {
 	case s.Reply.Value != nil:
-		return jen.Add(fieldGoType(s.Reply.Value))
+		return jen.Add(g.fieldGoType(s.Reply.Value, exported(s.Name)))
 	case s.Reply.TypeName != "":
 		return jen.Id(exported(s.Reply.TypeName))
 	}
@@ -326,29 +485,90 @@ func (g *gen) inputFunc(f *jen.File, s *keyspec.Script, kps []keyParam, cargs []
 	base, lname := exported(s.Name), unexported(s.Name)
 	var params, body, keys []jen.Code
 	fail := jen.Return(jen.Nil(), jen.Nil(), jen.Err())
+	prefixed := g.in.Prefix != nil
+	if prefixed {
+		params = append(params, jen.Id("prefix").String())
+	}
+	shared := s.SharedPlaceholders
+	// at[i][ph] is the segment of placeholder ph in position i's key: a constant,
+	// or a local set by the type switch.
+	at := make([]map[string]jen.Code, len(kps))
 	for i, kp := range kps {
+		at[i] = map[string]jen.Code{}
 		params = append(params, jen.Id(kp.name).Id(kp.goType))
 		missing := jen.Qual(runtimePkg, "MissingKey").Call(jen.Lit(s.Name), jen.Lit(s.Keys[i].Name))
+		var name, owner jen.Code
 		if !kp.iface {
 			// A key type of this package: its name is its unexported field.
 			body = append(body, jen.If(jen.Id(kp.name).Dot("key").Op("==").Lit("")).Block(jen.Return(jen.Nil(), jen.Nil(), missing)))
-			keys = append(keys, jen.Id(kp.name).Dot("key"))
-			continue
+			name, owner = jen.Id(kp.name).Dot("key"), jen.Id(kp.name).Dot("p")
+			for _, ph := range shared {
+				if idx := s.Keys[i].OneOf[0].Pattern.Index(ph); idx >= 0 {
+					at[i][ph] = jen.Lit(idx)
+				}
+			}
+		} else {
+			// Only the declared key types themselves are accepted: not a nil
+			// interface, not a pointer to one, not another package's type that
+			// embeds one and overrides String.
+			local := kp.name + "Name"
+			decl := []jen.Code{jen.Var().Id(local).String()}
+			if prefixed {
+				decl = append(decl, jen.Var().Id(kp.name+"Prefix").String())
+			}
+			var phs []string
+			for _, ph := range shared {
+				if s.Keys[i].OneOf[0].Pattern.Index(ph) >= 0 {
+					phs = append(phs, ph)
+					v := kp.name + "At" + exported(ph)
+					decl = append(decl, jen.Var().Id(v).Int())
+					at[i][ph] = jen.Id(v)
+				}
+			}
+			var cases []jen.Code
+			for _, k := range s.Keys[i].OneOf {
+				stmts := []jen.Code{jen.Id(local).Op("=").Id("k").Dot("key")}
+				if prefixed {
+					stmts = append(stmts, jen.Id(kp.name+"Prefix").Op("=").Id("k").Dot("p"))
+				}
+				for _, ph := range phs {
+					stmts = append(stmts, jen.Id(kp.name+"At"+exported(ph)).Op("=").Lit(k.Pattern.Index(ph)))
+				}
+				cases = append(cases, jen.Case(jen.Id(keyType(k))).Block(stmts...))
+			}
+			body = append(body, decl...)
+			body = append(body,
+				jen.Switch(jen.Id("k").Op(":=").Id(kp.name).Assert(jen.Type())).Block(cases...),
+				jen.If(jen.Id(local).Op("==").Lit("")).Block(jen.Return(jen.Nil(), jen.Nil(), missing)),
+			)
+			name, owner = jen.Id(local), jen.Id(kp.name+"Prefix")
 		}
-		// Only the declared key types themselves are accepted: not a nil
-		// interface, not a pointer to one, not another package's type that embeds
-		// one and overrides String.
-		local := kp.name + "Name"
-		var cases []jen.Code
-		for _, k := range s.Keys[i].OneOf {
-			cases = append(cases, jen.Case(jen.Id(keyType(k))).Block(jen.Id(local).Op("=").Id("k").Dot("key")))
+		if prefixed {
+			body = append(body, jen.If(jen.Add(owner).Op("!=").Id("prefix")).Block(
+				jen.Return(jen.Nil(), jen.Nil(), jen.Qual(runtimePkg, "WrongPrefix").Call(jen.Lit(s.Name), jen.Lit(s.Keys[i].Name)))))
 		}
-		body = append(body,
-			jen.Var().Id(local).String(),
-			jen.Switch(jen.Id("k").Op(":=").Id(kp.name).Assert(jen.Type())).Block(cases...),
-			jen.If(jen.Id(local).Op("==").Lit("")).Block(jen.Return(jen.Nil(), jen.Nil(), missing)),
-		)
-		keys = append(keys, jen.Id(local))
+		keys = append(keys, name)
+	}
+	// Shared placeholders: every position that has one holds the same value.
+	var skip jen.Code = jen.Lit(0)
+	if prefixed {
+		skip = jen.Len(jen.Id("prefix"))
+	}
+	for _, ph := range shared {
+		first := -1
+		for i := range kps {
+			seg, ok := at[i][ph]
+			if !ok {
+				continue
+			}
+			if first < 0 {
+				first = i
+				continue
+			}
+			body = append(body, jen.If(
+				jen.Qual(runtimePkg, "KeySegment").Call(keys[first], skip, at[first][ph]).Op("!=").Qual(runtimePkg, "KeySegment").Call(keys[i], skip, seg),
+			).Block(jen.Return(jen.Nil(), jen.Nil(), jen.Qual(runtimePkg, "MismatchedKeys").Call(jen.Lit(s.Name), jen.Lit(ph)))))
+		}
 	}
 	if len(cargs) > 0 {
 		params = append(params, jen.Id("a").Id(base+"Args"))
@@ -357,6 +577,10 @@ func (g *gen) inputFunc(f *jen.File, s *keyspec.Script, kps []keyParam, cargs []
 	for i, a := range s.Argv {
 		slot := jen.Id("argv").Index(jen.Lit(i))
 		field := jen.Id("a").Dot(exported(a.Name))
+		value := field
+		if a.Optional && a.Type != keyspec.ArgBytes {
+			value = jen.Op("*").Add(field)
+		}
 		name, arg := jen.Lit(s.Name), jen.Lit(a.Name)
 		var check jen.Code
 		switch {
@@ -364,27 +588,42 @@ func (g *gen) inputFunc(f *jen.File, s *keyspec.Script, kps []keyParam, cargs []
 			body = append(body, slot.Op("=").Id(exported(a.TTLOf.Name)+"TTL").Dot("Milliseconds").Call())
 			continue
 		case a.Type == keyspec.ArgBool:
-			body = append(body, slot.Op("=").Qual(runtimePkg, "ArgBool").Call(field))
+			set := slot.Clone().Op("=").Qual(runtimePkg, "ArgBool").Call(value)
+			if a.Optional {
+				body = append(body, jen.If(jen.Add(field).Op("==").Nil()).Block(slot.Clone().Op("=").Qual(runtimePkg, "ArgAbsent")).Else().Block(set))
+			} else {
+				body = append(body, set)
+			}
 			continue
 		case a.Type == keyspec.ArgInt:
-			check = jen.Qual(runtimePkg, "ArgInt").Call(name, arg, field, intCode(a.Min), intCode(a.Max))
+			check = jen.Qual(runtimePkg, "ArgInt").Call(name, arg, value, intCode(a.Min), intCode(a.Max))
 		case a.Type == keyspec.ArgDurationMS:
-			check = jen.Qual(runtimePkg, "ArgDuration").Call(name, arg, field, durationOrZero(a.MinDur), durationOrZero(a.MaxDur))
+			check = jen.Qual(runtimePkg, "ArgDuration").Call(name, arg, value, durationOrZero(a.MinDur), durationOrZero(a.MaxDur))
 		case a.Type == keyspec.ArgString:
-			check = jen.Qual(runtimePkg, "ArgString").Call(name, arg, field, jen.Lit(a.MaxBytes))
+			check = jen.Qual(runtimePkg, "ArgString").Call(name, arg, value, jen.Lit(a.MaxBytes))
 		case a.Type == keyspec.ArgBytes:
-			check = jen.Qual(runtimePkg, "ArgBytes").Call(name, arg, field, jen.Lit(a.MaxBytes))
+			check = jen.Qual(runtimePkg, "ArgBytes").Call(name, arg, value, jen.Lit(a.MaxBytes))
 		case a.Type == keyspec.ArgToken:
-			check = jen.Qual(runtimePkg, "ArgToken").Call(name, arg, field)
+			check = jen.Qual(runtimePkg, "ArgToken").Call(name, arg, value)
 		case a.Type == keyspec.ArgHex:
-			check = jen.Qual(runtimePkg, "ArgHex").Call(name, arg, field, jen.Lit(a.Len))
+			check = jen.Qual(runtimePkg, "ArgHex").Call(name, arg, value, jen.Lit(a.Len))
 		case a.Type == keyspec.ArgUUID:
-			check = jen.Qual(runtimePkg, "ArgUUID").Call(name, arg, field)
+			check = jen.Qual(runtimePkg, "ArgUUID").Call(name, arg, value)
 		case a.Type == keyspec.ArgName:
-			check = jen.Qual(runtimePkg, "ArgName").Call(name, arg, field, jen.Lit(a.MaxLen))
+			check = jen.Qual(runtimePkg, "ArgName").Call(name, arg, value, jen.Lit(a.MaxLen))
 		}
 		hasErr = true
-		body = append(body, jen.If(jen.List(slot, jen.Err()).Op("=").Add(check), jen.Err().Op("!=").Nil()).Block(fail))
+		encode := jen.If(jen.List(slot.Clone(), jen.Err()).Op("=").Add(check), jen.Err().Op("!=").Nil()).Block(fail)
+		if !a.Optional {
+			body = append(body, encode)
+			continue
+		}
+		present := []jen.Code{}
+		if a.Type == keyspec.ArgString || a.Type == keyspec.ArgBytes {
+			present = append(present, jen.If(jen.Err().Op("=").Qual(runtimePkg, "CheckPresent").Call(name, arg, jen.Len(value)), jen.Err().Op("!=").Nil()).Block(fail))
+		}
+		present = append(present, encode)
+		body = append(body, jen.If(jen.Add(field).Op("==").Nil()).Block(slot.Clone().Op("=").Qual(runtimePkg, "ArgAbsent")).Else().Block(present...))
 	}
 	prelude := []jen.Code{}
 	if len(s.Argv) > 0 {
@@ -415,7 +654,7 @@ func (g *gen) decodeFunc(f *jen.File, s *keyspec.Script, result *jen.Statement) 
 	if s.Reply.Value != nil {
 		body = append(body,
 			jen.Id("r").Op(":=").Qual(runtimePkg, "ValueReply").Call(jen.Lit(s.Name), jen.Id("v")),
-			jen.Id("out").Op(":=").Add(fieldRead(s.Reply.Value)),
+			jen.Id("out").Op(":=").Add(g.read(s.Reply.Value, exported(s.Name), false)),
 			jen.Return(jen.Id("out"), jen.Id("r").Dot("Err").Call()),
 		)
 	} else {
@@ -424,7 +663,7 @@ func (g *gen) decodeFunc(f *jen.File, s *keyspec.Script, result *jen.Statement) 
 			jen.Var().Id("out").Add(result),
 		)
 		for _, fl := range s.Reply.Fields {
-			body = append(body, jen.Id("out").Dot(exported(fl.Name)).Op("=").Add(fieldRead(fl)))
+			body = append(body, jen.Id("out").Dot(exported(fl.Name)).Op("=").Add(g.read(fl, g.replyOwner(s), false)))
 		}
 		body = append(body, jen.Return(jen.Id("out"), jen.Id("r").Dot("Err").Call()))
 	}

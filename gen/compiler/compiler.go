@@ -1,8 +1,12 @@
 // Package compiler is the stage between the spec and the code: it reads the Lua of
 // every live script of a parsed spec and checks it against the script's declared
 // signature (the file exists, Redis's Lua accepts it, it reads exactly the KEYS and
-// ARGV it declares, read-only scripts write nothing, error replies are declared).
-// Code generation, lint and ACL derivation all start from what it returns.
+// ARGV it declares, read-only scripts write nothing, error replies are declared)
+// and against Redis's own command table (gen/rediscmd): every command is one Redis
+// knows and allows in scripts, every key position of every call is filled from
+// KEYS, KEYS stays read-only, nothing reaches another database or switches
+// replication off. Code generation, lint and ACL derivation all start from what
+// it returns, so nothing any of them produces rests on a script it refuses.
 package compiler
 
 import (
@@ -16,6 +20,7 @@ import (
 
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/luascript"
+	"github.com/hanchat/luagen/gen/rediscmd"
 )
 
 // Source is the Lua of one live script, read and checked against its signature.
@@ -24,7 +29,40 @@ type Source struct {
 	Src    []byte
 	Info   *luascript.Info
 	SHA1   string
+	// Commands are the commands and subcommands its calls run, one per entry of
+	// Info.Calls, from Redis's command table ("get", "object|encoding").
+	Commands []*rediscmd.Command
 }
+
+// Problem is one thing Check refuses, with the lint rule that names its kind.
+type Problem struct {
+	Err  *keyspec.Error
+	Rule string
+}
+
+// The rules of the problems Check finds, as lint reports them.
+const (
+	RuleSignature    = "lua"               // the Lua does not load, or does not match its signature
+	RuleDynamicCmd   = "dynamic-command"   // redis.call whose command (or subcommand) is not a literal
+	RuleUnknownCmd   = "unknown-command"   // a command or subcommand Redis does not have
+	RuleNoScript     = "noscript"          // a command Redis refuses inside scripts
+	RuleDangerous    = "dangerous-command" // a command no generated ACL grants (admin, @dangerous, @scripting)
+	RuleKeyless      = "keyless-command"   // a command on the whole server or database rather than on KEYS
+	RuleScriptSelect = "script-select"     // SELECT in a script
+	RuleCrossDB      = "cross-db"          // MOVE, SWAPDB, COPY ... DB n
+	RuleArity        = "arity"             // a literal call with a number of arguments Redis refuses
+	RuleScriptKey    = "script-key"        // a key position not filled from KEYS, or not known before the call runs
+	RuleShebang      = "shebang"           // a shebang flag that lifts a server protection (allow-oom)
+	RuleKeysWrite    = luascript.UnsafeKeysWrite
+	RuleShadow       = luascript.UnsafeShadow
+	RuleReplication  = luascript.UnsafeReplication
+)
+
+// keylessAllowed are the commands taking no key that a script may call: the
+// clock, liveness, and publishing (whose channels the ACL's channel patterns
+// confine). Any other keyless command reads or changes the server or the whole
+// database, not the keys the caller passed.
+var keylessAllowed = map[string]bool{"time": true, "ping": true, "echo": true, "publish": true, "spublish": true}
 
 // Load reads the Lua of every live script from lua (rooted at the Lua
 // directory) and checks it against the spec: the file exists, Redis's Lua accepts
@@ -33,10 +71,25 @@ type Source struct {
 // entry declares is an error too. Every problem found is returned as a
 // keyspec.List that names file and line.
 func Load(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, error) {
+	srcs, problems := Check(spec, lua, luaDir)
+	if len(problems) > 0 {
+		errs := make(keyspec.List, len(problems))
+		for i, p := range problems {
+			errs[i] = p.Err
+		}
+		return nil, errs
+	}
+	return srcs, nil
+}
+
+// Check is Load returning every problem with its rule, and the sources of the
+// scripts it could read (also when there are problems), for lint.
+func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []Problem) {
 	if luaDir == "" {
 		luaDir = "lua"
 	}
-	var errs keyspec.List
+	var errs []Problem
+	add := func(rule string, e *keyspec.Error) { errs = append(errs, Problem{Err: e, Rule: rule}) }
 	out := map[string]*Source{}
 	declared := map[string]bool{}
 	for _, s := range spec.Scripts {
@@ -51,22 +104,23 @@ func Load(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, err
 			if errors.Is(err, fs.ErrNotExist) {
 				msg = display + ": file not found"
 			}
-			errs = append(errs, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: msg})
+			add(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: msg})
 			continue
 		}
 		info, err := luascript.Analyze(display, src)
 		if err != nil {
 			var se *luascript.SyntaxError
 			if errors.As(err, &se) {
-				errs = append(errs, &keyspec.Error{Pos: keyspec.Pos{File: se.File, Line: se.Line}, Msg: se.Msg})
+				add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: se.File, Line: se.Line}, Msg: se.Msg})
 			} else {
-				errs = append(errs, &keyspec.Error{Pos: keyspec.Pos{File: display}, Msg: err.Error()})
+				add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: display}, Msg: err.Error()})
 			}
 			continue
 		}
-		errs = append(errs, checkSignature(s, info, display)...)
 		sum := sha1.Sum(src)
-		out[s.Name] = &Source{Script: s, Src: src, Info: info, SHA1: hex.EncodeToString(sum[:])}
+		problems, cmds := check(s, info, display)
+		errs = append(errs, problems...)
+		out[s.Name] = &Source{Script: s, Src: src, Info: info, SHA1: hex.EncodeToString(sum[:]), Commands: cmds}
 	}
 	for _, in := range spec.Instances {
 		entries, err := fs.ReadDir(lua, in.Name)
@@ -78,17 +132,48 @@ func Load(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, err
 			if e.IsDir() || !strings.HasSuffix(e.Name(), ".lua") || declared[file] {
 				continue
 			}
-			errs = append(errs, &keyspec.Error{Pos: keyspec.Pos{File: path.Join(luaDir, file)}, Msg: fmt.Sprintf("script %q is not declared in %s: add its signature under scripts", strings.TrimSuffix(e.Name(), ".lua"), spec.File)})
+			add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: path.Join(luaDir, file)}, Msg: fmt.Sprintf("script %q is not declared in %s: add its signature under scripts", strings.TrimSuffix(e.Name(), ".lua"), spec.File)})
 		}
 	}
-	if len(errs) > 0 {
-		return nil, errs
-	}
-	return out, nil
+	return out, errs
 }
 
-func checkSignature(s *keyspec.Script, info *luascript.Info, display string) keyspec.List {
-	var errs keyspec.List
+// Recheck reads the script's source again and runs Load's checks on it,
+// returning the command each call runs, in the order of its calls, or what the
+// checks refuse. Whoever derives something from a Source (the ACL) calls it, so
+// a Source that did not come from Load, or was changed since, grants nothing
+// Load would refuse. It does not change src.
+func (src *Source) Recheck() ([]*rediscmd.Command, error) {
+	if src == nil || src.Script == nil || src.Info == nil {
+		return nil, errors.New("compiler: an incomplete Source")
+	}
+	display := src.Info.File
+	info, err := luascript.Analyze(display, src.Src)
+	if err != nil {
+		return nil, err
+	}
+	problems, cmds := check(src.Script, info, display)
+	if len(problems) > 0 {
+		errs := make(keyspec.List, len(problems))
+		for i, p := range problems {
+			errs[i] = p.Err
+		}
+		return nil, errs
+	}
+	return cmds, nil
+}
+
+// check checks a script against its signature and its calls against Redis's
+// command table.
+func check(s *keyspec.Script, info *luascript.Info, display string) ([]Problem, []*rediscmd.Command) {
+	errs := checkSignature(s, info, display)
+	calls, cmds := checkCalls(s, info, display)
+	return append(errs, calls...), cmds
+}
+
+func checkSignature(s *keyspec.Script, info *luascript.Info, display string) []Problem {
+	var errs []Problem
+	add := func(rule string, e *keyspec.Error) { errs = append(errs, Problem{Err: e, Rule: rule}) }
 	entry := fmt.Sprintf("script %q", s.Name)
 	at := func(line int) keyspec.Pos { return keyspec.Pos{File: display, Line: line} }
 	dynKeys, dynArgs := false, false
@@ -100,7 +185,7 @@ func checkSignature(s *keyspec.Script, info *luascript.Info, display string) key
 		}
 		readKeys[r.Index] = true
 		if r.Index > len(s.Keys) {
-			errs = append(errs, &keyspec.Error{Pos: at(r.Line), Msg: fmt.Sprintf("reads KEYS[%d], but %s declares %d KEYS (%s:%d)", r.Index, entry, len(s.Keys), s.Pos.File, s.Line)})
+			add(RuleSignature, &keyspec.Error{Pos: at(r.Line), Msg: fmt.Sprintf("reads KEYS[%d], but %s declares %d KEYS (%s:%d)", r.Index, entry, len(s.Keys), s.Pos.File, s.Line)})
 		}
 	}
 	for _, r := range info.Argv {
@@ -110,45 +195,38 @@ func checkSignature(s *keyspec.Script, info *luascript.Info, display string) key
 		}
 		readArgs[r.Index] = true
 		if r.Index > len(s.Argv) {
-			errs = append(errs, &keyspec.Error{Pos: at(r.Line), Msg: fmt.Sprintf("reads ARGV[%d], but %s declares %d ARGV (%s:%d)", r.Index, entry, len(s.Argv), s.Pos.File, s.Line)})
+			add(RuleSignature, &keyspec.Error{Pos: at(r.Line), Msg: fmt.Sprintf("reads ARGV[%d], but %s declares %d ARGV (%s:%d)", r.Index, entry, len(s.Argv), s.Pos.File, s.Line)})
 		}
 	}
 	if !dynKeys {
 		for i, k := range s.Keys {
 			if !readKeys[i+1] {
-				errs = append(errs, &keyspec.Error{Pos: k.Pos, Entry: fmt.Sprintf("%s KEYS[%d] %q", entry, i+1, k.Name), Msg: display + " never reads it"})
+				add(RuleSignature, &keyspec.Error{Pos: k.Pos, Entry: fmt.Sprintf("%s KEYS[%d] %q", entry, i+1, k.Name), Msg: display + " never reads it"})
 			}
 		}
 	}
 	if !dynArgs {
 		for i, a := range s.Argv {
 			if !readArgs[i+1] {
-				errs = append(errs, &keyspec.Error{Pos: a.Pos, Entry: fmt.Sprintf("%s ARGV[%d] %q", entry, i+1, a.Name), Msg: display + " never reads it"})
+				add(RuleSignature, &keyspec.Error{Pos: a.Pos, Entry: fmt.Sprintf("%s ARGV[%d] %q", entry, i+1, a.Name), Msg: display + " never reads it"})
 			}
 		}
 	}
 	noWrites := info.HasFlag("no-writes")
 	switch {
 	case s.ReadOnly && !noWrites:
-		errs = append(errs, &keyspec.Error{Pos: s.Pos, Entry: entry, Msg: fmt.Sprintf("read_only, but %s does not start with #!lua flags=no-writes", display)})
+		add(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: entry, Msg: fmt.Sprintf("read_only, but %s does not start with #!lua flags=no-writes", display)})
 	case !s.ReadOnly && noWrites:
-		errs = append(errs, &keyspec.Error{Pos: s.Pos, Entry: entry, Msg: fmt.Sprintf("%s says flags=no-writes; declare read_only: true", display)})
+		add(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: entry, Msg: fmt.Sprintf("%s says flags=no-writes; declare read_only: true", display)})
 	}
 	for _, d := range info.Dynamic {
-		errs = append(errs, &keyspec.Error{Pos: at(d.Line), Msg: fmt.Sprintf("%s: the static reading cannot follow it, and the ACL, read-only and key checks rest on that reading", d.What)})
+		add(RuleSignature, &keyspec.Error{Pos: at(d.Line), Msg: fmt.Sprintf("%s: the static reading cannot follow it, and the ACL, read-only and key checks rest on that reading", d.What)})
 	}
-	for _, c := range info.Calls {
-		cmd, known := luascript.Commands[c.Command]
-		switch {
-		case c.Command == "":
-			// A dynamic command: luagen lint and luagen acl refuse it.
-		case !known:
-			errs = append(errs, &keyspec.Error{Pos: at(c.Line), Msg: fmt.Sprintf("redis.%s(%q, ...): not a command luascript.Commands knows; add it with its write and key flags", c.Fn, c.Command)})
-		case s.ReadOnly && cmd.Write:
-			errs = append(errs, &keyspec.Error{Pos: at(c.Line), Msg: fmt.Sprintf("%s is read_only but calls %s", entry, strings.ToUpper(c.Command))})
-		case cmd.Keyed && c.NArgs > 0 && c.FirstKey == 0:
-			errs = append(errs, &keyspec.Error{Pos: at(c.Line), Msg: fmt.Sprintf("%s on a key not taken from KEYS: a script touches only the keys passed in KEYS", strings.ToUpper(c.Command))})
-		}
+	for _, u := range info.Unsafe {
+		add(u.Rule, &keyspec.Error{Pos: at(u.Line), Msg: u.Msg})
+	}
+	if info.HasFlag("allow-oom") {
+		add(RuleShebang, &keyspec.Error{Pos: at(1), Msg: "shebang flag allow-oom lets the script run write commands when Redis is out of memory and refuses them to every client: remove it (let the write fail, and the caller degrade)"})
 	}
 	declared := map[string]bool{}
 	for _, e := range s.Errors {
@@ -158,15 +236,15 @@ func checkSignature(s *keyspec.Script, info *luascript.Info, display string) key
 	for _, r := range info.Errors {
 		switch {
 		case r.Code == "":
-			errs = append(errs, &keyspec.Error{Pos: at(r.Line), Msg: "redis.error_reply without a literal 'CODE message': callers match errors by their declared code"})
+			add(RuleSignature, &keyspec.Error{Pos: at(r.Line), Msg: "redis.error_reply without a literal 'CODE message': callers match errors by their declared code"})
 		case !declared[r.Code]:
-			errs = append(errs, &keyspec.Error{Pos: at(r.Line), Msg: fmt.Sprintf("error reply %s is not declared under %s's errors", r.Code, entry)})
+			add(RuleSignature, &keyspec.Error{Pos: at(r.Line), Msg: fmt.Sprintf("error reply %s is not declared under %s's errors", r.Code, entry)})
 		}
 		used[r.Code] = true
 	}
 	for _, e := range s.Errors {
 		if !used[e.Code] {
-			errs = append(errs, &keyspec.Error{Pos: e.Pos, Entry: entry, Msg: fmt.Sprintf("declares error %s, which %s never replies", e.Code, display)})
+			add(RuleSignature, &keyspec.Error{Pos: e.Pos, Entry: entry, Msg: fmt.Sprintf("declares error %s, which %s never replies", e.Code, display)})
 		}
 	}
 	return errs

@@ -2,6 +2,9 @@ package compiler_test
 
 import (
 	"errors"
+	"flag"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"testing/fstest"
@@ -61,12 +64,13 @@ func TestLoadErrorsNameThePlace(t *testing.T) {
 		"ARGV unread":      {false, fstest.MapFS{"a/s.lua": {Data: []byte("return KEYS[1]")}}, `keyspec.yaml:26: script "s" ARGV[1] "v": lua/a/s.lua never reads it`},
 		"RO no flag":       {true, fstest.MapFS{"a/s.lua": {Data: []byte("return {KEYS[1], ARGV[1]}")}}, `script "s": read_only, but lua/a/s.lua does not start with #!lua flags=no-writes`},
 		"RO writes":        {true, fstest.MapFS{"a/s.lua": {Data: []byte("#!lua flags=no-writes\nreturn redis.call('SET', KEYS[1], ARGV[1])")}}, `lua/a/s.lua:2: script "s" is read_only but calls SET`},
+		"RO publishes":     {true, fstest.MapFS{"a/s.lua": {Data: []byte("#!lua flags=no-writes\nredis.call('PUBLISH', 't:news', ARGV[1])\nreturn redis.call('GET', KEYS[1])")}}, `lua/a/s.lua:2: script "s" is read_only but calls PUBLISH`},
 		"flag, not RO":     {false, fstest.MapFS{"a/s.lua": {Data: []byte("#!lua flags=no-writes\nreturn {KEYS[1], ARGV[1]}")}}, `lua/a/s.lua says flags=no-writes; declare read_only: true`},
 		"bad shebang":      {false, fstest.MapFS{"a/s.lua": {Data: []byte("#!python\nreturn 1")}}, `lua/a/s.lua:1: shebang must be #!lua`},
 		"redis aliased":    {false, fstest.MapFS{"a/s.lua": {Data: []byte("local r = redis\nreturn r.call('FLUSHALL', KEYS[1], ARGV[1])")}}, `lua/a/s.lua:1: redis used as a value: the static reading cannot follow it`},
 		"loadstring":       {false, fstest.MapFS{"a/s.lua": {Data: []byte("local f = loadstring(ARGV[1])\nreturn f(KEYS[1])")}}, `lua/a/s.lua:1: loadstring: the static reading cannot follow it`},
-		"ACL injection":    {false, fstest.MapFS{"a/s.lua": {Data: []byte("return redis.call(\"get\\nuser evil on nopass ~* +@all\", KEYS[1], ARGV[1])")}}, `not a command luascript.Commands knows`},
-		"literal key":      {false, fstest.MapFS{"a/s.lua": {Data: []byte("redis.call('SET', 'han:api:forged', ARGV[1])\nreturn KEYS[1]")}}, `lua/a/s.lua:1: SET on a key not taken from KEYS`},
+		"ACL injection":    {false, fstest.MapFS{"a/s.lua": {Data: []byte("return redis.call(\"get\\nuser evil on nopass ~* +@all\", KEYS[1], ARGV[1])")}}, `lua/a/s.lua:1: redis.call("get\nuser evil on nopass ~* +@all", ...): Redis 7.0.15 has no such command`},
+		"literal key":      {false, fstest.MapFS{"a/s.lua": {Data: []byte("redis.call('SET', 'han:api:forged', ARGV[1])\nreturn KEYS[1]")}}, `lua/a/s.lua:1: SET: argument 2 of redis.call is a key, and it is "han:api:forged", not taken from KEYS`},
 		"undeclared error": {false, fstest.MapFS{"a/s.lua": {Data: []byte("if ARGV[1] == '' then return redis.error_reply('NOPE empty') end\nreturn KEYS[1]")}}, `lua/a/s.lua:1: error reply NOPE is not declared under script "s"'s errors`},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -76,6 +80,57 @@ func TestLoadErrorsNameThePlace(t *testing.T) {
 			}
 			if !errors.Is(err, keyspec.ErrInvalid) {
 				t.Errorf("error does not match keyspec.ErrInvalid")
+			}
+		})
+	}
+}
+
+var update = flag.Bool("update", false, "rewrite testdata/bypass/*.want")
+
+// Each testdata/bypass/NAME.lua is script s of testdata/bypass/keyspec.yaml with
+// one way around the checks the generated code and ACL rest on; NAME.want is
+// exactly what Load answers (empty: accepted). cmd/luagen's tests run the same
+// fixtures through luagen generate and luagen acl.
+func TestBypassesAreRefused(t *testing.T) {
+	spec, err := keyspec.Load("testdata/bypass/keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files, _ := filepath.Glob("testdata/bypass/*.lua")
+	if len(files) < 20 {
+		t.Fatalf("only %d fixtures", len(files))
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".lua")
+		t.Run(name, func(t *testing.T) {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = compiler.Load(spec, fstest.MapFS{"a/s.lua": {Data: src}}, "lua")
+			got := ""
+			if err != nil {
+				got = err.Error() + "\n"
+				if !errors.Is(err, keyspec.ErrInvalid) {
+					t.Errorf("error does not match keyspec.ErrInvalid")
+				}
+			}
+			wantPath := strings.TrimSuffix(f, ".lua") + ".want"
+			if *update {
+				if err := os.WriteFile(wantPath, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(wantPath)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Fatalf("Load:\n%s\nwant:\n%s", got, want)
+			}
+			if (name == "accepted") != (got == "") {
+				t.Fatalf("only accepted.lua may load; %s: %q", name, got)
 			}
 		})
 	}

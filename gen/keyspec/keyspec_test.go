@@ -105,8 +105,8 @@ func TestHANSpec(t *testing.T) {
 		if k.TTL.Rule == "" {
 			t.Errorf("key %s has no TTL rule", k.Name)
 		}
-		if k.Seed == "" {
-			t.Errorf("key %s names no seed section", k.Name)
+		if k.Source == "" {
+			t.Errorf("key %s names no source section", k.Name)
 		}
 	}
 	urls := map[string]string{}

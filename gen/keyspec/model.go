@@ -30,27 +30,62 @@ type Spec struct {
 	Keys      []*Key
 	Channels  []*Channel
 	Scripts   []*Script
+	// Deprecated lists the uses of deprecated spec fields (seed for source), for
+	// luagen lint to report; the spec is valid with them.
+	Deprecated []Deprecation
 }
 
-// Instance is one Redis server (or cluster) of HAN: vm1 or vm2.
+// Deprecation is one use of a deprecated field.
+type Deprecation struct {
+	Pos
+	Msg string
+}
+
+// Instance is one Redis server (or cluster).
 type Instance struct {
 	Pos
 	Name     string
-	Seed     string
-	Topology string // "standalone" or "cluster"
-	Forbid   []Forbid
-	Server   Server
-	DBs      []*DB // sorted by index
+	Source   string
+	Topology string // TopologyStandalone or TopologyCluster
+	// Prefix is the deployment prefix bound at run time in front of every key and
+	// channel of the instance; nil when its patterns are the whole names.
+	Prefix *DeploymentPrefix
+	Forbid []Forbid
+	Server Server
+	DBs    []*DB // sorted by index
 }
+
+// Topologies.
+const (
+	TopologyStandalone = "standalone"
+	TopologyCluster    = "cluster"
+)
+
+// DeploymentPrefix says that every key and channel name of an instance starts
+// with a prefix chosen per deployment ("acme:production:"), bound when the
+// client is built. Patterns, user prefixes and ACL globs are relative to it.
+type DeploymentPrefix struct {
+	Pos
+	Env         string // environment variable of an explicit prefix, or ""
+	DefaultFrom string // environment variable holding the URL a default is derived from, or ""
+	MaxLen      int    // the longest prefix accepted, separator included
+	Source      string
+}
+
+// Deployment prefix limits.
+const (
+	DefaultPrefixMaxLen = 64
+	MaxPrefixMaxLen     = 128
+)
 
 // Server is how the instance's redis-server is configured.
 type Server struct {
 	Pos
-	Persistence     string // PersistAOF or PersistNone
-	PersistenceSeed string
-	EvictionPolicy  string // a maxmemory-policy
-	EvictionReason  string
-	TBD             []string // questions the seeds leave open
+	Persistence       string // PersistAOF or PersistNone
+	PersistenceSource string
+	EvictionPolicy    string // a maxmemory-policy
+	EvictionReason    string
+	TBD               []string // questions the sources leave open
 }
 
 // Persistence modes.
@@ -59,11 +94,43 @@ const (
 	PersistNone = "none"
 )
 
-// Forbid says that no key or script of a kind may live on an instance.
+// Forbid is a rule an instance declares and luagen lint enforces; exactly one of
+// Kind, Value, Commands and Shape is set.
 type Forbid struct {
 	Pos
-	Kind string
-	Seed string
+	// Kind: no key or script of this kind; Words: and none whose name (a key's
+	// literal segments, a script's name) has one of these words. The kind itself
+	// is such a word.
+	Kind  string
+	Words []string
+	// Value: no key that may hold this value type.
+	Value string
+	// Commands: no script calls one of these commands, and no ACL grants them.
+	Commands []string
+	// Shape: no script has this shape (ShapeGetIncrement), unless its kind is
+	// one of UnlessKind.
+	Shape      string
+	UnlessKind []string
+	Source     string
+}
+
+// Forbidden shapes.
+const (
+	// ShapeGetIncrement is a script that reads a key (GET, HGET, HMGET, HGETALL)
+	// and increments it (INCR, INCRBY, HINCRBY, DECR, DECRBY): a get+increment poll.
+	ShapeGetIncrement = "get_increment"
+)
+
+// ForbidsCommand returns the rule forbidding cmd (lower case) on the instance, or nil.
+func (in *Instance) ForbidsCommand(cmd string) *Forbid {
+	for i, f := range in.Forbid {
+		for _, c := range f.Commands {
+			if c == cmd {
+				return &in.Forbid[i]
+			}
+		}
+	}
+	return nil
 }
 
 // DB is one logical database of an instance, reached through one URL variable.
@@ -74,7 +141,7 @@ type DB struct {
 	Index    int
 	URLEnv   string
 	User     *User
-	Seed     string
+	Source   string
 	Doc      string
 	Legacy   *Legacy // nil for a database that is not a legacy stub
 }
@@ -82,9 +149,7 @@ type DB struct {
 // Legacy marks a database that exists only until a cutover.
 type Legacy struct {
 	Pos
-	State          string // "alive" or "cut_over"
-	PollBudget     time.Duration
-	RecoveryBudget time.Duration
+	State string // "alive" or "cut_over"
 }
 
 // Live reports whether the database is generated: not a legacy stub that was cut over.
@@ -104,7 +169,7 @@ type User struct {
 	Pos
 	Name            string
 	Instance        *Instance
-	Seed            string
+	Source          string
 	Select          Select
 	KeyPrefixes     []*Prefix
 	ChannelPrefixes []*Prefix
@@ -133,10 +198,12 @@ type Select struct {
 // Prefix is a key or channel prefix granted to a user, with where it comes from.
 type Prefix struct {
 	Pos
-	Prefix   string
-	Seed     string
+	Prefix   string // "" only on an instance with a deployment prefix: all of it
+	Source   string
 	Reason   string
 	LegacyDB *DB // granted only while this legacy database is alive
+	// Deployment is set when the prefix is relative to its instance's deployment prefix.
+	Deployment bool
 }
 
 // Live reports whether the prefix is granted (its legacy database, if any, is alive).
@@ -146,24 +213,49 @@ func (p *Prefix) Live() bool { return p.LegacyDB == nil || p.LegacyDB.Live() }
 type Enum struct {
 	Pos
 	Name   string
-	Seed   string
+	Source string
 	Values []string
 }
 
 // Key is a declared key pattern.
 type Key struct {
 	Pos
-	Name     string
-	Seed     string
-	Doc      string
-	DB       *DB
-	Kind     string
-	Pattern  Pattern
-	Value    []string
-	Fields   []string
-	MaxBytes int
-	TTL      TTL
+	Name      string
+	Source    string
+	Doc       string
+	DB        *DB
+	Kind      string // free text; forbid rules match on it
+	Pattern   Pattern
+	Value     []string
+	Fields    []string      // hash: its fields; stream: its entries' fields
+	MaxBytes  int           // the largest value (string types) or member the key holds
+	MaxLen    int           // list, stream: the most elements it keeps (trimmed by every write)
+	Retention time.Duration // stream: entries older than this are trimmed (MINID) by every write
+	TTL       TTL
 }
+
+// Holds reports whether the key may hold value type v.
+func (k *Key) Holds(v string) bool {
+	for _, x := range k.Value {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}
+
+// Value types of keys.
+const (
+	ValueString  = "string"
+	ValueCounter = "counter"
+	ValueHash    = "hash"
+	ValueList    = "list"
+	ValueSet     = "set"
+	ValueZSet    = "zset"
+	ValueStream  = "stream"
+	ValueMsgpack = "msgpack"
+	ValueJSON    = "json"
+)
 
 // Live reports whether the key is generated (its database is live).
 func (k *Key) Live() bool { return k.DB.Live() }
@@ -208,23 +300,31 @@ const (
 	TTLWindowJitter = "window_jitter"
 	TTLHeartbeat    = "heartbeat"
 	TTLClamped      = "clamped"
+	TTLNone         = "none"
 )
 
 // TTL is the expiry rule of a key.
 type TTL struct {
 	Pos
 	Rule      string
-	Value     time.Duration // fixed, heartbeat
+	Value     time.Duration // fixed, heartbeat: the chosen value
 	MaxJitter time.Duration // window_jitter
-	Max       time.Duration // clamped
-	Source    string        // clamped: "config" or "dns_answer"
+	// Max is the declared cap: for clamped the bound every TTL is clamped to, for
+	// fixed and heartbeat the most the chosen Value may be (from a source
+	// document; luagen lint reports a Value above it). 0: none declared.
+	Max time.Duration
+	// Exceeds is a declared floor a fixed or heartbeat Value must be strictly
+	// above (a budget the key must outlast); 0: none declared.
+	Exceeds time.Duration
+	From    string // clamped: where the TTL comes from at run time ("the config")
+	Reason  string // none: why the key never expires
 }
 
 // Channel is a Pub/Sub channel pattern (no storage, no TTL).
 type Channel struct {
 	Pos
 	Name     string
-	Seed     string
+	Source   string
 	Instance *Instance
 	Pattern  Pattern
 	MaxBytes int
@@ -234,21 +334,47 @@ type Channel struct {
 type Script struct {
 	Pos
 	Name      string
-	Seed      string
+	Source    string
 	Doc       string
-	Kind      string
+	Kind      string // free text; forbid rules match on it
 	Instance  *Instance
 	DB        *DB // the database of its keys
 	ReadOnly  bool
 	CrossSlot string
 	Keys      []*ScriptKey
-	Argv      []*Arg
-	Reply     Reply
-	Errors    []*ScriptError
+	// SharedPlaceholders are placeholders whose value is the same in every KEYS
+	// position that has them: the wrapper refuses keys that differ.
+	SharedPlaceholders []string
+	Argv               []*Arg
+	Reply              Reply
+	Errors             []*ScriptError
 }
 
 // Live reports whether the script is generated (its database is live).
 func (s *Script) Live() bool { return s.DB == nil || s.DB.Live() }
+
+// SameSlot reports whether every KEYS of the script provably hashes to one
+// Redis Cluster slot: each key it takes has a hash tag around the same shared
+// placeholder, so the wrapper's equality check makes the tags equal.
+func (s *Script) SameSlot() bool {
+	if len(s.Keys) < 2 {
+		return true
+	}
+	for _, name := range s.SharedPlaceholders {
+		all := true
+		for _, pos := range s.Keys {
+			for _, k := range pos.OneOf {
+				if t := k.Pattern.TagParam(); t == nil || t.Name != name {
+					all = false
+				}
+			}
+		}
+		if all {
+			return true
+		}
+	}
+	return false
+}
 
 // File is the script's path relative to the Lua directory.
 func (s *Script) LuaFile() string { return s.Instance.Name + "/" + s.Name + ".lua" }
@@ -286,6 +412,9 @@ type Arg struct {
 	Len      int           // hex
 	MaxLen   int           // name
 	TTLOf    *Key          // duration_ms filled from a key's TTL by the wrapper
+	// Optional arguments may be left out: the wrapper then sends the empty
+	// string, which no present value encodes to.
+	Optional bool
 }
 
 // Reply field types.
@@ -298,6 +427,7 @@ const (
 	ReplyTimeMS     = "time_ms"
 	ReplyEnum       = "enum"
 	ReplyStrings    = "strings"
+	ReplyList       = "list"
 )
 
 // Reply is the shape of a script's reply: an array of named fields, or one value.
@@ -311,23 +441,40 @@ type Reply struct {
 // Signature is the reply's fields as text, equal for equal shapes.
 func (r Reply) Signature() string {
 	var b strings.Builder
-	for _, f := range r.All() {
+	writeSignature(&b, r.All())
+	return b.String()
+}
+
+func writeSignature(b *strings.Builder, fields []*Field) {
+	for _, f := range fields {
 		b.WriteString(f.Name + " " + f.Type)
 		if f.Enum != nil {
 			b.WriteString(" " + f.Enum.Name)
 		}
+		if f.Nullable {
+			b.WriteString(" nullable")
+		}
+		if f.Type == ReplyList {
+			b.WriteString(" " + f.TypeName + " [")
+			writeSignature(b, f.Fields)
+			b.WriteString("]")
+		}
 		b.WriteString("; ")
 	}
-	return b.String()
 }
 
 // Field is a named, typed element of a reply.
 type Field struct {
 	Pos
-	Name string
-	Type string
-	Doc  string
-	Enum *Enum
+	Name     string
+	Type     string
+	Doc      string
+	Enum     *Enum
+	Nullable bool // the script may answer false (nil) for it
+	// List fields: each element is an array of these fields; TypeName, when
+	// set, names the element's type.
+	Fields   []*Field
+	TypeName string
 }
 
 // ScriptError is an error reply a script declares: redis.error_reply("CODE message").
@@ -440,11 +587,11 @@ func (s *Spec) EnumsOf(in *Instance) []*Enum {
 		}
 	}
 	for _, sc := range s.ScriptsOf(in) {
-		for _, f := range sc.Reply.All() {
+		walkFields(sc.Reply.All(), func(f *Field) {
 			if f.Enum != nil {
 				used[f.Enum] = true
 			}
-		}
+		})
 	}
 	var out []*Enum
 	for e := range used {
@@ -453,6 +600,17 @@ func (s *Spec) EnumsOf(in *Instance) []*Enum {
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
 	return out
 }
+
+// walkFields calls fn on every field, list elements' fields included.
+func walkFields(fields []*Field, fn func(*Field)) {
+	for _, f := range fields {
+		fn(f)
+		walkFields(f.Fields, fn)
+	}
+}
+
+// WalkFields calls fn on every field of the reply, list elements' fields included.
+func (r Reply) WalkFields(fn func(*Field)) { walkFields(r.All(), fn) }
 
 // All lists the reply's fields: the array fields, or the one scalar value.
 func (r Reply) All() []*Field {
@@ -474,11 +632,12 @@ func (u *User) LivePrefixes() []*Prefix {
 }
 
 // Exact reports whether the prefix names one key or channel rather than a
-// namespace: a prefix ending in ':' grants everything under it, any other prefix
-// grants exactly that name.
-func (p *Prefix) Exact() bool { return !strings.HasSuffix(p.Prefix, ":") }
+// namespace: a prefix ending in ':' (or the empty prefix of a whole deployment)
+// grants everything under it, any other prefix grants exactly that name.
+func (p *Prefix) Exact() bool { return p.Prefix != "" && !strings.HasSuffix(p.Prefix, ":") }
 
-// Glob is the prefix as an ACL pattern: "han:api:*", or the exact name.
+// Glob is the prefix as an ACL pattern: "han:api:*", or the exact name. On an
+// instance with a deployment prefix it is relative to that prefix.
 func (p *Prefix) Glob() string {
 	if p.Exact() {
 		return p.Prefix
@@ -488,6 +647,9 @@ func (p *Prefix) Glob() string {
 
 // Covers reports whether every name the pattern can produce is granted by the prefix.
 func (p *Prefix) Covers(pat Pattern) bool {
+	if p.Prefix == "" {
+		return true
+	}
 	if p.Exact() {
 		return len(pat.Params()) == 0 && pat.Raw == p.Prefix
 	}

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hanchat/luagen/gen/rediscmd"
 )
 
 // Load reads and parses a spec file.
@@ -38,17 +40,41 @@ func Parse(file string, src []byte) (*Spec, error) {
 	return p.spec, nil
 }
 
-// Known kinds of keys and scripts (what a key holds, what a script does).
-var kinds = set("rate_limit", "marker", "idempotency", "lock", "lease", "fence", "presence", "snapshot", "task", "task_poll", "cache")
-
 // Known value types of keys.
-var valueTypes = set("string", "counter", "hash", "zset", "msgpack")
+var valueTypes = set(ValueString, ValueCounter, ValueHash, ValueList, ValueSet, ValueZSet, ValueStream, ValueMsgpack, ValueJSON)
+
+// Forbidden shapes a forbid rule may name.
+var shapes = set(ShapeGetIncrement)
 
 var (
 	envRe    = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 	codeRe   = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
 	prefixRe = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
+	// kindRe: a kind is free text of one word, so that forbid rules can match it.
+	kindRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
+	wordRe = regexp.MustCompile(`^[a-z]+$`)
 )
+
+// source resolves an entry's source and its deprecated alias seed.
+func (p *parser) source(path, entry, seed, source string) string {
+	if seed == "" {
+		return source
+	}
+	if source != "" {
+		p.errf(path, entry, "seed and source are both set: seed is the old name of source; keep source")
+		return source
+	}
+	at := p.pos(path + ".seed")
+	p.spec.Deprecated = append(p.spec.Deprecated, Deprecation{Pos: at, Msg: fmt.Sprintf("%s: seed is deprecated; rename it to source", orDefault(entry, "the spec"))})
+	return seed
+}
+
+// kind checks a key's or script's kind: optional free text of one word.
+func (p *parser) kind(path, entry, kind string) {
+	if kind != "" && !kindRe.MatchString(kind) {
+		p.errf(path+".kind", entry, "kind %q: want one word of [A-Za-z0-9_.-] (forbid rules match it exactly)", kind)
+	}
+}
 
 type parser struct {
 	file string
@@ -112,6 +138,26 @@ func (p *parser) checkReplyTypes() {
 		}
 		first[n] = s
 	}
+	// List elements that share a type_name must have the same fields too.
+	elems := map[string]*Field{}
+	for _, s := range p.spec.Scripts {
+		s.Reply.WalkFields(func(f *Field) {
+			if f.Type != ReplyList || f.TypeName == "" {
+				return
+			}
+			var sig strings.Builder
+			writeSignature(&sig, f.Fields)
+			if g, ok := elems[f.TypeName]; ok {
+				var other strings.Builder
+				writeSignature(&other, g.Fields)
+				if sig.String() != other.String() {
+					p.errs = append(p.errs, &Error{Pos: f.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: fmt.Sprintf("list type_name %s is also used at line %d, with other fields", f.TypeName, g.Line)})
+				}
+				return
+			}
+			elems[f.TypeName] = f
+		})
+	}
 }
 
 func (p *parser) buildEnums(raw *rawSpec) {
@@ -119,7 +165,7 @@ func (p *parser) buildEnums(raw *rawSpec) {
 	for _, name := range sortedKeys(raw.Enums) {
 		r := raw.Enums[name]
 		path, entry := "enums."+name, fmt.Sprintf("enum %q", name)
-		e := &Enum{Pos: p.pos(path), Name: name, Seed: r.Seed, Values: r.Values}
+		e := &Enum{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source), Values: r.Values}
 		if !identOK(name) {
 			p.errf(path, entry, "name must be [a-z][a-z0-9_]*")
 		}
@@ -147,24 +193,21 @@ func (p *parser) buildInstances(raw *rawSpec) {
 	for _, name := range sortedKeys(raw.Instances) {
 		r := raw.Instances[name]
 		path, entry := "instances."+name, fmt.Sprintf("instance %q", name)
-		in := &Instance{Pos: p.pos(path), Name: name, Seed: r.Seed, Topology: r.Topology}
+		in := &Instance{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source), Topology: r.Topology}
 		if !identOK(name) {
 			p.errf(path, entry, "name must be [a-z][a-z0-9_]*")
 		}
 		switch r.Topology {
-		case "standalone", "cluster":
+		case TopologyStandalone, TopologyCluster:
 		case "":
 			p.errf(path, entry, "topology is missing: standalone or cluster")
 		default:
 			p.errf(path+".topology", entry, "topology %q: want standalone or cluster", r.Topology)
 		}
 		in.Server = p.server(path, entry, r.Server)
+		in.Prefix = p.deploymentPrefix(path, entry, r.DeploymentPrefix)
 		for i, f := range r.Forbid {
-			fp := fmt.Sprintf("%s.forbid[%d]", path, i)
-			if !kinds[f.Kind] {
-				p.errf(fp, entry, "forbid: unknown kind %q (known: %s)", f.Kind, keysOf(kinds))
-			}
-			in.Forbid = append(in.Forbid, Forbid{Pos: p.pos(fp), Kind: f.Kind, Seed: f.Seed})
+			in.Forbid = append(in.Forbid, p.forbid(fmt.Sprintf("%s.forbid[%d]", path, i), entry, f))
 		}
 		if len(r.DBs) == 0 {
 			p.errf(path, entry, "no dbs declared")
@@ -173,7 +216,7 @@ func (p *parser) buildInstances(raw *rawSpec) {
 		for _, dbName := range sortedKeys(r.DBs) {
 			rd := r.DBs[dbName]
 			dp, dentry := path+".dbs."+dbName, fmt.Sprintf("db %s.%s", name, dbName)
-			d := &DB{Pos: p.pos(dp), Instance: in, Name: dbName, URLEnv: rd.URLEnv, Seed: rd.Seed, Doc: rd.Doc}
+			d := &DB{Pos: p.pos(dp), Instance: in, Name: dbName, URLEnv: rd.URLEnv, Source: p.source(dp, dentry, rd.Seed, rd.Source), Doc: rd.Doc}
 			if !identOK(dbName) {
 				p.errf(dp, dentry, "name must be [a-z][a-z0-9_]*")
 			}
@@ -201,8 +244,6 @@ func (p *parser) buildInstances(raw *rawSpec) {
 				if lg.State != LegacyAlive && lg.State != LegacyCutOver {
 					p.errf(lp, dentry, "legacy state %q: want %s or %s", lg.State, LegacyAlive, LegacyCutOver)
 				}
-				lg.PollBudget = p.duration(lp+".poll_budget", dentry, "poll_budget", rd.Legacy.PollBudget, true)
-				lg.RecoveryBudget = p.duration(lp+".recovery_budget", dentry, "recovery_budget", rd.Legacy.RecoveryBudget, true)
 				d.Legacy = lg
 			}
 			in.DBs = append(in.DBs, d)
@@ -223,13 +264,13 @@ func (p *parser) server(path, entry string, r *rawServer) Server {
 	if r == nil {
 		return Server{} // optional: luagen config refuses an instance without one
 	}
-	s := Server{Pos: p.pos(sp), Persistence: r.Persistence.Mode, PersistenceSeed: r.Persistence.Seed,
+	s := Server{Pos: p.pos(sp), Persistence: r.Persistence.Mode, PersistenceSource: p.source(sp+".persistence", entry+" persistence", r.Persistence.Seed, r.Persistence.Source),
 		EvictionPolicy: r.Eviction.Policy, EvictionReason: r.Eviction.Reason, TBD: r.TBD}
 	if s.Persistence != PersistAOF && s.Persistence != PersistNone {
 		p.errf(sp+".persistence", entry, "persistence mode %q: want %s or %s", s.Persistence, PersistAOF, PersistNone)
 	}
-	if s.PersistenceSeed == "" {
-		p.errf(sp+".persistence", entry, "persistence needs a seed reference")
+	if s.PersistenceSource == "" {
+		p.errf(sp+".persistence", entry, "persistence needs a source: why this mode (what may be lost, what rebuilds it)")
 	}
 	if !evictionPolicies[s.EvictionPolicy] {
 		p.errf(sp+".eviction", entry, "eviction policy %q: want one of %s", s.EvictionPolicy, keysOf(evictionPolicies))
@@ -240,20 +281,153 @@ func (p *parser) server(path, entry string, r *rawServer) Server {
 	return s
 }
 
-// Dangerous are commands no generated ACL ever grants, whatever a script or the
-// spec asks.
-var Dangerous = set("flushall", "flushdb", "keys", "config", "debug", "shutdown", "monitor", "script|flush", "script|kill",
-	"acl", "save", "bgsave", "bgrewriteaof", "replicaof", "slaveof", "module", "migrate", "restore", "sync", "psync",
-	"swapdb", "move", "failover", "cluster", "eval", "eval_ro", "function", "fcall", "fcall_ro", "client|kill", "sort")
-
-// hasDangerousSub reports whether a dangerous subcommand of cmd exists.
-func hasDangerousSub(cmd string) bool {
-	for d := range Dangerous {
-		if strings.HasPrefix(d, cmd+"|") {
-			return true
+// deploymentPrefix resolves an instance's optional deployment_prefix.
+func (p *parser) deploymentPrefix(path, entry string, r *rawDeploymentPrefix) *DeploymentPrefix {
+	if r == nil {
+		return nil
+	}
+	dp := path + ".deployment_prefix"
+	d := &DeploymentPrefix{Pos: p.pos(dp), Env: r.Env, DefaultFrom: r.DefaultFrom, MaxLen: r.MaxLen, Source: r.Source}
+	if d.MaxLen == 0 {
+		d.MaxLen = DefaultPrefixMaxLen
+	}
+	if d.MaxLen < 2 || d.MaxLen > MaxPrefixMaxLen {
+		p.errf(dp+".max_len", entry, "deployment_prefix max_len %d: want 2..%d", d.MaxLen, MaxPrefixMaxLen)
+	}
+	for field, v := range map[string]string{"env": r.Env, "default_from": r.DefaultFrom} {
+		if v != "" && !envRe.MatchString(v) {
+			p.errf(dp+"."+field, entry, "deployment_prefix %s %q: want an environment variable name [A-Z][A-Z0-9_]*", field, v)
 		}
 	}
-	return false
+	return d
+}
+
+// forbid resolves one forbid rule of an instance.
+func (p *parser) forbid(fp, entry string, f rawForbid) Forbid {
+	fb := Forbid{Pos: p.pos(fp), Kind: f.Kind, Words: f.Words, Value: f.Value, Commands: f.Commands, Shape: f.Shape, UnlessKind: f.UnlessKind,
+		Source: p.source(fp, entry+" forbid", f.Seed, f.Source)}
+	n := 0
+	for _, set := range []bool{f.Kind != "", f.Value != "", len(f.Commands) > 0, f.Shape != ""} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		p.errf(fp, entry, "forbid: set exactly one of kind, value, commands, shape (got %d)", n)
+	}
+	if fb.Source == "" {
+		p.errf(fp, entry, "forbid: say where the rule comes from (source)")
+	}
+	if f.Kind != "" && !kindRe.MatchString(f.Kind) {
+		p.errf(fp, entry, "forbid kind %q: want one word of [A-Za-z0-9_.-]", f.Kind)
+	}
+	if len(f.Words) > 0 && f.Kind == "" {
+		p.errf(fp, entry, "forbid: words apply to a kind rule")
+	}
+	for _, w := range f.Words {
+		if !wordRe.MatchString(w) {
+			p.errf(fp, entry, "forbid word %q: want lower-case letters (names are split into such words)", w)
+		}
+	}
+	if f.Value != "" && !valueTypes[f.Value] {
+		p.errf(fp, entry, "forbid value %q: want one of %s", f.Value, keysOf(valueTypes))
+	}
+	for i, c := range f.Commands {
+		switch {
+		case !commandRe.MatchString(c) || strings.Contains(c, "|"):
+			p.errf(fmt.Sprintf("%s.commands[%d]", fp, i), entry, "forbid command %q: want a lower-case command name", c)
+		case rediscmd.Lookup(c) == nil:
+			p.errf(fmt.Sprintf("%s.commands[%d]", fp, i), entry, "forbid command %q: Redis %s has no such command", c, rediscmd.ServerVersion)
+		}
+	}
+	if f.Shape != "" && !shapes[f.Shape] {
+		p.errf(fp, entry, "forbid shape %q: want one of %s", f.Shape, keysOf(shapes))
+	}
+	if len(f.UnlessKind) > 0 && f.Shape == "" {
+		p.errf(fp, entry, "forbid: unless_kind applies to a shape rule")
+	}
+	return fb
+}
+
+// Dangerous are the commands and subcommands ("client|kill") no generated ACL
+// ever grants, whatever a script or the spec asks: those NeverGranted refuses,
+// computed from Redis's own command table (gen/rediscmd).
+var Dangerous = map[string]bool{}
+
+func init() {
+	for _, c := range rediscmd.All() {
+		if NeverGranted(c) != "" {
+			Dangerous[c.Name] = true
+		}
+	}
+}
+
+// NeverGranted says why no generated ACL grants c, or "" when a grant may be
+// derived or declared: administrative commands (admin flag), the @dangerous ACL
+// category (FLUSHALL, KEYS, INFO, SORT, MIGRATE, CLIENT LIST, ...), commands that
+// run or manage scripts and functions (@scripting: the generated ACL grants
+// EVALSHA and SCRIPT LOAD of the declared scripts itself), and commands that
+// reach another database (MOVE, SWAPDB, COPY and MIGRATE with their DB option;
+// SELECT is granted only through a user's select).
+func NeverGranted(c *rediscmd.Command) string {
+	switch {
+	case c.Has(rediscmd.FlagAdmin):
+		return "an administrative command (admin flag)"
+	case c.InCategory("dangerous"):
+		return "in Redis's @dangerous ACL category"
+	case c.InCategory("scripting"):
+		return "it runs or manages scripts (@scripting); the generated ACL grants EVALSHA and SCRIPT LOAD of the declared scripts itself"
+	case c.Name == "move" || c.Name == "swapdb":
+		return "it moves data into another database, which no key pattern of the ACL confines"
+	case c.HasToken("DB"):
+		return "its DB option writes into another database, which no ACL rule can forbid"
+	case c.Name == "select":
+		return "SELECT is granted through the user's select field, with its reason"
+	}
+	return ""
+}
+
+// unsafeSubcommands lists the subcommands of a container that NeverGranted refuses.
+func unsafeSubcommands(c *rediscmd.Command) []string {
+	var out []string
+	for i := range c.Subcommands {
+		if NeverGranted(&c.Subcommands[i]) != "" {
+			out = append(out, c.Subcommands[i].Name)
+		}
+	}
+	return out
+}
+
+// checkExtraCommand is what is wrong with an extra_commands entry, or "".
+func checkExtraCommand(command, reason string) string {
+	if !commandRe.MatchString(command) {
+		return fmt.Sprintf("extra command %q: want a lower-case command, or command|subcommand", command)
+	}
+	c := rediscmd.Lookup(command)
+	if c == nil {
+		name, sub, isSub := strings.Cut(command, "|")
+		switch parent := rediscmd.Lookup(name); {
+		case isSub && parent != nil && parent.IsContainer():
+			return fmt.Sprintf("extra command %q: %s has no subcommand %q in Redis %s (see COMMAND DOCS %s)", command, parent.Display(), sub, rediscmd.ServerVersion, name)
+		case isSub && parent != nil:
+			return fmt.Sprintf("extra command %q: %s has no subcommands; grant %q", command, parent.Display(), name)
+		default:
+			return fmt.Sprintf("extra command %q: Redis %s has no such command", command, rediscmd.ServerVersion)
+		}
+	}
+	if why := NeverGranted(c); why != "" {
+		return fmt.Sprintf("extra command %q is never granted: %s", command, why)
+	}
+	if unsafe := unsafeSubcommands(c); len(unsafe) > 0 {
+		if len(unsafe) > 4 {
+			unsafe = append(unsafe[:4], fmt.Sprintf("and %d more", len(unsafe)-4))
+		}
+		return fmt.Sprintf("extra command %q would grant all its subcommands, some never granted (%s): grant %s|<subcommand>", command, strings.Join(unsafe, ", "), command)
+	}
+	if reason == "" {
+		return fmt.Sprintf("extra command %q needs a reason: a hand-added command says why", command)
+	}
+	return ""
 }
 
 var commandRe = regexp.MustCompile(`^[a-z][a-z_-]*(\|[a-z][a-z_-]*)?$`)
@@ -263,7 +437,7 @@ func (p *parser) buildUsers(raw *rawSpec) {
 	for _, name := range sortedKeys(raw.Users) {
 		r := raw.Users[name]
 		path, entry := "users."+name, fmt.Sprintf("user %q", name)
-		u := &User{Pos: p.pos(path), Name: name, Seed: r.Seed}
+		u := &User{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source)}
 		if !identOK(name) {
 			p.errf(path, entry, "name must be [a-z][a-z0-9_]*")
 		}
@@ -294,15 +468,8 @@ func (p *parser) buildUsers(raw *rawSpec) {
 				}
 			}
 			u.ExtraCommands = append(u.ExtraCommands, extra)
-			switch {
-			case !commandRe.MatchString(ex.Command):
-				p.errf(ep, entry, "extra command %q: want a lower-case command, or command|subcommand", ex.Command)
-			case Dangerous[ex.Command] || Dangerous[strings.SplitN(ex.Command, "|", 2)[0]]:
-				p.errf(ep, entry, "extra command %q is never granted (dangerous)", ex.Command)
-			case !strings.Contains(ex.Command, "|") && hasDangerousSub(ex.Command):
-				p.errf(ep, entry, "extra command %q would grant all its subcommands, some dangerous: grant %s|<subcommand>", ex.Command, ex.Command)
-			case ex.Reason == "":
-				p.errf(ep, entry, "extra command %q needs a reason: a hand-added command says why", ex.Command)
+			if msg := checkExtraCommand(ex.Command, ex.Reason); msg != "" {
+				p.errf(ep, entry, "%s", msg)
 			}
 		}
 		p.users[name] = u
@@ -314,12 +481,24 @@ func (p *parser) prefixes(path, entry string, u *User, raw []rawPrefix) []*Prefi
 	var out []*Prefix
 	for i, r := range raw {
 		pp := fmt.Sprintf("%s[%d]", path, i)
-		pr := &Prefix{Pos: p.pos(pp), Prefix: r.Prefix, Seed: r.Seed, Reason: r.Reason}
-		if !prefixRe.MatchString(r.Prefix) {
-			p.errf(pp, entry, "prefix %q: want literal text [A-Za-z0-9._:-]+ (no glob, brace or space)", r.Prefix)
+		pr := &Prefix{Pos: p.pos(pp), Reason: r.Reason, Source: p.source(pp, entry, r.Seed, r.Source)}
+		deployment := u.Instance != nil && u.Instance.Prefix != nil
+		pr.Deployment = deployment
+		switch {
+		case r.Prefix == nil:
+			p.errf(pp, entry, "prefix is missing")
+		case *r.Prefix == "" && deployment:
+			pr.Prefix = "" // the whole deployment
+		case *r.Prefix == "":
+			p.errf(pp, entry, "prefix is empty: only an instance with a deployment_prefix may grant all of it with \"\"")
+		default:
+			pr.Prefix = *r.Prefix
+			if !prefixRe.MatchString(pr.Prefix) {
+				p.errf(pp, entry, "prefix %q: want literal text [A-Za-z0-9._:-]+ (no glob, brace or space)", pr.Prefix)
+			}
 		}
-		if r.Seed == "" && r.Reason == "" {
-			p.errf(pp, entry, "prefix %q: say where it comes from (seed) or why it is granted (reason)", r.Prefix)
+		if pr.Source == "" && r.Reason == "" {
+			p.errf(pp, entry, "prefix %q: say where it comes from (source) or why it is granted (reason)", pr.Prefix)
 		}
 		if r.LegacyDB != "" && u.Instance != nil {
 			pr.LegacyDB = p.dbs[u.Instance.Name+"."+r.LegacyDB]
@@ -357,17 +536,15 @@ func (p *parser) buildKeys(raw *rawSpec) {
 	for _, name := range sortedKeys(raw.Keys) {
 		r := raw.Keys[name]
 		path, entry := "keys."+name, fmt.Sprintf("key %q", name)
-		k := &Key{Pos: p.pos(path), Name: name, Seed: r.Seed, Doc: r.Doc, Kind: r.Kind, Value: r.Value, Fields: r.Fields, MaxBytes: r.MaxBytes}
+		k := &Key{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source), Doc: r.Doc, Kind: r.Kind, Value: r.Value, Fields: r.Fields, MaxBytes: r.MaxBytes, MaxLen: r.MaxLen}
 		if !identOK(name) {
 			p.errf(path, entry, "name must be [a-z][a-z0-9_]*")
 		}
 		k.DB = p.dbs[r.DB]
 		if k.DB == nil {
-			p.errf(path, entry, "db %q is not declared (want instance.db, e.g. vm1.db0)", r.DB)
+			p.errf(path, entry, "db %q is not declared (want instance.db, e.g. app.db0)", r.DB)
 		}
-		if !kinds[r.Kind] {
-			p.errf(path, entry, "kind %q: want one of %s", r.Kind, keysOf(kinds))
-		}
+		p.kind(path, entry, r.Kind)
 		if len(r.Value) == 0 {
 			p.errf(path, entry, "value is missing: the types the key may hold")
 		}
@@ -379,13 +556,57 @@ func (p *parser) buildKeys(raw *rawSpec) {
 		if r.MaxBytes < 0 {
 			p.errf(path+".max_bytes", entry, "max_bytes must not be negative")
 		}
+		p.valueShape(path, entry, k, r)
 		k.Pattern = p.pattern(path, entry, r.Pattern, r.Params)
 		k.TTL = p.ttl(path, entry, r.TTL)
+		if k.TTL.Rule == TTLNone && !k.bounded() {
+			p.errf(path+".ttl", entry, "ttl none needs a bound the tool can check: a stream with max_len or retention, or a list with max_len (each write script trims it); any other key needs a TTL")
+		}
 		if k.DB != nil && k.DB.User != nil && k.Pattern.Segments != nil {
 			p.checkOwner(path, entry, k)
 		}
 		p.keys[name] = k
 		p.spec.Keys = append(p.spec.Keys, k)
+	}
+}
+
+// bounded reports whether every value type the key may hold has a declared,
+// checkable bound: a stream with max_len or retention, a list with max_len.
+func (k *Key) bounded() bool {
+	for _, v := range k.Value {
+		switch {
+		case v == ValueStream && (k.MaxLen > 0 || k.Retention > 0):
+		case v == ValueList && k.MaxLen > 0:
+		default:
+			return false
+		}
+	}
+	return len(k.Value) > 0
+}
+
+// valueShape checks the fields that depend on the key's value types.
+func (p *parser) valueShape(path, entry string, k *Key, r rawKey) {
+	hash, stream, list := k.Holds(ValueHash), k.Holds(ValueStream), k.Holds(ValueList)
+	if len(r.Fields) > 0 && !hash && !stream {
+		p.errf(path+".fields", entry, "fields apply to a hash (its fields) or a stream (its entries' fields)")
+	}
+	if r.MaxLen < 0 {
+		p.errf(path+".max_len", entry, "max_len must not be negative")
+	}
+	if r.MaxLen > 0 && !stream && !list {
+		p.errf(path+".max_len", entry, "max_len applies to a list or a stream (the most elements every write keeps)")
+	}
+	if r.Retention != "" {
+		if !stream {
+			p.errf(path+".retention", entry, "retention applies to a stream (entries older than it are trimmed with MINID)")
+		}
+		k.Retention = p.duration(path+".retention", entry, "retention", r.Retention, true)
+	}
+	if stream && r.MaxLen == 0 && r.Retention == "" {
+		p.errf(path, entry, "a stream needs a bound: max_len (XADD ... MAXLEN) or retention (XADD ... MINID), which every write script applies")
+	}
+	if stream && len(k.Value) > 1 {
+		p.errf(path+".value", entry, "a stream key holds only streams: its bound is checked on XADD")
 	}
 }
 
@@ -493,43 +714,67 @@ func (p *parser) param(path, entry, name string, r rawParam) *Param {
 	return prm
 }
 
+const ttlRules = "fixed, window_jitter, heartbeat, clamped or none"
+
 func (p *parser) ttl(path, entry string, r *rawTTL) TTL {
 	if r == nil {
-		p.errf(path, entry, "ttl is missing: every key expires (fixed, window_jitter, heartbeat or clamped)")
+		p.errf(path, entry, "ttl is missing: every key expires (%s; none with a reason and a bound)", ttlRules)
 		return TTL{}
 	}
 	tp := path + ".ttl"
-	t := TTL{Pos: p.pos(tp), Rule: r.Rule, Source: r.Source}
+	t := TTL{Pos: p.pos(tp), Rule: r.Rule, From: r.From, Reason: r.Reason}
 	unused := func(field, v string) {
 		if v != "" {
 			p.errf(tp, entry, "ttl %s does not apply to rule %s", field, r.Rule)
 		}
 	}
+	bounds := func() {
+		if r.Max != "" {
+			t.Max = p.duration(tp+".max", entry, "ttl max", r.Max, true)
+		}
+		if r.Exceeds != "" {
+			t.Exceeds = p.duration(tp+".exceeds", entry, "ttl exceeds", r.Exceeds, true)
+		}
+		if t.Max > 0 && t.Exceeds >= t.Max {
+			p.errf(tp, entry, "ttl exceeds %s leaves no value at or below max %s", r.Exceeds, r.Max)
+		}
+	}
 	switch r.Rule {
 	case TTLFixed, TTLHeartbeat:
 		t.Value = p.duration(tp+".value", entry, "ttl value", r.Value, true)
+		bounds()
 		unused("max_jitter", r.MaxJitter)
-		unused("max", r.Max)
-		unused("source", r.Source)
+		unused("from", r.From)
+		unused("reason", r.Reason)
 	case TTLWindowJitter:
 		t.MaxJitter = p.duration(tp+".max_jitter", entry, "ttl max_jitter", r.MaxJitter, false)
 		unused("value", r.Value)
 		unused("max", r.Max)
-		unused("source", r.Source)
+		unused("exceeds", r.Exceeds)
+		unused("from", r.From)
+		unused("reason", r.Reason)
 	case TTLClamped:
 		t.Max = p.duration(tp+".max", entry, "ttl max", r.Max, true)
-		if t.Source == "" {
-			t.Source = "config"
-		}
-		if t.Source != "config" && t.Source != "dns_answer" {
-			p.errf(tp, entry, "ttl source %q: want config or dns_answer", r.Source)
+		if t.From == "" {
+			t.From = "the config"
 		}
 		unused("value", r.Value)
 		unused("max_jitter", r.MaxJitter)
+		unused("exceeds", r.Exceeds)
+		unused("reason", r.Reason)
+	case TTLNone:
+		if r.Reason == "" {
+			p.errf(tp, entry, "ttl none needs a reason: why the key never expires")
+		}
+		unused("value", r.Value)
+		unused("max_jitter", r.MaxJitter)
+		unused("max", r.Max)
+		unused("exceeds", r.Exceeds)
+		unused("from", r.From)
 	case "":
-		p.errf(tp, entry, "ttl rule is missing: every key expires (fixed, window_jitter, heartbeat or clamped)")
+		p.errf(tp, entry, "ttl rule is missing: every key expires (%s)", ttlRules)
 	default:
-		p.errf(tp+".rule", entry, "unknown ttl rule %q: want fixed, window_jitter, heartbeat or clamped", r.Rule)
+		p.errf(tp+".rule", entry, "unknown ttl rule %q: want %s", r.Rule, ttlRules)
 	}
 	return t
 }
@@ -538,7 +783,7 @@ func (p *parser) buildChannels(raw *rawSpec) {
 	for _, name := range sortedKeys(raw.Channels) {
 		r := raw.Channels[name]
 		path, entry := "channels."+name, fmt.Sprintf("channel %q", name)
-		c := &Channel{Pos: p.pos(path), Name: name, Seed: r.Seed, MaxBytes: r.MaxBytes}
+		c := &Channel{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source), MaxBytes: r.MaxBytes}
 		if !identOK(name) {
 			p.errf(path, entry, "name must be [a-z][a-z0-9_]*")
 		}
@@ -550,6 +795,9 @@ func (p *parser) buildChannels(raw *rawSpec) {
 			p.errf(path, entry, "max_bytes is missing: every payload is size-limited")
 		}
 		c.Pattern = p.pattern(path, entry, r.Pattern, r.Params)
+		if c.Pattern.TagParam() != nil {
+			p.errf(path+".pattern", entry, "pattern %q: a hash tag places a key in a slot; a channel has none", c.Pattern.Raw)
+		}
 		if c.Instance != nil && c.Pattern.Segments != nil {
 			covered := false
 			for _, u := range p.spec.Users {
@@ -574,7 +822,7 @@ func (p *parser) buildScripts(raw *rawSpec) {
 	for _, name := range sortedKeys(raw.Scripts) {
 		r := raw.Scripts[name]
 		path, entry := "scripts."+name, fmt.Sprintf("script %q", name)
-		s := &Script{Pos: p.pos(path), Name: name, Seed: r.Seed, Doc: r.Doc, Kind: r.Kind, ReadOnly: r.ReadOnly, CrossSlot: r.CrossSlot}
+		s := &Script{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source), Doc: r.Doc, Kind: r.Kind, ReadOnly: r.ReadOnly, CrossSlot: r.CrossSlot}
 		if !identOK(name) {
 			p.errf(path, entry, "name must be [a-z][a-z0-9_]* (it is also the file name)")
 		}
@@ -582,10 +830,9 @@ func (p *parser) buildScripts(raw *rawSpec) {
 		if s.Instance == nil {
 			p.errf(path, entry, "instance %q is not declared", r.Instance)
 		}
-		if !kinds[r.Kind] {
-			p.errf(path, entry, "kind %q: want one of %s", r.Kind, keysOf(kinds))
-		}
+		p.kind(path, entry, r.Kind)
 		p.scriptKeys(path, entry, s, r.Keys)
+		p.sharedPlaceholders(path, entry, s, r.SharedPlaceholders)
 		p.scriptArgv(path, entry, s, r.Argv)
 		p.scriptReply(path, entry, s, r.Reply)
 		codes := map[string]bool{}
@@ -646,6 +893,73 @@ func (p *parser) scriptKeys(path, entry string, s *Script, raw []rawScriptKey) {
 	}
 }
 
+// sharedPlaceholders resolves the placeholders a script's KEYS positions share,
+// and on a cluster instance proves its KEYS land in one slot.
+func (p *parser) sharedPlaceholders(path, entry string, s *Script, names []string) {
+	sp := path + ".shared_placeholders"
+	seen := map[string]bool{}
+	for _, name := range names {
+		if seen[name] {
+			p.errf(sp, entry, "shared placeholder {%s} listed twice", name)
+			continue
+		}
+		seen[name] = true
+		var first *Param
+		var firstKey *Key
+		positions := 0
+		for i, pos := range s.Keys {
+			has, lacks := "", ""
+			for _, k := range pos.OneOf {
+				idx := k.Pattern.Index(name)
+				if idx < 0 {
+					lacks = k.Name
+					continue
+				}
+				has = k.Name
+				prm := k.Pattern.Segments[idx].Param
+				if first == nil {
+					first, firstKey = prm, k
+				} else if prm.Type != first.Type || prm.Encode != first.Encode || prm.Enum != first.Enum {
+					p.errf(sp, entry, "shared placeholder {%s} is a %s in key %q and a %s in key %q: a shared value needs one type", name, describeParam(first), firstKey.Name, describeParam(prm), k.Name)
+				}
+			}
+			switch {
+			case has != "" && lacks != "":
+				p.errf(sp, entry, "shared placeholder {%s}: KEYS[%d] %q takes key %q, which has it, and key %q, which does not; a position's keys all have it or none does", name, i+1, pos.Name, has, lacks)
+			case has != "":
+				positions++
+			}
+		}
+		if positions < 2 {
+			p.errf(sp, entry, "shared placeholder {%s} is in %d KEYS position(s): sharing ties two or more", name, positions)
+		}
+	}
+	s.SharedPlaceholders = names
+	if s.Instance != nil && s.Instance.Topology == TopologyCluster && len(s.Keys) > 1 && !s.SameSlot() {
+		p.errf(path, entry, "on cluster instance %s its %d KEYS can land in different hash slots (CROSSSLOT): put one placeholder in a hash tag in every key it takes (\"{{id}}\") and tie the positions with shared_placeholders: [id]%s",
+			s.Instance.Name, len(s.Keys), untagged(s))
+	}
+}
+
+// untagged names the first key of a script without a hash tag, for the cluster error.
+func untagged(s *Script) string {
+	for _, pos := range s.Keys {
+		for _, k := range pos.OneOf {
+			if k.Pattern.TagParam() == nil {
+				return fmt.Sprintf(" (key %q has no hash tag)", k.Name)
+			}
+		}
+	}
+	return ""
+}
+
+func describeParam(p *Param) string {
+	if p.Type == TypeEnum && p.Enum != nil {
+		return fmt.Sprintf("enum %s (%s)", p.Enum.Name, p.Encode)
+	}
+	return p.Type
+}
+
 var argTypes = "int, bool, string, bytes, duration_ms, token, hex, uuid, name"
 
 func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
@@ -653,7 +967,10 @@ func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 	for i, ra := range raw {
 		ap := fmt.Sprintf("%s.argv[%d]", path, i)
 		aentry := fmt.Sprintf("%s ARGV[%d] %q", entry, i+1, ra.Name)
-		a := &Arg{Pos: p.pos(ap), Name: ra.Name, Type: ra.Type, Doc: ra.Doc, MaxBytes: ra.MaxBytes, Len: ra.Len, MaxLen: ra.MaxLen}
+		a := &Arg{Pos: p.pos(ap), Name: ra.Name, Type: ra.Type, Doc: ra.Doc, MaxBytes: ra.MaxBytes, Len: ra.Len, MaxLen: ra.MaxLen, Optional: ra.Optional}
+		if ra.Optional && ra.TTLOf != "" {
+			p.errf(ap, aentry, "optional does not apply with ttl_of: the wrapper always sends the key's TTL")
+		}
 		if !identOK(ra.Name) {
 			p.errf(ap, aentry, "name must be [a-z][a-z0-9_]*")
 		}
@@ -725,7 +1042,62 @@ func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 	}
 }
 
-var replyTypes = "int, bool, string, bytes, duration_ms, time_ms, enum, strings"
+var replyTypes = "int, bool, string, bytes, duration_ms, time_ms, enum, strings, list"
+
+// maxReplyDepth bounds how deep list fields nest.
+const maxReplyDepth = 4
+
+// replyField resolves one reply field; a list field's element fields recursively.
+func (p *parser) replyField(fp, entry string, r rawField, inArray bool, depth int) *Field {
+	f := &Field{Pos: p.pos(fp), Name: r.Name, Type: r.Type, Doc: r.Doc, Nullable: r.Nullable, TypeName: r.TypeName}
+	fentry := fmt.Sprintf("%s reply %q", entry, r.Name)
+	if !identOK(r.Name) {
+		p.errf(fp, fentry, "name must be [a-z][a-z0-9_]*")
+	}
+	switch r.Type {
+	case ReplyInt, ReplyBool, ReplyString, ReplyBytes, ReplyDurationMS, ReplyTimeMS:
+	case ReplyStrings:
+		if inArray {
+			p.errf(fp, fentry, "strings is a whole reply, not a field of one (a list of strings field: type list with one string field)")
+		}
+	case ReplyList:
+		if len(r.Fields) == 0 {
+			p.errf(fp, fentry, "a list needs fields: each element is an array of them")
+		}
+		if depth >= maxReplyDepth {
+			p.errf(fp, fentry, "lists nest at most %d deep", maxReplyDepth)
+			break
+		}
+		names := map[string]bool{}
+		for i, rf := range r.Fields {
+			efp := fmt.Sprintf("%s.fields[%d]", fp, i)
+			if names[rf.Name] {
+				p.errf(efp, fentry, "element field %q declared twice", rf.Name)
+			}
+			names[rf.Name] = true
+			f.Fields = append(f.Fields, p.replyField(efp, fmt.Sprintf("%s reply %q element", entry, r.Name), rf, true, depth+1))
+		}
+	case ReplyEnum:
+		f.Enum = p.enums[r.Enum]
+		if f.Enum == nil {
+			p.errf(fp, fentry, "enum %q is not declared", r.Enum)
+		}
+	case "":
+		p.errf(fp, fentry, "type is missing: want one of %s", replyTypes)
+	default:
+		p.errf(fp+".type", fentry, "reply type %q does not exist: want one of %s", r.Type, replyTypes)
+	}
+	if r.Type != ReplyEnum && r.Enum != "" {
+		p.errf(fp, fentry, "enum applies only to type enum")
+	}
+	if r.Type != ReplyList && (len(r.Fields) > 0 || r.TypeName != "") {
+		p.errf(fp, fentry, "fields and type_name apply only to type list")
+	}
+	if r.TypeName != "" && !identOK(r.TypeName) {
+		p.errf(fp, fentry, "type_name %q: want [a-z][a-z0-9_]*", r.TypeName)
+	}
+	return f
+}
 
 func (p *parser) scriptReply(path, entry string, s *Script, r *rawReply) {
 	rp := path + ".reply"
@@ -734,40 +1106,22 @@ func (p *parser) scriptReply(path, entry string, s *Script, r *rawReply) {
 		return
 	}
 	s.Reply.Pos = p.pos(rp)
-	field := func(fp, name, typ, doc, enum string, inArray bool) *Field {
-		f := &Field{Pos: p.pos(fp), Name: name, Type: typ, Doc: doc}
-		fentry := fmt.Sprintf("%s reply %q", entry, name)
-		if !identOK(name) {
-			p.errf(fp, fentry, "name must be [a-z][a-z0-9_]*")
-		}
-		switch typ {
-		case ReplyInt, ReplyBool, ReplyString, ReplyBytes, ReplyDurationMS, ReplyTimeMS:
-		case ReplyStrings:
-			if inArray {
-				p.errf(fp, fentry, "strings is a whole reply, not a field of one")
-			}
-		case ReplyEnum:
-			f.Enum = p.enums[enum]
-			if f.Enum == nil {
-				p.errf(fp, fentry, "enum %q is not declared", enum)
-			}
-		case "":
-			p.errf(fp, fentry, "type is missing: want one of %s", replyTypes)
-		default:
-			p.errf(fp+".type", fentry, "reply type %q does not exist: want one of %s", typ, replyTypes)
-		}
-		if typ != ReplyEnum && enum != "" {
-			p.errf(fp, fentry, "enum applies only to type enum")
-		}
-		return f
-	}
 	switch {
+	case r.Type == ReplyList:
+		// One value: a list of elements, each an array of the fields.
+		s.Reply.Value = p.replyField(rp, entry, rawField{Name: r.Name, Type: r.Type, Doc: r.Doc, Nullable: r.Nullable, TypeName: r.TypeName, Fields: r.Fields}, false, 0)
+		if r.Enum != "" {
+			p.errf(rp, entry, "enum applies only to type enum")
+		}
 	case len(r.Fields) > 0 && (r.Type != "" || r.Name != ""):
-		p.errf(rp, entry, "reply has both fields and type/name: choose an array of fields or one value")
+		p.errf(rp, entry, "reply has both fields and type/name: choose an array of fields, one value, or type list with fields")
 	case len(r.Fields) > 0:
 		s.Reply.TypeName = r.TypeName
 		if r.TypeName != "" && !identOK(r.TypeName) {
 			p.errf(rp, entry, "type_name %q: want [a-z][a-z0-9_]*", r.TypeName)
+		}
+		if r.Nullable {
+			p.errf(rp, entry, "nullable applies to a field or a one-value reply, not to an array of fields")
 		}
 		names := map[string]bool{}
 		for i, rf := range r.Fields {
@@ -776,13 +1130,13 @@ func (p *parser) scriptReply(path, entry string, s *Script, r *rawReply) {
 				p.errf(fp, entry, "reply field %q declared twice", rf.Name)
 			}
 			names[rf.Name] = true
-			s.Reply.Fields = append(s.Reply.Fields, field(fp, rf.Name, rf.Type, rf.Doc, rf.Enum, true))
+			s.Reply.Fields = append(s.Reply.Fields, p.replyField(fp, entry, rf, true, 0))
 		}
 	case r.Type != "" || r.Name != "":
 		if r.TypeName != "" {
 			p.errf(rp, entry, "type_name names an array reply's type; a one-value reply has none")
 		}
-		s.Reply.Value = field(rp, r.Name, r.Type, r.Doc, r.Enum, false)
+		s.Reply.Value = p.replyField(rp, entry, rawField{Name: r.Name, Type: r.Type, Doc: r.Doc, Enum: r.Enum, Nullable: r.Nullable}, false, 0)
 	default:
 		p.errf(rp, entry, "reply is empty: declare its fields, or its type and name")
 	}

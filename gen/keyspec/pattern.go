@@ -9,7 +9,9 @@ import (
 )
 
 // Pattern is a key or channel pattern such as "han:rt:conn:{connection_id}". Its
-// ':'-separated segments are each either literal text or exactly one placeholder.
+// ':'-separated segments are each literal text, exactly one placeholder, or one
+// placeholder inside a Redis Cluster hash tag ("{{user_id}}", written in the key
+// as "{<value>}"), which makes the slot depend on that placeholder alone.
 type Pattern struct {
 	Raw      string
 	Segments []Segment
@@ -19,6 +21,27 @@ type Pattern struct {
 type Segment struct {
 	Literal string
 	Param   *Param // nil for a literal segment
+	Tag     bool   // the placeholder is the pattern's hash tag: "{" value "}"
+}
+
+// TagParam is the placeholder inside the pattern's hash tag, or nil.
+func (p Pattern) TagParam() *Param {
+	for _, s := range p.Segments {
+		if s.Tag {
+			return s.Param
+		}
+	}
+	return nil
+}
+
+// Index is the position of the named placeholder's segment, or -1.
+func (p Pattern) Index(name string) int {
+	for i, s := range p.Segments {
+		if s.Param != nil && s.Param.Name == name {
+			return i
+		}
+	}
+	return -1
 }
 
 // Params lists the pattern's placeholders in order.
@@ -53,7 +76,9 @@ func (p Pattern) LiteralPrefix() string {
 func (p Pattern) Glob() string {
 	parts := make([]string, len(p.Segments))
 	for i, s := range p.Segments {
-		if s.Param != nil {
+		if s.Tag {
+			parts[i] = "{*}"
+		} else if s.Param != nil {
 			parts[i] = "*"
 		} else {
 			parts[i] = s.Literal
@@ -76,6 +101,9 @@ func (p Pattern) Example() string {
 			samples = []string{"name"}
 		}
 		parts[i] = samples[len(samples)-1]
+		if s.Tag {
+			parts[i] = "{" + parts[i] + "}"
+		}
 	}
 	return strings.Join(parts, ":")
 }
@@ -91,7 +119,15 @@ func parsePattern(raw string, params map[string]*Param) (Pattern, error) {
 		return p, fmt.Errorf("pattern is empty")
 	}
 	seen := map[string]bool{}
+	tags := 0
 	for i, seg := range strings.Split(raw, ":") {
+		tag := false
+		if strings.HasPrefix(seg, "{{") && strings.HasSuffix(seg, "}}") && len(seg) > 4 {
+			seg, tag = seg[1:len(seg)-1], true
+			if tags++; tags > 1 {
+				return p, fmt.Errorf("segment %d %q: a second hash tag; Redis hashes only the first, so a pattern has at most one", i+1, "{"+seg+"}")
+			}
+		}
 		if strings.HasPrefix(seg, "{") && strings.HasSuffix(seg, "}") {
 			name := seg[1 : len(seg)-1]
 			if !identOK(name) {
@@ -105,11 +141,11 @@ func parsePattern(raw string, params map[string]*Param) (Pattern, error) {
 			if !ok {
 				return p, fmt.Errorf("placeholder {%s} has no type: declare it under params", name)
 			}
-			p.Segments = append(p.Segments, Segment{Param: prm})
+			p.Segments = append(p.Segments, Segment{Param: prm, Tag: tag})
 			continue
 		}
 		if !literalOK(seg) {
-			return p, fmt.Errorf("segment %d %q: a segment is literal [A-Za-z0-9._-]+ or exactly one {placeholder}", i+1, seg)
+			return p, fmt.Errorf("segment %d %q: a segment is literal [A-Za-z0-9._-]+, exactly one {placeholder}, or one placeholder in a hash tag {{placeholder}}", i+1, seg)
 		}
 		p.Segments = append(p.Segments, Segment{Literal: seg})
 	}
@@ -214,6 +250,15 @@ func overlapWitness(a, b Pattern) string {
 }
 
 func segmentWitness(a, b Segment) (string, bool) {
+	if a.Tag != b.Tag {
+		// "{v}" is never a literal segment, nor a value of a placeholder: no
+		// placeholder value holds a brace.
+		return "", false
+	}
+	if a.Tag {
+		w, ok := segmentWitness(Segment{Param: a.Param}, Segment{Param: b.Param})
+		return "{" + w + "}", ok
+	}
 	switch {
 	case a.Param == nil && b.Param == nil:
 		return a.Literal, a.Literal == b.Literal

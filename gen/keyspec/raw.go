@@ -25,12 +25,24 @@ type rawSpec struct {
 	Scripts   map[string]rawScript   `yaml:"scripts"`
 }
 
+// Every entry that can cite where it comes from has Source and its deprecated
+// alias Seed (the field's name before the language was general).
+
 type rawInstance struct {
-	Seed     string           `yaml:"seed"`
-	Topology string           `yaml:"topology"`
-	Forbid   []rawForbid      `yaml:"forbid"`
-	Server   *rawServer       `yaml:"server"`
-	DBs      map[string]rawDB `yaml:"dbs"`
+	Seed             string               `yaml:"seed"`
+	Source           string               `yaml:"source"`
+	Topology         string               `yaml:"topology"`
+	DeploymentPrefix *rawDeploymentPrefix `yaml:"deployment_prefix"`
+	Forbid           []rawForbid          `yaml:"forbid"`
+	Server           *rawServer           `yaml:"server"`
+	DBs              map[string]rawDB     `yaml:"dbs"`
+}
+
+type rawDeploymentPrefix struct {
+	Env         string `yaml:"env"`
+	DefaultFrom string `yaml:"default_from"`
+	MaxLen      int    `yaml:"max_len"`
+	Source      string `yaml:"source"`
 }
 
 type rawServer struct {
@@ -40,8 +52,9 @@ type rawServer struct {
 }
 
 type rawPersistence struct {
-	Mode string `yaml:"mode"`
-	Seed string `yaml:"seed"`
+	Mode   string `yaml:"mode"`
+	Seed   string `yaml:"seed"`
+	Source string `yaml:"source"`
 }
 
 type rawEviction struct {
@@ -50,8 +63,14 @@ type rawEviction struct {
 }
 
 type rawForbid struct {
-	Kind string `yaml:"kind"`
-	Seed string `yaml:"seed"`
+	Kind       string   `yaml:"kind"`
+	Words      []string `yaml:"words"`
+	Value      string   `yaml:"value"`
+	Commands   []string `yaml:"commands"`
+	Shape      string   `yaml:"shape"`
+	UnlessKind []string `yaml:"unless_kind"`
+	Seed       string   `yaml:"seed"`
+	Source     string   `yaml:"source"`
 }
 
 type rawDB struct {
@@ -59,19 +78,19 @@ type rawDB struct {
 	URLEnv string     `yaml:"url_env"`
 	User   string     `yaml:"user"`
 	Seed   string     `yaml:"seed"`
+	Source string     `yaml:"source"`
 	Doc    string     `yaml:"doc"`
 	Legacy *rawLegacy `yaml:"legacy"`
 }
 
 type rawLegacy struct {
-	State          string `yaml:"state"`
-	PollBudget     string `yaml:"poll_budget"`
-	RecoveryBudget string `yaml:"recovery_budget"`
+	State string `yaml:"state"`
 }
 
 type rawUser struct {
 	Instance        string      `yaml:"instance"`
 	Seed            string      `yaml:"seed"`
+	Source          string      `yaml:"source"`
 	Select          *rawSelect  `yaml:"select"`
 	KeyPrefixes     []rawPrefix `yaml:"key_prefixes"`
 	ChannelPrefixes []rawPrefix `yaml:"channel_prefixes"`
@@ -90,28 +109,33 @@ type rawSelect struct {
 }
 
 type rawPrefix struct {
-	Prefix   string `yaml:"prefix"`
-	Seed     string `yaml:"seed"`
-	Reason   string `yaml:"reason"`
-	LegacyDB string `yaml:"legacy_db"`
+	Prefix   *string `yaml:"prefix"`
+	Seed     string  `yaml:"seed"`
+	Source   string  `yaml:"source"`
+	Reason   string  `yaml:"reason"`
+	LegacyDB string  `yaml:"legacy_db"`
 }
 
 type rawEnum struct {
 	Seed   string   `yaml:"seed"`
+	Source string   `yaml:"source"`
 	Values []string `yaml:"values"`
 }
 
 type rawKey struct {
-	Seed     string              `yaml:"seed"`
-	Doc      string              `yaml:"doc"`
-	DB       string              `yaml:"db"`
-	Kind     string              `yaml:"kind"`
-	Pattern  string              `yaml:"pattern"`
-	Params   map[string]rawParam `yaml:"params"`
-	Value    []string            `yaml:"value"`
-	Fields   []string            `yaml:"fields"`
-	MaxBytes int                 `yaml:"max_bytes"`
-	TTL      *rawTTL             `yaml:"ttl"`
+	Seed      string              `yaml:"seed"`
+	Source    string              `yaml:"source"`
+	Doc       string              `yaml:"doc"`
+	DB        string              `yaml:"db"`
+	Kind      string              `yaml:"kind"`
+	Pattern   string              `yaml:"pattern"`
+	Params    map[string]rawParam `yaml:"params"`
+	Value     []string            `yaml:"value"`
+	Fields    []string            `yaml:"fields"`
+	MaxBytes  int                 `yaml:"max_bytes"`
+	MaxLen    int                 `yaml:"max_len"`
+	Retention string              `yaml:"retention"`
+	TTL       *rawTTL             `yaml:"ttl"`
 }
 
 type rawParam struct {
@@ -130,11 +154,14 @@ type rawTTL struct {
 	Value     string `yaml:"value"`
 	MaxJitter string `yaml:"max_jitter"`
 	Max       string `yaml:"max"`
-	Source    string `yaml:"source"`
+	Exceeds   string `yaml:"exceeds"`
+	From      string `yaml:"from"`
+	Reason    string `yaml:"reason"`
 }
 
 type rawChannel struct {
 	Seed     string              `yaml:"seed"`
+	Source   string              `yaml:"source"`
 	Instance string              `yaml:"instance"`
 	Pattern  string              `yaml:"pattern"`
 	Params   map[string]rawParam `yaml:"params"`
@@ -142,16 +169,18 @@ type rawChannel struct {
 }
 
 type rawScript struct {
-	Seed      string         `yaml:"seed"`
-	Doc       string         `yaml:"doc"`
-	Instance  string         `yaml:"instance"`
-	Kind      string         `yaml:"kind"`
-	ReadOnly  bool           `yaml:"read_only"`
-	CrossSlot string         `yaml:"cross_slot"`
-	Keys      []rawScriptKey `yaml:"keys"`
-	Argv      []rawArg       `yaml:"argv"`
-	Reply     *rawReply      `yaml:"reply"`
-	Errors    []rawError     `yaml:"errors"`
+	Seed               string         `yaml:"seed"`
+	Source             string         `yaml:"source"`
+	Doc                string         `yaml:"doc"`
+	Instance           string         `yaml:"instance"`
+	Kind               string         `yaml:"kind"`
+	ReadOnly           bool           `yaml:"read_only"`
+	CrossSlot          string         `yaml:"cross_slot"`
+	Keys               []rawScriptKey `yaml:"keys"`
+	SharedPlaceholders []string       `yaml:"shared_placeholders"`
+	Argv               []rawArg       `yaml:"argv"`
+	Reply              *rawReply      `yaml:"reply"`
+	Errors             []rawError     `yaml:"errors"`
 }
 
 type rawScriptKey struct {
@@ -163,6 +192,7 @@ type rawArg struct {
 	Name     string `yaml:"name"`
 	Type     string `yaml:"type"`
 	Doc      string `yaml:"doc"`
+	Optional bool   `yaml:"optional"`
 	Min      string `yaml:"min"`
 	Max      string `yaml:"max"`
 	MaxBytes int    `yaml:"max_bytes"`
@@ -178,13 +208,17 @@ type rawReply struct {
 	Name     string     `yaml:"name"`
 	Doc      string     `yaml:"doc"`
 	Enum     string     `yaml:"enum"`
+	Nullable bool       `yaml:"nullable"`
 }
 
 type rawField struct {
-	Name string `yaml:"name"`
-	Type string `yaml:"type"`
-	Doc  string `yaml:"doc"`
-	Enum string `yaml:"enum"`
+	Name     string     `yaml:"name"`
+	Type     string     `yaml:"type"`
+	Doc      string     `yaml:"doc"`
+	Enum     string     `yaml:"enum"`
+	Nullable bool       `yaml:"nullable"`
+	TypeName string     `yaml:"type_name"`
+	Fields   []rawField `yaml:"fields"`
 }
 
 type rawError struct {
@@ -204,7 +238,15 @@ var rawTypeNames = strings.NewReplacer(
 	"keyspec.rawArg", "an ARGV entry", "keyspec.rawReply", "reply", "keyspec.rawField", "a reply field",
 	"keyspec.rawError", "an error entry", "keyspec.rawServer", "server", "keyspec.rawPersistence", "persistence",
 	"keyspec.rawEviction", "eviction", "keyspec.rawExtra", "an extra command",
+	"keyspec.rawDeploymentPrefix", "deployment_prefix",
 )
+
+// renamed are fields that changed name, with what to write instead.
+var renamed = map[string]string{
+	"field source not found in type ttl":        ": a clamped TTL's origin is now from (from: the DNS answer); the key's source says where its bounds come from",
+	"field poll_budget not found in legacy":     ": a budget is now the TTL's floor: ttl: {..., exceeds: 20m} on each key of the database",
+	"field recovery_budget not found in legacy": ": a budget is now the TTL's floor: ttl: {..., exceeds: 20m} on each key of the database",
+}
 
 var lineMsg = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
@@ -243,6 +285,9 @@ func yamlErrors(file string, err error) error {
 		if sm := lineMsg.FindStringSubmatch(m); sm != nil {
 			e.Line, _ = strconv.Atoi(sm[1])
 			e.Msg = rawTypeNames.Replace(sm[2])
+		}
+		if hint, ok := renamed[e.Msg]; ok {
+			e.Msg += hint
 		}
 		list = append(list, e)
 	}

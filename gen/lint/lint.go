@@ -1,12 +1,15 @@
-// Package lint finds what keyspec.yaml and the Lua allow but the seeds, Redis or
-// least privilege do not: the contradictions the spec must settle openly, scripts
-// whose commands cannot be read statically, globals Redis 7 refuses, a legacy TTL
-// shorter than its budget, state an instance forbids.
+// Package lint finds what keyspec.yaml and the Lua allow but Redis, least
+// privilege or the spec's own declared rules do not: scripts whose commands
+// cannot be read statically, globals Redis 7 refuses, a database its user cannot
+// SELECT, multi-key scripts that Redis Cluster would refuse, a TTL outside its
+// declared bounds, a stream or list write that does not trim, and whatever an
+// instance's forbid rules forbid.
 package lint
 
 import (
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 
@@ -29,22 +32,38 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s: %s: %s", f.File, f.Rule, f.Msg)
 }
 
-// Rules, each with what it protects.
+// Rules, each with what it protects. The script-command rules are the
+// compiler's own refusals (luagen generate refuses the same), reported by name.
 const (
-	RuleSpec          = "spec"              // the spec does not parse or validate
-	RuleLua           = "lua"               // a script does not load or does not match its signature
-	RuleSelect        = "select"            // CONTRADICTION 2: a DB other than 0 that its user may not SELECT
-	RuleCrossSlot     = "cross-slot"        // CONTRADICTION 3: a multi-key script whose keys cannot share a slot
-	RuleDynamicCmd    = "dynamic-command"   // redis.call whose command is not a literal: no ACL can be derived
-	RuleScriptSelect  = "script-select"     // a script calling SELECT (CONTRADICTION 2's settlement forbids it)
-	RuleGlobal        = "global"            // a global Redis 7 refuses to create or does not provide
-	RuleLegacyBudget  = "legacy-budget"     // a legacy stub key that expires within its poll/recovery budget
-	RuleForbiddenKind = "forbidden-kind"    // a key or script of a kind its instance forbids
-	RuleACLOverlap    = "acl-overlap"       // a user's prefix reaching into another instance's prefixes
-	RuleDangerous     = "dangerous-command" // a script calling a command no ACL grants (FLUSHALL, KEYS, ...)
-	RuleForbiddenName = "forbidden-name"    // a key or script named for state its instance forbids, whatever its kind
-	RuleCrossInstance = "cross-instance"    // a script naming another instance's keys or channels
-	RulePollShape     = "poll-shape"        // a get+increment of one key where task polls are forbidden
+	RuleSpec             = "spec"                    // the spec does not parse or validate
+	RuleLua              = compiler.RuleSignature    // a script does not load or does not match its signature
+	RuleSelect           = "select"                  // a DB other than 0 that its user may not SELECT
+	RuleCrossSlot        = "cross-slot"              // a multi-key script whose keys may not share a slot, with no reason given
+	RuleDynamicCmd       = compiler.RuleDynamicCmd   // redis.call whose command is not a literal: no ACL can be derived
+	RuleScriptSelect     = compiler.RuleScriptSelect // a script calling SELECT
+	RuleGlobal           = "global"                  // a global Redis 7 refuses to create or does not provide
+	RuleTTLBound         = "ttl-bound"               // a chosen TTL above its key's declared max, or not above its declared floor (exceeds)
+	RuleForbiddenKind    = "forbidden-kind"          // a key or script of a kind its instance forbids
+	RuleACLOverlap       = "acl-overlap"             // a user's prefix reaching into another instance's prefixes
+	RuleDangerous        = compiler.RuleDangerous    // a script calling a command no ACL grants (FLUSHALL, INFO, ...)
+	RuleForbiddenName    = "forbidden-name"          // a key or script named for a kind its instance forbids, whatever its kind
+	RuleCrossInstance    = "cross-instance"          // a script naming another instance's keys or channels
+	RuleForbiddenShape   = "forbidden-shape"         // a script of a shape its instance forbids (get+increment)
+	RuleForbiddenValue   = "forbidden-value"         // a key of a value type its instance forbids
+	RuleForbiddenCommand = "forbidden-command"       // a script calling a command its instance forbids
+	RuleStreamTrim       = "stream-trim"             // an XADD of a bounded stream without MAXLEN or MINID
+	RuleListTrim         = "list-trim"               // a push onto a bounded list without an LTRIM of it in the same script
+	RuleDeprecated       = "deprecated"              // a deprecated spec field (seed for source)
+	RuleUnknownCmd       = compiler.RuleUnknownCmd   // a command or subcommand Redis does not have
+	RuleNoScript         = compiler.RuleNoScript     // a command Redis refuses inside scripts (EVALSHA, SCRIPT, CLIENT, ...)
+	RuleKeyless          = compiler.RuleKeyless      // a command on the whole server or database (DBSIZE, SCAN, ...)
+	RuleCrossDB          = compiler.RuleCrossDB      // MOVE, SWAPDB, COPY ... DB n
+	RuleArity            = compiler.RuleArity        // a call with a number of arguments Redis refuses
+	RuleScriptKey        = compiler.RuleScriptKey    // a key position not filled from KEYS
+	RuleKeysReadOnly     = compiler.RuleKeysWrite    // KEYS assigned or handed to code that may change it
+	RuleShadow           = compiler.RuleShadow       // redis, KEYS or ARGV hidden or assigned
+	RuleReplication      = compiler.RuleReplication  // redis.set_repl, redis.replicate_commands
+	RuleShebang          = compiler.RuleShebang      // allow-oom
 )
 
 // Run lints a spec file's contents and the Lua directory. It never fails: a spec
@@ -55,9 +74,15 @@ func Run(file string, src []byte, lua fs.FS, luaDir string) []Finding {
 		return fromErrors(RuleSpec, err)
 	}
 	var out []Finding
-	srcs, err := compiler.Load(spec, lua, luaDir)
-	if err != nil {
-		out = append(out, fromErrors(RuleLua, err)...)
+	srcs, problems := compiler.Check(spec, lua, luaDir)
+	for _, p := range problems {
+		msg := p.Err.Msg
+		if p.Err.Entry != "" {
+			msg = p.Err.Entry + ": " + msg
+		}
+		out = append(out, Finding{Pos: p.Err.Pos, Rule: p.Rule, Msg: msg})
+	}
+	if len(problems) > 0 {
 		srcs = nil
 	}
 	out = append(out, Spec(spec)...)
@@ -95,6 +120,9 @@ func fromErrors(rule string, err error) []Finding {
 // Spec runs the rules that need only the spec.
 func Spec(spec *keyspec.Spec) []Finding {
 	var out []Finding
+	for _, d := range spec.Deprecated {
+		out = append(out, Finding{Pos: d.Pos, Rule: RuleDeprecated, Msg: d.Msg})
+	}
 	for _, in := range spec.Instances {
 		for _, d := range in.LiveDBs() {
 			if d.Index != 0 && d.User != nil && !d.User.Select.Allow {
@@ -102,59 +130,64 @@ func Spec(spec *keyspec.Spec) []Finding {
 					"db %s (%s) has index %d: a client must SELECT %d to reach it, but user %s may not SELECT; allow SELECT with a reason, or move the database to index 0 of its own instance",
 					d.ID(), d.URLEnv, d.Index, d.Index, d.User.Name)})
 			}
-			if d.Legacy != nil {
-				budget := d.Legacy.PollBudget + d.Legacy.RecoveryBudget
-				for _, k := range spec.Keys {
-					if k.DB != d {
-						continue
-					}
-					switch {
-					case k.TTL.Rule != keyspec.TTLFixed && k.TTL.Rule != keyspec.TTLHeartbeat:
-						out = append(out, Finding{Pos: k.TTL.Pos, Rule: RuleLegacyBudget, Msg: fmt.Sprintf(
-							"key %q has a %s TTL in legacy %s: only a fixed or heartbeat TTL can be shown to outlast the poll/recovery budget", k.Name, k.TTL.Rule, d.ID())})
-					case k.TTL.Value <= budget:
-						out = append(out, Finding{Pos: k.TTL.Pos, Rule: RuleLegacyBudget, Msg: fmt.Sprintf(
-							"key %q expires after %s, within the poll/recovery budget %s of %s (poll %s + recovery %s): seed 000 §7 wants the task TTL above it",
-							k.Name, k.TTL.Value, budget, d.ID(), d.Legacy.PollBudget, d.Legacy.RecoveryBudget)})
-					}
-				}
-			}
 		}
 		out = append(out, forbiddenNames(spec, in)...)
 		for _, fb := range in.Forbid {
 			for _, k := range spec.Keys {
-				if k.DB != nil && k.DB.Instance == in && k.Kind == fb.Kind {
-					out = append(out, Finding{Pos: k.Pos, Rule: RuleForbiddenKind, Msg: fmt.Sprintf("key %q holds %s state, which %s forbids (%s)", k.Name, k.Kind, in.Name, fb.Seed)})
+				if k.DB == nil || k.DB.Instance != in {
+					continue
+				}
+				if fb.Kind != "" && k.Kind == fb.Kind {
+					out = append(out, Finding{Pos: k.Pos, Rule: RuleForbiddenKind, Msg: fmt.Sprintf("key %q is of kind %s, which %s forbids (%s)", k.Name, k.Kind, in.Name, fb.Source)})
+				}
+				if fb.Value != "" && k.Holds(fb.Value) {
+					out = append(out, Finding{Pos: k.Pos, Rule: RuleForbiddenValue, Msg: fmt.Sprintf("key %q may hold a %s, which %s forbids (%s)", k.Name, fb.Value, in.Name, fb.Source)})
 				}
 			}
 			for _, s := range spec.Scripts {
-				if s.Instance == in && s.Kind == fb.Kind {
-					out = append(out, Finding{Pos: s.Pos, Rule: RuleForbiddenKind, Msg: fmt.Sprintf("script %q is a %s script, which %s forbids (%s)", s.Name, s.Kind, in.Name, fb.Seed)})
+				if s.Instance == in && fb.Kind != "" && s.Kind == fb.Kind {
+					out = append(out, Finding{Pos: s.Pos, Rule: RuleForbiddenKind, Msg: fmt.Sprintf("script %q is of kind %s, which %s forbids (%s)", s.Name, s.Kind, in.Name, fb.Source)})
 				}
 			}
 		}
 	}
+	for _, k := range spec.Keys {
+		if !k.Live() {
+			continue
+		}
+		t := k.TTL
+		if t.Rule != keyspec.TTLFixed && t.Rule != keyspec.TTLHeartbeat {
+			continue
+		}
+		if t.Max > 0 && t.Value > t.Max {
+			out = append(out, Finding{Pos: t.Pos, Rule: RuleTTLBound, Msg: fmt.Sprintf("key %q: ttl value %s is above its declared max %s%s", k.Name, t.Value, t.Max, cite(k.Source))})
+		}
+		if t.Exceeds > 0 && t.Value <= t.Exceeds {
+			out = append(out, Finding{Pos: t.Pos, Rule: RuleTTLBound, Msg: fmt.Sprintf("key %q: ttl value %s does not exceed its declared floor %s%s", k.Name, t.Value, t.Exceeds, cite(k.Source))})
+		}
+	}
 	out = append(out, aclOverlaps(spec)...)
 	for _, s := range spec.Scripts {
-		if !s.Live() || len(s.Keys) < 2 {
-			continue
+		if !s.Live() || len(s.Keys) < 2 || s.Instance.Topology == keyspec.TopologyCluster || s.CrossSlot != "" || s.SameSlot() {
+			continue // a cluster instance's scripts are proven single-slot by the spec itself
 		}
 		var names []string
 		for _, k := range s.Keys {
 			names = append(names, k.Name)
 		}
-		switch {
-		case s.Instance.Topology == "cluster":
-			out = append(out, Finding{Pos: s.Pos, Rule: RuleCrossSlot, Msg: fmt.Sprintf(
-				"script %q takes %d KEYS (%s) on cluster instance %s: their patterns share no hash tag, so Redis Cluster answers CROSSSLOT",
-				s.Name, len(s.Keys), strings.Join(names, ", "), s.Instance.Name)})
-		case s.CrossSlot == "":
-			out = append(out, Finding{Pos: s.Pos, Rule: RuleCrossSlot, Msg: fmt.Sprintf(
-				"script %q takes %d KEYS (%s) in different hash slots: atomic on standalone %s, CROSSSLOT on Redis Cluster; say why this is settled in cross_slot",
-				s.Name, len(s.Keys), strings.Join(names, ", "), s.Instance.Name)})
-		}
+		out = append(out, Finding{Pos: s.Pos, Rule: RuleCrossSlot, Msg: fmt.Sprintf(
+			"script %q takes %d KEYS (%s) that may be in different hash slots: atomic on standalone %s, CROSSSLOT on Redis Cluster; tie them with a hash tag and shared_placeholders, or say why this is settled in cross_slot",
+			s.Name, len(s.Keys), strings.Join(names, ", "), s.Instance.Name)})
 	}
 	return out
+}
+
+// cite is " (source: S)", or "" for an entry with no source.
+func cite(source string) string {
+	if source = strings.Join(strings.Fields(source), " "); source != "" {
+		return " (source: " + source + ")"
+	}
+	return ""
 }
 
 // Scripts runs the rules that read the Lua.
@@ -169,14 +202,10 @@ func Scripts(spec *keyspec.Spec, srcs map[string]*compiler.Source) []Finding {
 		src := srcs[n]
 		info := src.Info
 		at := func(line int) keyspec.Pos { return keyspec.Pos{File: info.File, Line: line} }
+		out = append(out, bounded(src)...)
 		for _, c := range info.Calls {
-			switch {
-			case c.Command == "":
-				out = append(out, Finding{Pos: at(c.Line), Rule: RuleDynamicCmd, Msg: fmt.Sprintf("redis.%s with a command that is not a string literal: the ACL allow-list cannot be derived", c.Fn)})
-			case c.Command == "select":
-				out = append(out, Finding{Pos: at(c.Line), Rule: RuleScriptSelect, Msg: "SELECT in a script: the spec allows SELECT only for the client's connection handshake (CONTRADICTION 2)"})
-			case keyspec.Dangerous[c.Command]:
-				out = append(out, Finding{Pos: at(c.Line), Rule: RuleDangerous, Msg: fmt.Sprintf("%s is never granted by the generated ACL", strings.ToUpper(c.Command))})
+			if fb := src.Script.Instance.ForbidsCommand(c.Command); fb != nil {
+				out = append(out, Finding{Pos: at(c.Line), Rule: RuleForbiddenCommand, Msg: fmt.Sprintf("%s, which %s forbids (%s); luagen acl refuses to grant it", strings.ToUpper(c.Command), src.Script.Instance.Name, fb.Source)})
 			}
 		}
 		for _, u := range spec.Users {
@@ -184,14 +213,20 @@ func Scripts(spec *keyspec.Spec, srcs map[string]*compiler.Source) []Finding {
 				continue
 			}
 			for _, p := range append(append([]*keyspec.Prefix{}, u.KeyPrefixes...), u.ChannelPrefixes...) {
+				if p.Prefix == "" {
+					continue // a whole deployment: no literal text to look for
+				}
 				if line := lineOf(src.Src, p.Prefix); line > 0 {
 					out = append(out, Finding{Pos: at(line), Rule: RuleCrossInstance, Msg: fmt.Sprintf("names %s, a prefix of %s's user %s: scripts of %s name nothing of %s", p.Glob(), u.Instance.Name, u.Name, src.Script.Instance.Name, u.Instance.Name)})
 				}
 			}
 		}
-		if src.Script.Kind != "rate_limit" && forbids(src.Script.Instance, "task_poll") {
+		for _, fb := range src.Script.Instance.Forbid {
+			if fb.Shape != keyspec.ShapeGetIncrement || slices.Contains(fb.UnlessKind, src.Script.Kind) {
+				continue
+			}
 			if line := getIncrement(info); line > 0 {
-				out = append(out, Finding{Pos: at(line), Rule: RulePollShape, Msg: fmt.Sprintf("script %q reads and increments the same key: a get+increment poll, which %s forbids (declare kind rate_limit if it is a limiter)", src.Script.Name, src.Script.Instance.Name)})
+				out = append(out, Finding{Pos: at(line), Rule: RuleForbiddenShape, Msg: fmt.Sprintf("script %q reads and increments the same key, a get+increment shape, which %s forbids%s (%s)", src.Script.Name, src.Script.Instance.Name, unless(fb.UnlessKind), fb.Source)})
 			}
 		}
 		for _, g := range info.Globals {
@@ -214,6 +249,9 @@ func aclOverlaps(spec *keyspec.Spec) []Finding {
 		for _, o := range spec.Users {
 			if u.Name >= o.Name || u.Instance == o.Instance || u.Instance == nil || o.Instance == nil {
 				continue
+			}
+			if u.Instance.Prefix != nil || o.Instance.Prefix != nil {
+				continue // names under a deployment prefix known only at run time
 			}
 			for _, kind := range []struct {
 				name   string
@@ -243,18 +281,22 @@ func lineOf(src []byte, s string) int {
 	return strings.Count(string(src[:i]), "\n") + 1
 }
 
-// forbiddenNames finds keys and scripts whose names speak of state the instance
-// forbids (task, lease, lock; poll for task_poll), whatever kind they declare:
-// a kind is a claim, a name is what operators and reviewers read.
+// forbiddenNames finds keys and scripts whose names speak of a kind the
+// instance forbids, whatever kind they declare: a kind is a claim, a name is what
+// operators and reviewers read. The words are each kind rule's kind and words.
 func forbiddenNames(spec *keyspec.Spec, in *keyspec.Instance) []Finding {
 	words := map[string]string{} // word -> forbidden kind
 	for _, fb := range in.Forbid {
-		switch fb.Kind {
-		case "task_poll":
-			words["poll"] = fb.Kind
-		default:
-			words[fb.Kind] = fb.Kind
+		if fb.Kind == "" {
+			continue
 		}
+		words[strings.ToLower(fb.Kind)] = fb.Kind
+		for _, w := range fb.Words {
+			words[w] = fb.Kind
+		}
+	}
+	if len(words) == 0 {
+		return nil
 	}
 	named := func(name string) string {
 		for _, w := range strings.FieldsFunc(strings.ToLower(name), func(r rune) bool { return !(r >= 'a' && r <= 'z') }) {
@@ -273,7 +315,7 @@ func forbiddenNames(spec *keyspec.Spec, in *keyspec.Instance) []Finding {
 		}
 		for _, seg := range k.Pattern.Segments {
 			if kind := named(seg.Literal); seg.Param == nil && kind != "" {
-				out = append(out, Finding{Pos: k.Pos, Rule: RuleForbiddenName, Msg: fmt.Sprintf("key %q: pattern %s names %s state, which %s forbids", k.Name, k.Pattern.Raw, kind, in.Name)})
+				out = append(out, Finding{Pos: k.Pos, Rule: RuleForbiddenName, Msg: fmt.Sprintf("key %q: pattern %s names %s, a kind %s forbids", k.Name, k.Pattern.Raw, kind, in.Name)})
 				break
 			}
 		}
@@ -281,20 +323,77 @@ func forbiddenNames(spec *keyspec.Spec, in *keyspec.Instance) []Finding {
 	for _, s := range spec.Scripts {
 		if s.Instance == in {
 			if kind := named(s.Name); kind != "" {
-				out = append(out, Finding{Pos: s.Pos, Rule: RuleForbiddenName, Msg: fmt.Sprintf("script %q is named for %s, which %s forbids", s.Name, kind, in.Name)})
+				out = append(out, Finding{Pos: s.Pos, Rule: RuleForbiddenName, Msg: fmt.Sprintf("script %q is named for %s, a kind %s forbids", s.Name, kind, in.Name)})
 			}
 		}
 	}
 	return out
 }
 
-func forbids(in *keyspec.Instance, kind string) bool {
-	for _, f := range in.Forbid {
-		if f.Kind == kind {
-			return true
+func unless(kinds []string) string {
+	if len(kinds) == 0 {
+		return ""
+	}
+	return " except in scripts of kind " + strings.Join(kinds, ", ")
+}
+
+// pushCmds add elements to a list; LTRIM bounds it.
+var pushCmds = map[string]bool{"lpush": true, "rpush": true, "lpushx": true, "rpushx": true, "linsert": true, "lmove": true, "rpoplpush": true}
+
+// bounded checks the writes of bounded streams and lists: every XADD of a
+// stream with max_len or retention trims it (MAXLEN or MINID), and every script
+// pushing onto a list with max_len also LTRIMs it.
+func bounded(src *compiler.Source) []Finding {
+	var out []Finding
+	s, info := src.Script, src.Info
+	at := func(line int) keyspec.Pos { return keyspec.Pos{File: info.File, Line: line} }
+	keysAt := func(pos int) []*keyspec.Key {
+		if pos < 1 || pos > len(s.Keys) {
+			return nil
+		}
+		return s.Keys[pos-1].OneOf
+	}
+	trimmed := map[int]bool{}
+	for _, c := range info.Calls {
+		if c.Command == "ltrim" && c.FirstKey > 0 {
+			trimmed[c.FirstKey] = true
 		}
 	}
-	return false
+	for _, c := range info.Calls {
+		switch {
+		case c.Command == "xadd" && c.FirstKey > 0:
+			for _, k := range keysAt(c.FirstKey) {
+				if !k.Holds(keyspec.ValueStream) || (k.MaxLen == 0 && k.Retention == 0) {
+					continue
+				}
+				if !slices.Contains(c.Literals, "maxlen") && !slices.Contains(c.Literals, "minid") {
+					out = append(out, Finding{Pos: at(c.Line), Rule: RuleStreamTrim, Msg: fmt.Sprintf("XADD to KEYS[%d] (key %q, %s) without MAXLEN or MINID: every write of a bounded stream trims it", c.FirstKey, k.Name, streamBound(k))})
+				}
+				break
+			}
+		case pushCmds[c.Command]:
+			for _, pos := range c.Keys {
+				for _, k := range keysAt(pos) {
+					if k.Holds(keyspec.ValueList) && k.MaxLen > 0 && !trimmed[pos] {
+						out = append(out, Finding{Pos: at(c.Line), Rule: RuleListTrim, Msg: fmt.Sprintf("%s onto KEYS[%d] (key %q, max_len %d) and no LTRIM of it in the script: every write of a bounded list trims it", strings.ToUpper(c.Command), pos, k.Name, k.MaxLen)})
+						break
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+func streamBound(k *keyspec.Key) string {
+	var parts []string
+	if k.MaxLen > 0 {
+		parts = append(parts, fmt.Sprintf("max_len %d", k.MaxLen))
+	}
+	if k.Retention > 0 {
+		parts = append(parts, "retention "+k.Retention.String())
+	}
+	return strings.Join(parts, ", ")
 }
 
 var (

@@ -34,11 +34,18 @@ return {v, ok, n}
 	if diff := cmp.Diff([]string{"exists", "get", "hget"}, info.Commands()); diff != "" {
 		t.Errorf("commands (-want +got):\n%s", diff)
 	}
+	str := func(s string) luascript.Arg {
+		return luascript.Arg{Kind: luascript.ArgString, Text: s, Desc: fmt.Sprintf("%q", s)}
+	}
 	wantCalls := []luascript.Call{
-		{Line: 4, Fn: "call", Command: "get", Keys: []int{1}, FirstKey: 1, NArgs: 1},
-		{Line: 5, Fn: "pcall", Command: "hget", Keys: []int{2}, FirstKey: 2, NArgs: 2},
-		{Line: 7, Fn: "call", Command: "exists", NArgs: 1},
-		{Line: 10, Fn: "call", Keys: []int{1}, FirstKey: 1, NArgs: 1}, // k = KEYS[1]
+		{Line: 4, Fn: "call", Command: "get", Keys: []int{1}, FirstKey: 1, NArgs: 1,
+			Args: []luascript.Arg{str("GET"), {Kind: luascript.ArgKey, Key: 1, Desc: "KEYS[1]"}}, Literals: []string{""}},
+		{Line: 5, Fn: "pcall", Command: "hget", Keys: []int{2}, FirstKey: 2, NArgs: 2,
+			Args: []luascript.Arg{str("hget"), {Kind: luascript.ArgKey, Key: 2, Desc: "KEYS[2]"}, str("f")}, Literals: []string{"", "f"}},
+		{Line: 7, Fn: "call", Command: "exists", NArgs: 1,
+			Args: []luascript.Arg{str("EXISTS"), {Kind: luascript.ArgKey, Desc: "KEYS[...]"}}, Literals: []string{""}},
+		{Line: 10, Fn: "call", Keys: []int{1}, FirstKey: 1, NArgs: 1, // k = KEYS[1]
+			Args: []luascript.Arg{{Desc: "local cmd (not set from KEYS[n])"}, {Kind: luascript.ArgKey, Key: 1, Desc: "local k"}}, Literals: []string{""}},
 		{Line: 11, Fn: "call"},
 	}
 	if diff := cmp.Diff(wantCalls, info.Calls); diff != "" {
@@ -148,5 +155,94 @@ return redis.error_reply('BAD_ARG ' .. ARGV[1])
 	other, _ := luascript.Analyze("e.lua", []byte("return redis.error_reply(ARGV[1])"))
 	if len(other.Errors) != 1 || other.Errors[0].Code != "" {
 		t.Errorf("a message that is not a literal: %+v", other.Errors)
+	}
+}
+
+// What the reading knows of each argument of a call: literals as Redis receives
+// them, numbers (never a keyword), KEYS through aliases never reassigned in their
+// scope (loops and closures included), and a trailing spread.
+func TestAnalyzeClassifiesArguments(t *testing.T) {
+	src := `local k = KEYS[1]
+local k2 = k
+local moved = KEYS[2]
+local n = tonumber(ARGV[1]) or 10
+local text = ARGV[2]
+local later = 5
+for i = 1, 2 do
+  redis.call('X', k2, moved, n, 0x10, -3, 2.5, ARGV[1], later, text, #ARGV, unpack(ARGV))
+  moved = 'elsewhere'
+end
+local function f() later = ARGV[1] end
+redis.call('Y', (unpack(ARGV)), KEYS[2] .. ':x', ...)
+`
+	info, err := luascript.Analyze("a.lua", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kinds [][]string
+	for _, c := range info.Calls {
+		var k []string
+		for _, a := range c.Args[1:] {
+			switch a.Kind {
+			case luascript.ArgString, luascript.ArgInteger:
+				k = append(k, "lit:"+a.Text)
+			case luascript.ArgNumber:
+				k = append(k, "num")
+			case luascript.ArgKey:
+				k = append(k, fmt.Sprintf("KEYS[%d]", a.Key))
+			case luascript.ArgArgv:
+				k = append(k, fmt.Sprintf("ARGV[%d]", a.Argv))
+			case luascript.ArgSpread:
+				k = append(k, "spread")
+			default:
+				k = append(k, "other:"+a.Desc)
+			}
+		}
+		kinds = append(kinds, k)
+	}
+	want := [][]string{
+		{"KEYS[1]", "other:local moved (assigned again at line 9)", "num", "lit:16", "lit:-3", "num", "ARGV[1]",
+			"other:local later (assigned again at line 11)", "other:local text (not set from KEYS[n])", "num", "spread"},
+		{"other:a function's result", "other:an expression", "spread"},
+	}
+	if diff := cmp.Diff(want, kinds); diff != "" {
+		t.Errorf("arguments (-want +got):\n%s", diff)
+	}
+}
+
+// Everything that would undo the reading is reported with its line and kind:
+// KEYS written or handed to code that may change it, redis/KEYS/ARGV hidden or
+// assigned, replication switched off.
+func TestAnalyzeReportsUnsafeUses(t *testing.T) {
+	src := `KEYS[1] = 'x'
+table.insert(KEYS, 'y')
+local t = KEYS
+for _, k in ipairs(KEYS) do end
+local n = #KEYS .. table.concat(KEYS, ',') .. cjson.encode(KEYS)
+local function f(redis) return 1 end
+local ARGV = {}
+for KEYS = 1, 2 do end
+KEYS = {}
+redis.set_repl(redis.REPL_NONE)
+redis.replicate_commands()
+redis.call = nil
+function redis.pcall() end
+sort(KEYS)
+redis.call('GET', KEYS)
+`
+	info, err := luascript.Analyze("u.lua", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, u := range info.Unsafe {
+		got = append(got, fmt.Sprintf("%d:%s", u.Line, u.Rule))
+	}
+	want := []string{
+		"1:keys-read-only", "2:keys-read-only", "3:keys-read-only", "6:shadow", "7:shadow", "8:shadow", "9:shadow",
+		"10:replication", "11:replication", "12:shadow", "13:shadow", "14:keys-read-only", "15:keys-read-only",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("unsafe uses (-want +got):\n%s", diff)
 	}
 }

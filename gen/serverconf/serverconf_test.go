@@ -62,7 +62,10 @@ func TestSpecTextCannotInjectDirectives(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	evil := strings.Replace(string(src), `persistence: {mode: aof_everysec, seed: "000 §12`, `persistence: {mode: aof_everysec, seed: "x\nenable-debug-command yes\nprotected-mode no\n000 §12`, 1)
+	evil := strings.Replace(string(src), `persistence: {mode: aof_everysec, source: "HAN VM1 spec §12`, `persistence: {mode: aof_everysec, source: "x\nenable-debug-command yes\nprotected-mode no\nHAN VM1 spec §12`, 1)
+	if evil == string(src) {
+		t.Fatal("the spec no longer has the persistence line this test edits")
+	}
 	spec, err := keyspec.Parse("keyspec.yaml", []byte(evil))
 	if err != nil {
 		t.Fatal(err)

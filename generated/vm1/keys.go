@@ -16,12 +16,12 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "61362f5b9e7d6c05e55dddc1febcaed8737510c108d064d10f70fa4532300033"
+	SpecSHA256 = "e8cac34bc8cfafd083a261ed5478fedb993bedcdc3aeed7598dad7b29822c583"
 )
 
-// DB0 is database 0 of vm1 (seed 000 §2, §3, §4), reached through REDIS_URL as ACL user
-// api_backend. API rate limits, JWKS negative markers, idempotency records and their
-// locks.
+// DB0 is database 0 of vm1 (source: HAN VM1 spec §2, §3, §4), reached through REDIS_URL
+// as ACL user api_backend. API rate limits, JWKS negative markers, idempotency records and
+// their locks.
 const (
 	DB0 = 0
 	// DB0URLEnv is the environment variable holding the URL of DB0.
@@ -30,9 +30,9 @@ const (
 	DB0User = "api_backend"
 )
 
-// DB1 is database 1 of vm1 (seed 000 §2, §5, §6), reached through REDIS_REALTIME_URL as
-// ACL user api_backend. Realtime presence and Pub/Sub, coordination locks, settings
-// snapshots.
+// DB1 is database 1 of vm1 (source: HAN VM1 spec §2, §5, §6), reached through
+// REDIS_REALTIME_URL as ACL user api_backend. Realtime presence and Pub/Sub, coordination
+// locks, settings snapshots.
 const (
 	DB1 = 1
 	// DB1URLEnv is the environment variable holding the URL of DB1.
@@ -41,8 +41,9 @@ const (
 	DB1User = "api_backend"
 )
 
-// DB2 is database 2 of vm1 (seed 000 §1, §7), reached through SAFETY_STUB_REDIS_URL as
-// ACL user api_backend. Legacy Message Safety test stub v1, only until the cutover to v2.
+// DB2 is database 2 of vm1 (source: HAN VM1 spec §1, §7), reached through
+// SAFETY_STUB_REDIS_URL as ACL user api_backend. Legacy Message Safety test stub v1, only
+// until the cutover to v2.
 const (
 	DB2 = 2
 	// DB2URLEnv is the environment variable holding the URL of DB2.
@@ -51,8 +52,8 @@ const (
 	DB2User = "api_backend"
 )
 
-// APIRoute is a value of enum api_route (seed 000 §3: route labels come from a bounded
-// allow-list and are hashed into the key).
+// APIRoute is a value of enum api_route (source: HAN VM1 spec §3: route labels come from
+// a bounded allow-list and are hashed into the key).
 type APIRoute string
 
 // Values of APIRoute.
@@ -118,8 +119,8 @@ var apiRouteSHA256 = map[APIRoute]string{
 	APIRouteInternalInbox:          "b42c087c0c9f8da5",
 }
 
-// IdemScope is a value of enum idem_scope (seed 000 §4, §10: mutating calls that need
-// idempotency).
+// IdemScope is a value of enum idem_scope (source: HAN VM1 spec §4, §10: mutating calls
+// that need idempotency).
 type IdemScope string
 
 // Values of IdemScope.
@@ -149,8 +150,8 @@ func (v IdemScope) Valid() bool {
 	return false
 }
 
-// IdemState is a value of enum idem_state (seed 000 §4: absent -> in_progress ->
-// completed; fingerprint mismatch -> conflict).
+// IdemState is a value of enum idem_state (source: HAN VM1 spec §4: absent -> in_progress
+// -> completed; fingerprint mismatch -> conflict).
 type IdemState string
 
 // Values of IdemState.
@@ -180,8 +181,9 @@ func (v IdemState) Valid() bool {
 
 var idemStateStrings = []string{"reserved", "in_progress", "completed", "conflict"}
 
-// LockOutcome is a value of enum lock_outcome (seed 000 §6: extend/release compare the
-// owner; the caller must tell a lease that ran out from a lock another owner now holds).
+// LockOutcome is a value of enum lock_outcome (source: HAN VM1 spec §6: extend/release
+// compare the owner; the caller must tell a lease that ran out from a lock another owner
+// now holds).
 type LockOutcome string
 
 // Values of LockOutcome.
@@ -210,7 +212,7 @@ func (v LockOutcome) Valid() bool {
 var lockOutcomeStrings = []string{"ok", "expired", "other_owner"}
 
 // APIIdemKey is a key of pattern han:api:idem:{scope}:{user_id}:{key_hmac} (vm1.db0, hash,
-// TTL 1d; seed 000 §4).
+// TTL 1d; source: HAN VM1 spec §4).
 // Build it with NewAPIIdemKey.
 type APIIdemKey struct {
 	key string
@@ -247,7 +249,7 @@ func NewAPIIdemKey(scope IdemScope, userID string, keyHMAC runtime.HMAC) (APIIde
 }
 
 // APIIdemLockKey is a key of pattern han:api:idemlock:{scope}:{user_id}:{key_hmac}
-// (vm1.db0, string, TTL 30s, renewed by heartbeat; seed 000 §4).
+// (vm1.db0, string, TTL 30s, renewed by heartbeat; source: HAN VM1 spec §4).
 // Random owner token of the request executing the idempotent call.
 // Build it with NewAPIIdemLockKey.
 type APIIdemLockKey struct {
@@ -283,7 +285,7 @@ func NewAPIIdemLockKey(scope IdemScope, userID string, keyHMAC runtime.HMAC) (AP
 }
 
 // APIJWKSNegativeKey is a key of pattern han:api:jwks:negative:{kid_hash} (vm1.db0,
-// string, TTL 30s; seed 000 §3).
+// string, TTL 30s; source: HAN VM1 spec §3).
 // Build it with NewAPIJWKSNegativeKey.
 type APIJWKSNegativeKey struct {
 	key string
@@ -307,7 +309,7 @@ func NewAPIJWKSNegativeKey(kid string) APIJWKSNegativeKey {
 }
 
 // APIRLDialogKey is a key of pattern han:api:rl:dialog:{dialog_id}:message:{window}
-// (vm1.db0, zset/counter/hash, TTL window + jitter up to 2s; seed 000 §3).
+// (vm1.db0, zset/counter/hash, TTL window + jitter up to 2s; source: HAN VM1 spec §3).
 // Build it with NewAPIRLDialogKey.
 type APIRLDialogKey struct {
 	key string
@@ -339,7 +341,7 @@ func NewAPIRLDialogKey(dialogID string, window int64) (APIRLDialogKey, error) {
 }
 
 // APIRLIPKey is a key of pattern han:api:rl:ip:{ip_hmac}:{route_hash}:{window} (vm1.db0,
-// zset/counter/hash, TTL window + jitter up to 2s; seed 000 §3).
+// zset/counter/hash, TTL window + jitter up to 2s; source: HAN VM1 spec §3).
 // Build it with NewAPIRLIPKey.
 type APIRLIPKey struct {
 	key string
@@ -375,7 +377,7 @@ func NewAPIRLIPKey(ipHMAC runtime.HMAC, route APIRoute, window int64) (APIRLIPKe
 }
 
 // APIRLServiceKey is a key of pattern han:api:rl:service:{service}:{route_hash}:{window}
-// (vm1.db0, zset/counter/hash, TTL window + jitter up to 2s; seed 000 §3).
+// (vm1.db0, zset/counter/hash, TTL window + jitter up to 2s; source: HAN VM1 spec §3).
 // Build it with NewAPIRLServiceKey.
 type APIRLServiceKey struct {
 	key string
@@ -411,7 +413,7 @@ func NewAPIRLServiceKey(service string, route APIRoute, window int64) (APIRLServ
 }
 
 // APIRLUserKey is a key of pattern han:api:rl:user:{user_id}:{route_hash}:{window}
-// (vm1.db0, zset/counter/hash, TTL window + jitter up to 2s; seed 000 §3).
+// (vm1.db0, zset/counter/hash, TTL window + jitter up to 2s; source: HAN VM1 spec §3).
 // Build it with NewAPIRLUserKey.
 type APIRLUserKey struct {
 	key string
@@ -447,7 +449,7 @@ func NewAPIRLUserKey(userID string, route APIRoute, window int64) (APIRLUserKey,
 }
 
 // CoordFenceDeliveryKey is a key of pattern han:coord:fence:delivery:{message_id}
-// (vm1.db1, counter, TTL 1d; seed 000 §6).
+// (vm1.db1, counter, TTL 1d; source: HAN VM1 spec §6).
 // Build it with NewCoordFenceDeliveryKey.
 type CoordFenceDeliveryKey struct {
 	key string
@@ -476,7 +478,8 @@ func NewCoordFenceDeliveryKey(messageID string) (CoordFenceDeliveryKey, error) {
 }
 
 // CoordFenceSafetyRecoveryKey is a key of pattern
-// han:coord:fence:safety-recovery:{task_id} (vm1.db1, counter, TTL 1d; seed 000 §6).
+// han:coord:fence:safety-recovery:{task_id} (vm1.db1, counter, TTL 1d; source: HAN VM1
+// spec §6).
 // Build it with NewCoordFenceSafetyRecoveryKey.
 type CoordFenceSafetyRecoveryKey struct {
 	key string
@@ -505,7 +508,8 @@ func NewCoordFenceSafetyRecoveryKey(taskID string) (CoordFenceSafetyRecoveryKey,
 }
 
 // CoordFenceSettingsRefreshKey is a key of pattern
-// han:coord:fence:settings-refresh:{instance} (vm1.db1, counter, TTL 1d; seed 000 §6).
+// han:coord:fence:settings-refresh:{instance} (vm1.db1, counter, TTL 1d; source: HAN VM1
+// spec §6).
 // Build it with NewCoordFenceSettingsRefreshKey.
 type CoordFenceSettingsRefreshKey struct {
 	key string
@@ -534,7 +538,7 @@ func NewCoordFenceSettingsRefreshKey(instance string) (CoordFenceSettingsRefresh
 }
 
 // CoordLockDeliveryKey is a key of pattern han:coord:lock:delivery:{message_id} (vm1.db1,
-// string, TTL 30s, renewed by heartbeat; seed 000 §6).
+// string, TTL 30s, renewed by heartbeat; source: HAN VM1 spec §6).
 // Build it with NewCoordLockDeliveryKey.
 type CoordLockDeliveryKey struct {
 	key string
@@ -563,7 +567,7 @@ func NewCoordLockDeliveryKey(messageID string) (CoordLockDeliveryKey, error) {
 }
 
 // CoordLockSafetyRecoveryKey is a key of pattern han:coord:lock:safety-recovery:{task_id}
-// (vm1.db1, string, TTL 30s, renewed by heartbeat; seed 000 §6).
+// (vm1.db1, string, TTL 30s, renewed by heartbeat; source: HAN VM1 spec §6).
 // Build it with NewCoordLockSafetyRecoveryKey.
 type CoordLockSafetyRecoveryKey struct {
 	key string
@@ -593,7 +597,7 @@ func NewCoordLockSafetyRecoveryKey(taskID string) (CoordLockSafetyRecoveryKey, e
 
 // CoordLockSettingsRefreshKey is a key of pattern
 // han:coord:lock:settings-refresh:{instance} (vm1.db1, string, TTL 30s, renewed by
-// heartbeat; seed 000 §6).
+// heartbeat; source: HAN VM1 spec §6).
 // Build it with NewCoordLockSettingsRefreshKey.
 type CoordLockSettingsRefreshKey struct {
 	key string
@@ -622,7 +626,7 @@ func NewCoordLockSettingsRefreshKey(instance string) (CoordLockSettingsRefreshKe
 }
 
 // LegacySafetyTaskKey is a key of pattern han:legacy:safety-task:{task_id} (vm1.db2, hash,
-// TTL 30m; seed 000 §7 (prefix: CONTRADICTION 4, see users.api_backend)).
+// TTL 30m; source: HAN VM1 spec §7 (prefix: CONTRADICTION 4, see users.api_backend)).
 // Build it with NewLegacySafetyTaskKey.
 type LegacySafetyTaskKey struct {
 	key string
@@ -651,7 +655,7 @@ func NewLegacySafetyTaskKey(taskID string) (LegacySafetyTaskKey, error) {
 }
 
 // RTConnKey is a key of pattern han:rt:conn:{connection_id} (vm1.db1, hash, TTL 90s,
-// renewed by heartbeat; seed 000 §5).
+// renewed by heartbeat; source: HAN VM1 spec §5).
 // Build it with NewRTConnKey.
 type RTConnKey struct {
 	key string
@@ -680,7 +684,7 @@ func NewRTConnKey(connectionID string) (RTConnKey, error) {
 }
 
 // RTUserConnectionsKey is a key of pattern han:rt:user:{user_id}:connections (vm1.db1,
-// zset, TTL 2m, renewed by heartbeat; seed 000 §5).
+// zset, TTL 2m, renewed by heartbeat; source: HAN VM1 spec §5).
 // Connection_id -> last heartbeat (ms).
 // Build it with NewRTUserConnectionsKey.
 type RTUserConnectionsKey struct {
@@ -710,7 +714,8 @@ func NewRTUserConnectionsKey(userID string) (RTUserConnectionsKey, error) {
 }
 
 // SettingsSnapshotKey is a key of pattern han:settings:snapshot:{version} (vm1.db1,
-// msgpack, TTL 5m; seed 000 §6 (prefix: CONTRADICTION 1, see users.api_backend)).
+// msgpack, TTL 5m; source: HAN VM1 spec §6 (prefix: CONTRADICTION 1, see
+// users.api_backend)).
 // Build it with NewSettingsSnapshotKey.
 type SettingsSnapshotKey struct {
 	key string
@@ -747,6 +752,7 @@ var Keys = []runtime.KeyInfo{
 		DB:      0,
 		Glob:    "han:api:idem:*:*:*",
 		Kind:    "idempotency",
+		MaxTTL:  24 * time.Hour,
 		Name:    "api_idem",
 		Pattern: "han:api:idem:{scope}:{user_id}:{key_hmac}",
 		TTL:     24 * time.Hour,
@@ -756,6 +762,7 @@ var Keys = []runtime.KeyInfo{
 		DB:      0,
 		Glob:    "han:api:idemlock:*:*:*",
 		Kind:    "lock",
+		MaxTTL:  30 * time.Second,
 		Name:    "api_idem_lock",
 		Pattern: "han:api:idemlock:{scope}:{user_id}:{key_hmac}",
 		TTL:     30 * time.Second,
@@ -765,6 +772,7 @@ var Keys = []runtime.KeyInfo{
 		DB:      0,
 		Glob:    "han:api:jwks:negative:*",
 		Kind:    "marker",
+		MaxTTL:  30 * time.Second,
 		Name:    "api_jwks_negative",
 		Pattern: "han:api:jwks:negative:{kid_hash}",
 		TTL:     30 * time.Second,
@@ -837,6 +845,7 @@ var Keys = []runtime.KeyInfo{
 		DB:      1,
 		Glob:    "han:coord:lock:delivery:*",
 		Kind:    "lock",
+		MaxTTL:  30 * time.Second,
 		Name:    "coord_lock_delivery",
 		Pattern: "han:coord:lock:delivery:{message_id}",
 		TTL:     30 * time.Second,
@@ -846,6 +855,7 @@ var Keys = []runtime.KeyInfo{
 		DB:      1,
 		Glob:    "han:coord:lock:safety-recovery:*",
 		Kind:    "lock",
+		MaxTTL:  30 * time.Second,
 		Name:    "coord_lock_safety_recovery",
 		Pattern: "han:coord:lock:safety-recovery:{task_id}",
 		TTL:     30 * time.Second,
@@ -855,6 +865,7 @@ var Keys = []runtime.KeyInfo{
 		DB:      1,
 		Glob:    "han:coord:lock:settings-refresh:*",
 		Kind:    "lock",
+		MaxTTL:  30 * time.Second,
 		Name:    "coord_lock_settings_refresh",
 		Pattern: "han:coord:lock:settings-refresh:{instance}",
 		TTL:     30 * time.Second,
@@ -873,6 +884,7 @@ var Keys = []runtime.KeyInfo{
 		DB:      1,
 		Glob:    "han:rt:conn:*",
 		Kind:    "presence",
+		MaxTTL:  90 * time.Second,
 		Name:    "rt_conn",
 		Pattern: "han:rt:conn:{connection_id}",
 		TTL:     90 * time.Second,
@@ -882,6 +894,7 @@ var Keys = []runtime.KeyInfo{
 		DB:      1,
 		Glob:    "han:rt:user:*:connections",
 		Kind:    "presence",
+		MaxTTL:  2 * time.Minute,
 		Name:    "rt_user_connections",
 		Pattern: "han:rt:user:{user_id}:connections",
 		TTL:     2 * time.Minute,
@@ -891,6 +904,7 @@ var Keys = []runtime.KeyInfo{
 		DB:      1,
 		Glob:    "han:settings:snapshot:*",
 		Kind:    "snapshot",
+		MaxTTL:  5 * time.Minute,
 		Name:    "settings_snapshot",
 		Pattern: "han:settings:snapshot:{version}",
 		TTL:     5 * time.Minute,
@@ -898,7 +912,7 @@ var Keys = []runtime.KeyInfo{
 	}}
 
 // RTDialogChannel is a Pub/Sub channel of pattern han:rt:dialog:{dialog_id} (vm1; no
-// storage; seed 000 §5). Build it with NewRTDialogChannel.
+// storage; source: HAN VM1 spec §5). Build it with NewRTDialogChannel.
 type RTDialogChannel struct {
 	name string
 }
@@ -926,7 +940,7 @@ func NewRTDialogChannel(dialogID string) (RTDialogChannel, error) {
 }
 
 // RTUserChannel is a Pub/Sub channel of pattern han:rt:user:{user_id} (vm1; no storage;
-// seed 000 §5). Build it with NewRTUserChannel.
+// source: HAN VM1 spec §5). Build it with NewRTUserChannel.
 type RTUserChannel struct {
 	name string
 }

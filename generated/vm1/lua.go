@@ -263,7 +263,7 @@ return 'ok'
 
 // RateLimitFixedSHA1 is the SHA1 of lua/vm1/rate_limit_fixed.lua, the name EVALSHA calls
 // it by.
-const RateLimitFixedSHA1 = "b7de5ae62dca8bc7d44f5c738ae99fa4ea6b4bd3"
+const RateLimitFixedSHA1 = "06d94b100ae6310496b232a0afa5355190e3d52e"
 
 // rateLimitFixedSource is lua/vm1/rate_limit_fixed.lua.
 const rateLimitFixedSource = `-- rate_limit_fixed: fixed-window counter (seed 000 §3, §8). INCRBY and the first
@@ -294,13 +294,13 @@ local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 -- writer (an algorithm change while it lived). Buckets are disposable: it is
 -- dropped, or read as empty by a peek.
 local typ = redis.call('TYPE', key)['ok']
-local count, pttl = 0, -2
+local count, expires = 0, -2
 local foreign = typ ~= 'none'
 if typ == 'string' then
   local raw = redis.call('GET', key)
   if raw == '0' or (#raw <= 15 and string.match(raw, '^[1-9]%d*$')) then
     count = tonumber(raw)
-    pttl = redis.call('PTTL', key)
+    expires = redis.call('PEXPIRETIME', key)
     foreign = false
   end
 end
@@ -308,40 +308,43 @@ if foreign and not peek then
   redis.call('DEL', key)
 end
 
-if pttl == -1 and not peek then
+if expires == -1 and not peek then
   -- A counter without expiry would never reset: give it one.
-  pttl = window + jitter
-  redis.call('PEXPIRE', key, pttl)
+  redis.call('PEXPIRE', key, window + jitter)
+  expires = redis.call('PEXPIRETIME', key)
 end
 local allowed = count + cost <= limit
 if allowed and not peek then
   count = redis.call('INCRBY', key, cost)
-  if pttl == -2 then
+  if expires == -2 then
     -- The first request of the window.
-    pttl = window + jitter
-    redis.call('PEXPIRE', key, pttl)
+    redis.call('PEXPIRE', key, window + jitter)
+    expires = redis.call('PEXPIRETIME', key)
   end
 end
-if pttl < 0 then
-  pttl = window + jitter -- a peek: as if this request opened the window
+if expires < 0 then
+  expires = now + window + jitter -- a peek: as if this request opened the window
 end
 
 local remaining = limit - count
 if peek and allowed then
   remaining = remaining - cost
 end
--- A key whose expiry is T is still there at T and gone at T + 1 ms.
-local reset_at = now + pttl + 1
+-- A key whose expiry is T is still there at T and gone at T + 1 ms. TIME is
+-- read after the script started, whose start time decides what has expired: a
+-- key due at the millisecond TIME reads is still here, and a client waiting
+-- 1 ms finds it gone.
+local reset_at = expires + 1
 local retry_after = 0
 if not allowed then
-  retry_after = reset_at - now
+  retry_after = math.max(reset_at - now, 1)
 end
 return {allowed and 1 or 0, remaining, retry_after, reset_at}
 `
 
 // RateLimitFixedRefundSHA1 is the SHA1 of lua/vm1/rate_limit_fixed_refund.lua, the name
 // EVALSHA calls it by.
-const RateLimitFixedRefundSHA1 = "c5c77839de715166632f49ba88a707dbec24a4c1"
+const RateLimitFixedRefundSHA1 = "57193186d63d68aa33d08f9e12af4267fefbf91a"
 
 // rateLimitFixedRefundSource is lua/vm1/rate_limit_fixed_refund.lua.
 const rateLimitFixedRefundSource = `-- rate_limit_fixed_refund: gives back what rate_limit_fixed took for a request
@@ -372,13 +375,12 @@ if not (#raw <= 15 and string.match(raw, '^[1-9]%d*$')) then
   return 0
 end
 local count = tonumber(raw)
-local pttl = redis.call('PTTL', key)
-if pttl < 0 then
+local expires = redis.call('PEXPIRETIME', key)
+if expires < 0 then
   return 0
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if math.abs(now + pttl + 1 - charged_reset) > math.floor(window / 2) then
+-- rate_limit_fixed answers reset_at = the key's expiry time + 1 ms.
+if math.abs(expires + 1 - charged_reset) > math.floor(window / 2) then
   return 0 -- another window
 end
 if count <= cost then

@@ -3,7 +3,7 @@
 package vm2
 
 const (
-	// MessageSafetyUser is the ACL user message_safety (seed 004 §2).
+	// MessageSafetyUser is the ACL user message_safety (source: HAN VM2 spec §2).
 	MessageSafetyUser = "message_safety"
 	// MessageSafetyMaySelect reports whether message_safety may run SELECT:
 	// MESSAGE_SAFETY_REDIS_URL uses /0, the default DB.

@@ -15,12 +15,12 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "61362f5b9e7d6c05e55dddc1febcaed8737510c108d064d10f70fa4532300033"
+	SpecSHA256 = "e8cac34bc8cfafd083a261ed5478fedb993bedcdc3aeed7598dad7b29822c583"
 )
 
-// DB0 is database 0 of vm2 (seed 004 §2, §3), reached through MESSAGE_SAFETY_REDIS_URL
-// as ACL user message_safety. Message Safety hot caches, caller rate limits; /0 is local
-// to this instance.
+// DB0 is database 0 of vm2 (source: HAN VM2 spec §2, §3), reached through
+// MESSAGE_SAFETY_REDIS_URL as ACL user message_safety. Message Safety hot caches, caller
+// rate limits; /0 is local to this instance.
 const (
 	DB0 = 0
 	// DB0URLEnv is the environment variable holding the URL of DB0.
@@ -29,7 +29,7 @@ const (
 	DB0User = "message_safety"
 )
 
-// DNSRRType is a value of enum dns_rrtype (seed 004 §3).
+// DNSRRType is a value of enum dns_rrtype (source: HAN VM2 spec §3).
 type DNSRRType string
 
 // Values of DNSRRType.
@@ -62,7 +62,7 @@ func (v DNSRRType) Valid() bool {
 }
 
 // SafetyDNSKey is a key of pattern han:safety:dns:{host_hash}:{rrtype} (vm2.db0, hash, TTL
-// from the dns answer, at most 15m; seed 004 §3).
+// from the DNS answer, at most 15m; source: HAN VM2 spec §3).
 // The DNS answer only; classification is recomputed under the current policy.
 // Build it with NewSafetyDNSKey.
 type SafetyDNSKey struct {
@@ -98,7 +98,7 @@ func NewSafetyDNSKey(hostHash string, rrtype DNSRRType) (SafetyDNSKey, error) {
 
 // SafetyLinkKey is a key of pattern
 // han:safety:link:{url_hash}:{rules_version}:{config_version} (vm2.db0, hash, TTL from the
-// config, at most 2d; seed 004 §3).
+// config, at most 2d; source: HAN VM2 spec §3).
 // Stable local link-policy result, never the URL.
 // Build it with NewSafetyLinkKey.
 type SafetyLinkKey struct {
@@ -136,7 +136,7 @@ func NewSafetyLinkKey(urlHash string, rulesVersion string, configVersion string)
 }
 
 // SafetyRLServiceKey is a key of pattern han:safety:rl:service:{caller}:{window} (vm2.db0,
-// counter, TTL window + jitter up to 2s; seed 004 §3).
+// counter, TTL window + jitter up to 2s; source: HAN VM2 spec §3).
 // Build it with NewSafetyRLServiceKey.
 type SafetyRLServiceKey struct {
 	key string
@@ -168,7 +168,7 @@ func NewSafetyRLServiceKey(caller string, window int64) (SafetyRLServiceKey, err
 }
 
 // SafetyTextKey is a key of pattern han:safety:text:{analysis_hash}:{rules_version}
-// (vm2.db0, hash, TTL from the config, at most 2d; seed 004 §3).
+// (vm2.db0, hash, TTL from the config, at most 2d; source: HAN VM2 spec §3).
 // Hot text-rules result (monitor rule ids), never the raw text.
 // Build it with NewSafetyTextKey.
 type SafetyTextKey struct {
@@ -204,7 +204,7 @@ func NewSafetyTextKey(analysisHash string, rulesVersion string) (SafetyTextKey, 
 
 // SafetyVerdictKey is a key of pattern
 // han:safety:verdict:{content_hash}:{config_version}:{detector_bundle} (vm2.db0, hash, TTL
-// from the config, at most 30d; seed 004 §3).
+// from the config, at most 30d; source: HAN VM2 spec §3).
 // Hot file verdict, never the file bytes.
 // Build it with NewSafetyVerdictKey.
 type SafetyVerdictKey struct {
@@ -292,7 +292,7 @@ var Keys = []runtime.KeyInfo{
 	}}
 
 // SafetyWakeupChannel is a Pub/Sub channel of pattern han:safety:wakeup (vm2; no storage;
-// seed 004 §3). Build it with NewSafetyWakeupChannel.
+// source: HAN VM2 spec §3). Build it with NewSafetyWakeupChannel.
 type SafetyWakeupChannel struct {
 	name string
 }

@@ -24,7 +24,7 @@ import (
 func Postgres(t testing.TB) *pgxpool.Pool {
 	t.Helper()
 	ctx := context.Background()
-	pool := pgtest.Schema(t, "idem_test")
+	pool := pgtest.Schema(t, 32)
 	for i := 0; i < 2; i++ {
 		if err := idempotency.NewStore(pool).Migrate(ctx); err != nil {
 			t.Fatalf("migration, run %d (it must be idempotent): %v", i+1, err)

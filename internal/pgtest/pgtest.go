@@ -1,6 +1,8 @@
-// Package pgtest gives a test a PostgreSQL schema of its own on the local
-// server (127.0.0.1:5432, user postgres, database test, trust auth), dropped
-// when the test ends. `make test` starts that server and creates the database.
+// Package pgtest gives a test a schema of its own in the local PostgreSQL
+// (127.0.0.1:5432, user postgres, database test, trust auth): a fresh schema with
+// a random name, a pool whose search_path is that schema, and the schema dropped
+// when the test ends. It never touches another schema. Under -short (go test
+// -short runs without PostgreSQL) the tests that need one are skipped.
 package pgtest
 
 import (
@@ -16,8 +18,7 @@ import (
 // URL is the local PostgreSQL the tests use.
 const URL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
-// Need skips the test under -short (go test -short runs without PostgreSQL).
-// Schema calls it.
+// Need skips the test under -short. Schema calls it.
 func Need(t testing.TB) {
 	t.Helper()
 	if testing.Short() {
@@ -25,11 +26,12 @@ func Need(t testing.TB) {
 	}
 }
 
-// Schema creates a fresh schema named prefix_<random> in database test and
-// returns a pool (at most 32 connections) whose search_path is that schema.
-// The pool is closed and the schema dropped when the test ends. The test fails
-// when PostgreSQL cannot be reached.
-func Schema(t testing.TB, prefix string) *pgxpool.Pool {
+// Schema creates a schema, runs each migration in it (twice, so that a migration
+// that is not idempotent fails the test), and returns a pool of at most maxConns
+// connections (0: 32) whose search_path is the schema. The pool is closed and the
+// schema dropped when the test ends. The test fails when PostgreSQL is not
+// running (make deps starts it).
+func Schema(t testing.TB, maxConns int32, migrations ...string) *pgxpool.Pool {
 	t.Helper()
 	Need(t)
 	ctx := context.Background()
@@ -37,17 +39,17 @@ func Schema(t testing.TB, prefix string) *pgxpool.Pool {
 	if _, err := rand.Read(b[:]); err != nil {
 		t.Fatal(err)
 	}
-	schema := prefix + "_" + hex.EncodeToString(b[:])
+	schema := "pgtest_" + hex.EncodeToString(b[:])
 	admin, err := pgx.Connect(ctx, URL)
 	if err != nil {
-		t.Fatalf("PostgreSQL on 127.0.0.1:5432, database test (make test starts it and creates the database; or run go test -short): %v", err)
+		t.Fatalf("PostgreSQL on 127.0.0.1:5432 (make deps starts it; or run go test -short): %v", err)
 	}
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+pgx.Identifier{schema}.Sanitize()); err != nil {
+	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		_ = admin.Close(ctx)
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		if _, err := admin.Exec(context.Background(), "DROP SCHEMA "+pgx.Identifier{schema}.Sanitize()+" CASCADE"); err != nil {
+		if _, err := admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
 			t.Errorf("drop schema %s: %v", schema, err)
 		}
 		_ = admin.Close(context.Background())
@@ -57,11 +59,21 @@ func Schema(t testing.TB, prefix string) *pgxpool.Pool {
 		t.Fatal(err)
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = schema
-	cfg.MaxConns = 32
+	if maxConns == 0 {
+		maxConns = 32
+	}
+	cfg.MaxConns = maxConns
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(pool.Close) // runs before the schema is dropped (cleanups run last-in first-out)
+	t.Cleanup(pool.Close) // before the schema is dropped: cleanups run last-in first-out
+	for i, m := range migrations {
+		for run := 0; run < 2; run++ {
+			if _, err := pool.Exec(ctx, m); err != nil {
+				t.Fatalf("migration %d (run %d): %v", i+1, run+1, err)
+			}
+		}
+	}
 	return pool
 }

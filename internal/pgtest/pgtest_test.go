@@ -15,7 +15,7 @@ func TestSchemaIsPrivateAndDropped(t *testing.T) {
 	ctx := context.Background()
 	var schema string
 	t.Run("a", func(t *testing.T) {
-		a, b := pgtest.Schema(t, "pgtest"), pgtest.Schema(t, "pgtest")
+		a, b := pgtest.Schema(t, 2), pgtest.Schema(t, 2)
 		if _, err := a.Exec(ctx, `CREATE TABLE t (n int)`); err != nil {
 			t.Fatal(err)
 		}

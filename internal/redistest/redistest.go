@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -338,4 +339,24 @@ func CommandCalls(t testing.TB, c *redis.Client, cmd string) int64 {
 		}
 	}
 	return 0
+}
+
+// Pause freezes the server process (SIGSTOP): it keeps its port and its
+// connections, and accepts new ones into the kernel's backlog, but answers
+// nothing, as a hung server does, until Resume.
+func (s *Server) Pause() { s.signal(syscall.SIGSTOP) }
+
+// Resume lets a paused server run again (SIGCONT).
+func (s *Server) Resume() { s.signal(syscall.SIGCONT) }
+
+func (s *Server) signal(sig syscall.Signal) {
+	s.mu.Lock()
+	cmd := s.cmd
+	s.mu.Unlock()
+	if cmd == nil {
+		s.t.Fatalf("redistest: signal %v: the server is not running", sig)
+	}
+	if err := cmd.Process.Signal(sig); err != nil {
+		s.t.Fatalf("redistest: signal %v: %v", sig, err)
+	}
 }

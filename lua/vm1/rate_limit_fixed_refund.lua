@@ -26,13 +26,12 @@ if not (#raw <= 15 and string.match(raw, '^[1-9]%d*$')) then
   return 0
 end
 local count = tonumber(raw)
-local pttl = redis.call('PTTL', key)
-if pttl < 0 then
+local expires = redis.call('PEXPIRETIME', key)
+if expires < 0 then
   return 0
 end
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-if math.abs(now + pttl + 1 - charged_reset) > math.floor(window / 2) then
+-- rate_limit_fixed answers reset_at = the key's expiry time + 1 ms.
+if math.abs(expires + 1 - charged_reset) > math.floor(window / 2) then
   return 0 -- another window
 end
 if count <= cost then

@@ -3,6 +3,10 @@
 -- script, so no counter is ever left without expiry. The window opens with its
 -- first request and lasts window + jitter.
 --
+-- The reset is the key's own expiry time (PEXPIRETIME), never TIME + PTTL: Redis
+-- 7.0 reads its clock again for PTTL, so a millisecond boundary between TIME and
+-- PTTL would answer 1 ms before the key is gone.
+--
 -- KEYS[1] bucket        counter
 -- ARGV[1] limit         units allowed per window
 -- ARGV[2] window        window length, ms
@@ -24,33 +28,36 @@ local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 
 local count = tonumber(redis.call('GET', key) or '0')
-local pttl = redis.call('PTTL', key)
-if pttl == -1 and not peek then
+local expires = redis.call('PEXPIRETIME', key)
+if expires == -1 and not peek then
   -- A counter without expiry would never reset: give it one.
-  pttl = window + jitter
-  redis.call('PEXPIRE', key, pttl)
+  redis.call('PEXPIRE', key, window + jitter)
+  expires = redis.call('PEXPIRETIME', key)
 end
 local allowed = count + cost <= limit
 if allowed and not peek then
   count = redis.call('INCRBY', key, cost)
-  if pttl == -2 then
+  if expires == -2 then
     -- The first request of the window.
-    pttl = window + jitter
-    redis.call('PEXPIRE', key, pttl)
+    redis.call('PEXPIRE', key, window + jitter)
+    expires = redis.call('PEXPIRETIME', key)
   end
 end
-if pttl < 0 then
-  pttl = window + jitter -- a peek: as if this request opened the window
+if expires < 0 then
+  expires = now + window + jitter -- a peek: as if this request opened the window
 end
 
 local remaining = limit - count
 if peek and allowed then
   remaining = remaining - cost
 end
--- A key whose expiry is T is still there at T and gone at T + 1 ms.
-local reset_at = now + pttl + 1
+-- A key whose expiry is T is still there at T and gone at T + 1 ms. TIME is
+-- read after the script started, whose start time decides what has expired: a
+-- key due at the millisecond TIME reads is still here, and a client waiting
+-- 1 ms finds it gone.
+local reset_at = expires + 1
 local retry_after = 0
 if not allowed then
-  retry_after = reset_at - now
+  retry_after = math.max(reset_at - now, 1)
 end
 return {allowed and 1 or 0, remaining, retry_after, reset_at}

@@ -10,9 +10,12 @@ import (
 )
 
 // busyCodes are error replies that mean the server cannot serve any call right
-// now, rather than refusing this one.
+// now, rather than refusing this one. NOSCRIPT reaches a caller only when the
+// server lost the script again between Script.Run's SCRIPT LOAD and its retry
+// (a restart, a SCRIPT FLUSH): the server it loaded into is gone.
 var busyCodes = map[string]bool{
 	"LOADING": true, "BUSY": true, "MASTERDOWN": true, "CLUSTERDOWN": true, "TRYAGAIN": true, "OOM": true, "READONLY": true,
+	"NOSCRIPT": true,
 }
 
 // Unavailable reports whether err means Redis could not serve the call: it is

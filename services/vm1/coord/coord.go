@@ -9,6 +9,13 @@
 // optimisation: workers still rely on PostgreSQL row leases (FOR UPDATE SKIP
 // LOCKED), unique constraints and idempotency as the final protection.
 //
+// Locker.DoLeased pairs the lock with that PostgreSQL row lease (LeaseStore,
+// table coord_leases from LeaseMigration): the Redis lock turns contenders away
+// without a query, the row lease (claimed with FOR UPDATE SKIP LOCKED, with an
+// expiry and a fencing token checked in the transaction of each write) decides,
+// so a lock Redis lost (a restart without persistence, an eviction) or a Redis
+// outage never lets two workers do the same work.
+//
 // Locker.Do runs work under a lock: it extends the lease while the work runs and
 // cancels the work's context as soon as the lease is lost. Errors tell apart a lock
 // that was not obtained (ErrNotObtained), a lease that ran out (ErrExpired) and a
@@ -203,12 +210,19 @@ func (l *Locker) obtain(ctx context.Context, name Name, o Options) (*Lock, error
 	if err != nil {
 		return nil, err
 	}
-	for {
+	var holderTTL time.Duration
+	for attempt := 0; ; attempt++ {
 		sent := time.Now()
 		r, err := l.scripts.LockAcquire(ctx, name.lock, name.fence, vm1.LockAcquireArgs{Owner: owner, LockTTL: o.TTL})
 		if err != nil {
+			if attempt > 0 && ctx.Err() != nil {
+				// The context ended during a retry: the lock was not obtained,
+				// as the earlier attempts found, and this is why retrying stopped.
+				return nil, &NotObtainedError{Name: name.kind, HolderTTL: holderTTL, Err: ctx.Err()}
+			}
 			return nil, fmt.Errorf("coord: obtain lock %s: %w", name, err)
 		}
+		holderTTL = r.TTL
 		if r.Acquired {
 			return &Lock{l: l, name: name, owner: owner, ttl: o.TTL, fence: r.Fence, deadline: sent.Add(o.TTL)}, nil
 		}

@@ -20,21 +20,18 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// stubBudget is vm1.db2's poll + recovery budget as keyspec.yaml declares it.
+// stubBudget is the poll + recovery budget the stub's task TTL must exceed, as
+// keyspec.yaml declares it (ttl exceeds of legacy_safety_task), as one span.
 func stubBudget(t *testing.T) (poll, recovery time.Duration) {
 	t.Helper()
 	spec, err := keyspec.Load("../../../keyspec.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, in := range spec.Instances {
-		for _, d := range in.DBs {
-			if d.Legacy != nil {
-				return d.Legacy.PollBudget, d.Legacy.RecoveryBudget
-			}
-		}
+	if k := spec.Key("legacy_safety_task"); k != nil && k.TTL.Exceeds > 0 {
+		return k.TTL.Exceeds, 0
 	}
-	t.Fatal("keyspec.yaml declares no legacy database")
+	t.Fatal("keyspec.yaml declares no budget the stub's task TTL exceeds")
 	return 0, 0
 }
 

@@ -15,6 +15,13 @@
 // MessagePack (vmihailenco/msgpack/v5), at most the channel's max_bytes from
 // keyspec.yaml (4 KiB). DTOs must not carry message text, file bytes, presigned
 // URLs, tokens or personal data: receivers fetch those through the API.
+//
+// A Subscriber exports its metrics (seed 000 §11) on Options.Registerer:
+// subscribers, reconnects, drops by reason, reconciliations, and, with a
+// Monitor, the server-side output buffer of its connection sampled from CLIENT
+// LIST. The generated config bounds that buffer (client-output-buffer-limit
+// pubsub); a subscriber that reaches it is disconnected and reconnects and
+// reconciles like after any other loss.
 package pubsub
 
 import (

@@ -66,11 +66,18 @@ type Options struct {
 	// PingEvery is how long the connection may stay silent before a PING; with
 	// no answer for as long again it counts as lost. Zero means 30s.
 	PingEvery time.Duration
-	// Registerer receives han_rt_pubsub_malformed_total (payloads dropped as
-	// malformed or not allowed by the Contract) and
-	// han_rt_pubsub_connections_lost_total (connections that ended before Run
-	// did). Nil: a private registry, so they are counted but exported nowhere.
+	// Registerer receives the metrics (seed 000 §11): subscribers, reconnects,
+	// drops, reconciliations and the sampled output buffer. Nil: a private
+	// registry. Subscribers of one process may share it and count together.
 	Registerer prometheus.Registerer
+	// Monitor, when set, is sampled every SampleEvery for the server-side
+	// output buffer (CLIENT LIST omem) of the subscriber connection; the
+	// Subscriber then adds a dial hook to its client to learn that
+	// connection's address. See Monitor for the ACL it needs.
+	Monitor Monitor
+	// SampleEvery is the sampling interval, at least 10ms; zero means
+	// DefaultSampleEvery.
+	SampleEvery time.Duration
 	// Logger receives a warning for each dropped malformed payload (the channel
 	// and what was wrong, never the payload) and for each lost connection (why:
 	// a network error, silence, a failed SUBSCRIBE). Nil: no log.
@@ -83,8 +90,8 @@ type Stats struct {
 	Malformed       uint64 // payloads dropped as malformed or not allowed
 	Overflowed      uint64 // events dropped because Events was full
 	Reconnects      uint64 // connections lost and made again
-	Reconciles      uint64 // Reconcile calls that succeeded
-	ReconcileErrors uint64 // Reconcile calls that failed
+	Reconciles      uint64 // ReconcileFunc calls that succeeded
+	ReconcileErrors uint64 // ReconcileFunc calls that failed
 }
 
 // Subscriber receives the events of a set of channels on one connection of its
@@ -97,7 +104,6 @@ type Subscriber struct {
 	reconcile ReconcileFunc
 	o         Options
 	log       *slog.Logger
-	metrics   *metrics
 	events    chan Delivery
 
 	// sendMu keeps Subscribe and Unsubscribe in order: each updates the state
@@ -113,6 +119,10 @@ type Subscriber struct {
 
 	started  atomic.Bool
 	overflow map[string]bool // run goroutine only: channels that dropped events
+
+	m        *metrics
+	connAddr atomic.Value // string: the live session's local address, from the dial hook
+	omem     atomic.Int64 // this Subscriber's part of han_rt_pubsub_output_buffer_bytes
 
 	delivered, malformed, overflowed, reconnects, reconciles, reconcileErrors atomic.Uint64
 }
@@ -133,6 +143,9 @@ func NewSubscriber(client redis.UniversalClient, contract *Contract, reconcile R
 	if o.PingEvery == 0 {
 		o.PingEvery = 30 * time.Second
 	}
+	if o.SampleEvery == 0 {
+		o.SampleEvery = DefaultSampleEvery
+	}
 	switch {
 	case o.Buffer < 1:
 		return nil, fmt.Errorf("pubsub: NewSubscriber: Buffer %d: want 1 or more", o.Buffer)
@@ -140,14 +153,19 @@ func NewSubscriber(client redis.UniversalClient, contract *Contract, reconcile R
 		return nil, fmt.Errorf("pubsub: NewSubscriber: backoff %s..%s: want 0 <= MinBackoff <= MaxBackoff", o.MinBackoff, o.MaxBackoff)
 	case o.PingEvery < 0:
 		return nil, fmt.Errorf("pubsub: NewSubscriber: PingEvery %s: want positive", o.PingEvery)
+	case o.SampleEvery < 10*time.Millisecond:
+		return nil, fmt.Errorf("pubsub: NewSubscriber: SampleEvery %s: want at least 10ms", o.SampleEvery)
 	}
-	log := o.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if o.Registerer == nil {
+		o.Registerer = prometheus.NewRegistry()
 	}
 	m, err := newMetrics(o.Registerer)
 	if err != nil {
 		return nil, fmt.Errorf("pubsub: NewSubscriber: metrics: %w", err)
+	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Subscriber{
 		client:    client,
@@ -155,18 +173,21 @@ func NewSubscriber(client redis.UniversalClient, contract *Contract, reconcile R
 		reconcile: reconcile,
 		o:         o,
 		log:       log,
-		metrics:   m,
 		events:    make(chan Delivery, o.Buffer),
 		channels:  map[string]Channel{},
 		awaiting:  map[string]*pending{},
 		confirmed: map[string]GapReason{},
 		overflow:  map[string]bool{},
+		m:         m,
 	}
 	for _, c := range o.Channels {
 		if c.name == "" {
 			return nil, errors.New("pubsub: NewSubscriber: Options.Channels: empty Channel (build it with Dialog or User)")
 		}
 		s.channels[c.name] = c
+	}
+	if o.Monitor != nil {
+		client.AddHook(dialRecorder{})
 	}
 	return s, nil
 }
@@ -187,7 +208,7 @@ func (s *Subscriber) Stats() Stats {
 	}
 }
 
-// Subscribe adds channels. Once Redis confirms them, Reconcile is called for
+// Subscribe adds channels. Once Redis confirms them, the ReconcileFunc is called for
 // them with reason Subscribed. When the live connection cannot take the
 // command, the Subscriber reconnects, which subscribes and reconciles every
 // channel; so Subscribe fails only for an empty Channel.
@@ -259,6 +280,12 @@ func (s *Subscriber) Run(ctx context.Context) error {
 		return errors.New("pubsub: Run called twice")
 	}
 	defer close(s.events)
+	if s.o.Monitor != nil {
+		sampling, stop := context.WithCancel(ctx)
+		done := make(chan struct{})
+		go func() { defer close(done); s.sampleLoop(sampling) }()
+		defer func() { stop(); <-done; s.setOutputBuffer(0) }()
+	}
 	backoff := s.o.MinBackoff
 	reason := Subscribed
 	for {
@@ -266,7 +293,6 @@ func (s *Subscriber) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		s.metrics.connectionsLost.Inc()
 		s.log.Warn("pubsub: connection lost; reconnecting", "err", err)
 		if subscribed {
 			backoff = s.o.MinBackoff
@@ -286,6 +312,13 @@ var errSilent = errors.New("pubsub: connection silent: no answer to PING")
 // once Redis confirmed them, then deliver until the connection fails. It
 // reports whether the subscription was confirmed.
 func (s *Subscriber) session(ctx context.Context, reason GapReason) (subscribed bool, err error) {
+	ctx = context.WithValue(ctx, sessionKey{}, s) // the dial hook records this session's address
+	defer s.connAddr.Store("")
+	defer func() {
+		if subscribed {
+			s.m.subscribers.Dec()
+		}
+	}()
 	ps := s.client.Subscribe(ctx)
 	defer func() { _ = ps.Close() }()
 	stop := context.AfterFunc(ctx, func() { _ = ps.Close() })
@@ -314,6 +347,7 @@ func (s *Subscriber) session(ctx context.Context, reason GapReason) (subscribed 
 		}
 	} else {
 		subscribed = true
+		s.m.subscribers.Inc()
 		s.countReconnect(reason)
 	}
 	// flush reconciles the channels whose subscription Redis confirmed, once
@@ -322,6 +356,7 @@ func (s *Subscriber) session(ctx context.Context, reason GapReason) (subscribed 
 		gaps := s.ready()
 		if len(gaps) > 0 && !subscribed {
 			subscribed = true
+			s.m.subscribers.Inc()
 			s.countReconnect(reason)
 		}
 		for _, g := range gaps {
@@ -445,6 +480,7 @@ func (s *Subscriber) ready() []Gap {
 func (s *Subscriber) countReconnect(reason GapReason) {
 	if reason == Reconnected {
 		s.reconnects.Add(1)
+		s.m.reconnects.Inc()
 	}
 }
 
@@ -459,7 +495,7 @@ func (s *Subscriber) handle(m *redis.Message) {
 	ev, err := s.contract.Decode([]byte(m.Payload), ch.maxBytes)
 	if err != nil {
 		s.malformed.Add(1)
-		s.metrics.malformed.Inc()
+		s.m.dropped.WithLabelValues(dropMalformed).Inc()
 		s.log.Warn("pubsub: malformed payload dropped", "channel", ch.name, "err", err)
 		return
 	}
@@ -468,6 +504,7 @@ func (s *Subscriber) handle(m *redis.Message) {
 		s.delivered.Add(1)
 	default:
 		s.overflowed.Add(1)
+		s.m.dropped.WithLabelValues(dropOverflow).Inc()
 		s.overflow[ch.name] = true
 	}
 }
@@ -498,9 +535,11 @@ func (s *Subscriber) reconcileGap(ctx context.Context, g Gap) error {
 		err := s.reconcile(ctx, g)
 		if err == nil {
 			s.reconciles.Add(1)
+			s.m.reconciles.WithLabelValues(reconcileOK).Inc()
 			return nil
 		}
 		s.reconcileErrors.Add(1)
+		s.m.reconciles.WithLabelValues(reconcileError).Inc()
 		if !sleep(ctx, jitter(backoff)) {
 			return ctx.Err()
 		}

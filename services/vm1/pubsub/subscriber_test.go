@@ -426,8 +426,8 @@ func TestSubscriberLossThenReconcile(t *testing.T) {
 			if lost := r.logs.Records(lostMsg); len(lost) != 1 || lost[0].Attrs["err"] == "" {
 				t.Fatalf("connection losses logged: %+v, want the one CLIENT KILL caused", lost)
 			}
-			if n := promtest.Value(t, r.reg, "han_rt_pubsub_connections_lost_total", nil); n != 1 {
-				t.Fatalf("han_rt_pubsub_connections_lost_total = %v, want 1", n)
+			if n := promtest.Value(t, r.reg, "han_rt_pubsub_reconnects_total", nil); n != 1 {
+				t.Fatalf("han_rt_pubsub_reconnects_total = %v, want 1", n)
 			}
 		})
 	}
@@ -531,8 +531,8 @@ func TestSubscriberDropsMalformedPayloads(t *testing.T) {
 			t.Errorf("logged %q", rec.Line())
 		}
 	}
-	if n := promtest.Value(t, r.reg, "han_rt_pubsub_malformed_total", nil); n != float64(len(bad)) {
-		t.Errorf("han_rt_pubsub_malformed_total = %v, want %d", n, len(bad))
+	if n := promtest.Value(t, r.reg, "han_rt_pubsub_dropped_total", map[string]string{"reason": "malformed"}); n != float64(len(bad)) {
+		t.Errorf("han_rt_pubsub_dropped_total{reason=malformed} = %v, want %d", n, len(bad))
 	}
 }
 
@@ -691,12 +691,12 @@ func TestNewSubscriberRefusesBadOptions(t *testing.T) {
 			t.Errorf("%s: accepted", name)
 		}
 	}
+	// A Registerer that refuses the collectors (another collector of the
+	// same name with another description) is an error.
 	reg := prometheus.NewRegistry()
-	if _, err := pubsub.NewSubscriber(c, ct, rec, pubsub.Options{Registerer: reg}); err != nil {
-		t.Fatal(err)
-	}
+	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "han_rt_pubsub_reconnects_total", Help: "something else"}))
 	if _, err := pubsub.NewSubscriber(c, ct, rec, pubsub.Options{Registerer: reg}); err == nil {
-		t.Error("registering twice on one registry: accepted")
+		t.Error("a Registerer that refuses the metrics: accepted")
 	}
 	if _, err := pubsub.Dialog("dialog:*"); err == nil {
 		t.Error("a forging dialog id was accepted")

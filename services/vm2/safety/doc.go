@@ -24,6 +24,13 @@
 // generation is a miss. TTLs come from the active Policy, clamped to each key's
 // maximum in keyspec.yaml; a DNS answer keeps its own TTL, capped at 900 s.
 //
+// The task queue is PostgreSQL's (TaskQueue, table safety_tasks from
+// TaskMigration): a Worker claims tasks with FOR UPDATE SKIP LOCKED under a lease
+// whose generation fences every completion, and polls every PollInterval (bounded:
+// it cannot be switched off). A wake-up on han:safety:wakeup only ends a worker's
+// wait early, so a Redis outage slows the claim by one poll interval at most and
+// never stops it (seed 004 §6, §8).
+//
 // Metrics (Prometheus, on the Registerer the caller passes) count cache hits and
 // misses by kind, TTL caps, wake-up subscribers and rate-limit decisions by caller.
 // Their labels take values from fixed sets and the configured caller names only:

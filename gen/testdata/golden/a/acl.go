@@ -3,7 +3,7 @@
 package a
 
 const (
-	// UUser is the ACL user u (seed ).
+	// UUser is the ACL user u.
 	UUser = "u"
 	// UMaySelect reports whether u may run SELECT: db0 only.
 	UMaySelect = false

@@ -15,10 +15,10 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "9f49445d2d2308998ffa67a380dc59d1fbe99a29690ba7462a1fa658c8f989ce"
+	SpecSHA256 = "62119510c71ecb9cfae4ac03d3ffb4bb30b525e16477efefa1dd29ef680c1887"
 )
 
-// DB0 is database 0 of a (seed ), reached through A_URL as ACL user u.
+// DB0 is database 0 of a, reached through A_URL as ACL user u.
 const (
 	DB0 = 0
 	// DB0URLEnv is the environment variable holding the URL of DB0.
@@ -27,7 +27,7 @@ const (
 	DB0User = "u"
 )
 
-// Color is a value of enum color (seed ).
+// Color is a value of enum color.
 type Color string
 
 // Values of Color.
@@ -51,7 +51,7 @@ func (v Color) Valid() bool {
 	return false
 }
 
-// Outcome is a value of enum outcome (seed ).
+// Outcome is a value of enum outcome.
 type Outcome string
 
 // Values of Outcome.
@@ -77,7 +77,7 @@ func (v Outcome) Valid() bool {
 
 var outcomeStrings = []string{"done", "busy"}
 
-// Route is a value of enum route (seed ).
+// Route is a value of enum route.
 type Route string
 
 // Values of Route.
@@ -107,7 +107,7 @@ var routeSHA256 = map[Route]string{
 	RouteCD: "713ff6c49e25f240",
 }
 
-// TItemKey is a key of pattern t:item:{id}:{color} (a.db0, string, TTL 1h; seed ).
+// TItemKey is a key of pattern t:item:{id}:{color} (a.db0, string, TTL 1h).
 // Build it with NewTItemKey.
 type TItemKey struct {
 	key string
@@ -137,8 +137,7 @@ func NewTItemKey(id string, color Color) (TItemKey, error) {
 	return TItemKey{key: "t:item:" + id + ":" + string(color)}, nil
 }
 
-// TLockKey is a key of pattern t:lock:{id} (a.db0, string, TTL 30s, renewed by heartbeat;
-// seed ).
+// TLockKey is a key of pattern t:lock:{id} (a.db0, string, TTL 30s, renewed by heartbeat).
 // Build it with NewTLockKey.
 type TLockKey struct {
 	key string
@@ -166,7 +165,7 @@ func NewTLockKey(id string) (TLockKey, error) {
 }
 
 // TRateKey is a key of pattern t:rl:{who}:{route_hash}:{ip_hmac}:{kid_hash}:{digest}
-// (a.db0, counter, TTL window + jitter up to 1s; seed ).
+// (a.db0, counter, TTL window + jitter up to 1s).
 // Build it with NewTRateKey.
 type TRateKey struct {
 	key string
@@ -235,8 +234,8 @@ var Keys = []runtime.KeyInfo{
 		TTLRule:   "window_jitter",
 	}}
 
-// TNewsChannel is a Pub/Sub channel of pattern t:news (a; no storage; seed ). Build it
-// with NewTNewsChannel.
+// TNewsChannel is a Pub/Sub channel of pattern t:news (a; no storage). Build it with
+// NewTNewsChannel.
 type TNewsChannel struct {
 	name string
 }
@@ -258,8 +257,8 @@ func NewTNewsChannel() TNewsChannel {
 	return TNewsChannel{name: "t:news"}
 }
 
-// TRoomChannel is a Pub/Sub channel of pattern t:room:{id} (a; no storage; seed ). Build
-// it with NewTRoomChannel.
+// TRoomChannel is a Pub/Sub channel of pattern t:room:{id} (a; no storage). Build it with
+// NewTRoomChannel.
 type TRoomChannel struct {
 	name string
 }

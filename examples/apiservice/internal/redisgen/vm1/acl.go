@@ -3,7 +3,7 @@
 package vm1
 
 const (
-	// APIBackendUser is the ACL user api_backend (seed 000 §2).
+	// APIBackendUser is the ACL user api_backend (source: HAN VM1 spec §2).
 	APIBackendUser = "api_backend"
 	// APIBackendMaySelect reports whether api_backend may run SELECT: REDIS_REALTIME_URL=/1
 	// needs SELECT 1 at connect; scripts and code never SELECT.

@@ -123,6 +123,15 @@ func idemCompleteInput(record APIIdemKey, lock APIIdemLockKey, a IdemCompleteArg
 	if lock.key == "" {
 		return nil, nil, runtime.MissingKey("idem_complete", "lock")
 	}
+	if runtime.KeySegment(record.key, 0, 3) != runtime.KeySegment(lock.key, 0, 3) {
+		return nil, nil, runtime.MismatchedKeys("idem_complete", "scope")
+	}
+	if runtime.KeySegment(record.key, 0, 4) != runtime.KeySegment(lock.key, 0, 4) {
+		return nil, nil, runtime.MismatchedKeys("idem_complete", "user_id")
+	}
+	if runtime.KeySegment(record.key, 0, 5) != runtime.KeySegment(lock.key, 0, 5) {
+		return nil, nil, runtime.MismatchedKeys("idem_complete", "key_hmac")
+	}
 	if argv[0], err = runtime.ArgToken("idem_complete", "owner", a.Owner); err != nil {
 		return nil, nil, err
 	}
@@ -243,6 +252,15 @@ func idemReleaseInput(record APIIdemKey, lock APIIdemLockKey, a IdemReleaseArgs)
 	if lock.key == "" {
 		return nil, nil, runtime.MissingKey("idem_release", "lock")
 	}
+	if runtime.KeySegment(record.key, 0, 3) != runtime.KeySegment(lock.key, 0, 3) {
+		return nil, nil, runtime.MismatchedKeys("idem_release", "scope")
+	}
+	if runtime.KeySegment(record.key, 0, 4) != runtime.KeySegment(lock.key, 0, 4) {
+		return nil, nil, runtime.MismatchedKeys("idem_release", "user_id")
+	}
+	if runtime.KeySegment(record.key, 0, 5) != runtime.KeySegment(lock.key, 0, 5) {
+		return nil, nil, runtime.MismatchedKeys("idem_release", "key_hmac")
+	}
 	if argv[0], err = runtime.ArgToken("idem_release", "owner", a.Owner); err != nil {
 		return nil, nil, err
 	}
@@ -308,6 +326,15 @@ func idemReserveInput(record APIIdemKey, lock APIIdemLockKey, a IdemReserveArgs)
 	}
 	if lock.key == "" {
 		return nil, nil, runtime.MissingKey("idem_reserve", "lock")
+	}
+	if runtime.KeySegment(record.key, 0, 3) != runtime.KeySegment(lock.key, 0, 3) {
+		return nil, nil, runtime.MismatchedKeys("idem_reserve", "scope")
+	}
+	if runtime.KeySegment(record.key, 0, 4) != runtime.KeySegment(lock.key, 0, 4) {
+		return nil, nil, runtime.MismatchedKeys("idem_reserve", "user_id")
+	}
+	if runtime.KeySegment(record.key, 0, 5) != runtime.KeySegment(lock.key, 0, 5) {
+		return nil, nil, runtime.MismatchedKeys("idem_reserve", "key_hmac")
 	}
 	if argv[0], err = runtime.ArgHex("idem_reserve", "fingerprint", a.Fingerprint, 64); err != nil {
 		return nil, nil, err
@@ -382,6 +409,15 @@ func idemWarmInput(record APIIdemKey, lock APIIdemLockKey, a IdemWarmArgs) ([]st
 	}
 	if lock.key == "" {
 		return nil, nil, runtime.MissingKey("idem_warm", "lock")
+	}
+	if runtime.KeySegment(record.key, 0, 3) != runtime.KeySegment(lock.key, 0, 3) {
+		return nil, nil, runtime.MismatchedKeys("idem_warm", "scope")
+	}
+	if runtime.KeySegment(record.key, 0, 4) != runtime.KeySegment(lock.key, 0, 4) {
+		return nil, nil, runtime.MismatchedKeys("idem_warm", "user_id")
+	}
+	if runtime.KeySegment(record.key, 0, 5) != runtime.KeySegment(lock.key, 0, 5) {
+		return nil, nil, runtime.MismatchedKeys("idem_warm", "key_hmac")
 	}
 	if argv[0], err = runtime.ArgToken("idem_warm", "owner", a.Owner); err != nil {
 		return nil, nil, err

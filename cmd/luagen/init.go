@@ -1,0 +1,176 @@
+package main
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"flag"
+	"fmt"
+	"go/parser"
+	"go/token"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"text/template"
+)
+
+//go:embed template
+var templates embed.FS
+
+// runInit writes a minimal spec, one script and a Go test of it into --dir. It
+// refuses to overwrite anything: when one of its files exists it writes none.
+func runInit(args []string, stdout, stderr io.Writer) int {
+	fset := flag.NewFlagSet("luagen init", flag.ContinueOnError)
+	fset.SetOutput(stderr)
+	dir := fset.String("dir", ".", "the directory to write keyspec.yaml, lua/ and the test into (inside a Go module)")
+	if code, ok := parse(fset, args, stderr); !ok {
+		return code
+	}
+	abs, err := filepath.Abs(*dir)
+	if err != nil {
+		fmt.Fprintf(stderr, "luagen init: %v\n", err)
+		return exitProblem
+	}
+	importPath, err := generatedImport(abs)
+	if err != nil {
+		fmt.Fprintf(stderr, "luagen init: %v\n", err)
+		return exitProblem
+	}
+	pkg, err := testPackage(abs)
+	if err != nil {
+		fmt.Fprintf(stderr, "luagen init: %v\n", err)
+		return exitProblem
+	}
+	files := map[string][]byte{}
+	for name, from := range map[string]string{"keyspec.yaml": "template/keyspec.yaml", filepath.Join("lua", "app", "hits_incr.lua"): "template/hits_incr.lua"} {
+		b, err := fs.ReadFile(templates, from)
+		if err != nil {
+			fmt.Fprintf(stderr, "luagen init: %v\n", err)
+			return exitProblem
+		}
+		files[name] = b
+	}
+	tmpl := template.Must(template.ParseFS(templates, "template/hits_test.go.tmpl"))
+	var test bytes.Buffer
+	if err := tmpl.Execute(&test, map[string]string{"Package": pkg, "Import": importPath}); err != nil {
+		fmt.Fprintf(stderr, "luagen init: %v\n", err)
+		return exitProblem
+	}
+	files["luagen_hits_test.go"] = test.Bytes()
+	var exists []string
+	for name := range files {
+		if _, err := os.Lstat(filepath.Join(abs, name)); err == nil {
+			exists = append(exists, name)
+		} else if !errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(stderr, "luagen init: %v\n", err)
+			return exitProblem
+		}
+	}
+	if len(exists) > 0 {
+		fmt.Fprintf(stderr, "luagen init: %s already has %s; nothing written\n", *dir, strings.Join(sortedStrings(exists), ", "))
+		return exitProblem
+	}
+	for _, name := range sortedNames(files) {
+		full := filepath.Join(abs, name)
+		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
+			fmt.Fprintf(stderr, "luagen init: %v\n", err)
+			return exitProblem
+		}
+		if err := os.WriteFile(full, files[name], 0o644); err != nil {
+			fmt.Fprintf(stderr, "luagen init: %v\n", err)
+			return exitProblem
+		}
+		fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*dir, name))
+	}
+	fmt.Fprintf(stdout, "next: cd %s && luagen generate && go test ./...\n", *dir)
+	return exitOK
+}
+
+// generatedImport is the import path of generated/app under dir, from the go.mod
+// at or above dir.
+func generatedImport(dir string) (string, error) {
+	for d := dir; ; d = filepath.Dir(d) {
+		b, err := os.ReadFile(filepath.Join(d, "go.mod"))
+		if err == nil {
+			mod := modulePath(b)
+			if mod == "" {
+				return "", fmt.Errorf("%s has no module line", filepath.Join(d, "go.mod"))
+			}
+			rel, err := filepath.Rel(d, dir)
+			if err != nil {
+				return "", err
+			}
+			return strings.TrimSuffix(mod+"/"+filepath.ToSlash(rel), "/.") + "/generated/app", nil
+		}
+		if filepath.Dir(d) == d {
+			return "", fmt.Errorf("no go.mod at or above %s: run go mod init first (the test luagen init writes imports the generated package)", dir)
+		}
+	}
+}
+
+// testPackage is the package clause of the test: the external test package of
+// the Go package already in dir, or dir's own name.
+func testPackage(dir string) (string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", err
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") || strings.HasSuffix(e.Name(), "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, e.Name()), nil, parser.PackageClauseOnly)
+		if err != nil {
+			return "", err
+		}
+		return f.Name.Name + "_test", nil
+	}
+	name := strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' {
+			return r
+		}
+		if r >= 'A' && r <= 'Z' {
+			return r + 'a' - 'A'
+		}
+		return -1
+	}, filepath.Base(dir))
+	if name == "" || name[0] >= '0' && name[0] <= '9' {
+		name = "service" + name
+	}
+	return name + "_test", nil
+}
+
+// modulePath is the path of go.mod's module line ("" when there is none).
+func modulePath(gomod []byte) string {
+	for _, line := range strings.Split(string(gomod), "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
+			rest = strings.TrimSpace(rest)
+			if i := strings.Index(rest, "//"); i >= 0 {
+				rest = strings.TrimSpace(rest[:i])
+			}
+			if uq, err := strconv.Unquote(rest); err == nil {
+				return uq
+			}
+			return rest
+		}
+	}
+	return ""
+}
+
+func sortedNames(m map[string][]byte) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func sortedStrings(s []string) []string {
+	sort.Strings(s)
+	return s
+}

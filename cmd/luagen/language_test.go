@@ -1,0 +1,123 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// luagen init writes a spec, a script and a test into a fresh module; the spec
+// generates, lints clean, and the test it wrote passes (go test, in that module,
+// against luatest's in-memory Redis). A second init refuses to overwrite.
+func TestInitGeneratesAndPassesItsTest(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs go test in a new module: slow for -short")
+	}
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := t.TempDir()
+	gomod := "module example.com/initcheck\n\ngo 1.26\n\nrequire github.com/hanchat/luagen v0.0.0\n\nreplace github.com/hanchat/luagen => " + root + "\n"
+	if err := os.WriteFile(filepath.Join(mod, "go.mod"), []byte(gomod), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mod, "go.sum"), sum, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(mod, "svc")
+	code, stdout, stderr := luagen(t, "", "init", "--dir", dir)
+	if code != 0 || !strings.Contains(stdout, "luagen_hits_test.go") {
+		t.Fatalf("init: %d\n%s%s", code, stdout, stderr)
+	}
+	spec, lua := filepath.Join(dir, "keyspec.yaml"), filepath.Join(dir, "lua")
+	if code, _, stderr := luagen(t, "", "generate", "--spec", spec, "--lua", lua, "--out", filepath.Join(dir, "generated")); code != 0 {
+		t.Fatalf("generate: %d\n%s", code, stderr)
+	}
+	if code, stdout, _ := luagen(t, "", "lint", "--spec", spec, "--lua", lua); code != 0 {
+		t.Fatalf("lint of the init spec: %d\n%s", code, stdout)
+	}
+	cmd := exec.Command("go", "test", "-count=1", "./...")
+	cmd.Dir = mod
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	out, err := cmd.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "ok  \texample.com/initcheck/svc") {
+		t.Fatalf("go test of the init module: %v\n%s", err, out)
+	}
+	before, _ := os.ReadFile(spec)
+	os.WriteFile(spec, append(before, []byte("# edited\n")...), 0o644)
+	if code, _, stderr := luagen(t, "", "init", "--dir", dir); code != 1 || !strings.Contains(stderr, "already has") {
+		t.Fatalf("a second init: %d %s", code, stderr)
+	}
+	if after, _ := os.ReadFile(spec); !strings.HasSuffix(string(after), "# edited\n") {
+		t.Fatal("a second init overwrote the spec")
+	}
+	if code, _, _ := luagen(t, "", "init", "--dir", dir, "extra"); code != 2 {
+		t.Fatalf("init with an extra argument exited %d, want 2", code)
+	}
+	if code, _, stderr := luagen(t, "", "init", "--dir", t.TempDir()); code != 1 || !strings.Contains(stderr, "no go.mod") {
+		t.Fatalf("init outside a module: %d %s", code, stderr)
+	}
+}
+
+// luagen acl --prefix P grants exactly deployment P of an instance with a
+// deployment prefix; without it, with a malformed one, or on an instance
+// without a deployment prefix it is a command-line error.
+func TestACLPrefix(t *testing.T) {
+	base := []string{"acl", "--spec", "../../gen/testdata/features/prefix/keyspec.yaml", "--lua", "../../gen/testdata/features/prefix/lua", "--instance", "app"}
+	code, stdout, stderr := luagen(t, "", append(base, "--prefix", "acme:production:")...)
+	if code != 0 {
+		t.Fatalf("acl: %d %s", code, stderr)
+	}
+	want := "user default reset off resetchannels -@all\nuser app reset on ~acme:production:* resetchannels &acme:production:events:* -@all +evalsha +ping +publish +script|load +set +subscribe +unsubscribe\n"
+	if stdout != want {
+		t.Fatalf("aclfile:\n%s\nwant:\n%s", stdout, want)
+	}
+	for _, bad := range [][]string{base, append(base, "--prefix", "acme:production"), append(base, "--prefix", "acme:*:"), append(base, "--prefix", "{t}:")} {
+		if code, _, _ := luagen(t, "", bad...); code != 2 {
+			t.Errorf("%v exited %d, want 2", bad[len(bad)-1], code)
+		}
+	}
+	if code, _, stderr := luagen(t, "", "acl", "--spec", "../../keyspec.yaml", "--lua", "../../lua", "--instance", "vm1", "--prefix", "acme:"); code != 2 || !strings.Contains(stderr, "no deployment_prefix") {
+		t.Fatalf("--prefix on vm1: %d %s", code, stderr)
+	}
+}
+
+// luagen config says nothing of HAN when the spec does not.
+func TestConfigSpeaksOnlyOfTheSpec(t *testing.T) {
+	dir := t.TempDir()
+	spec := `version: 1
+instances:
+  shop:
+    topology: standalone
+    server:
+      persistence: {mode: none, source: "the cache is rebuilt from the database"}
+      eviction: {policy: allkeys-lru, reason: every key is a cache entry}
+    dbs:
+      db0: {index: 0, url_env: REDIS_URL, user: shop}
+users:
+  shop:
+    instance: shop
+    select: {allow: false, reason: db0 only}
+    key_prefixes: [{prefix: "shop:", reason: the shop}]
+`
+	os.WriteFile(filepath.Join(dir, "keyspec.yaml"), []byte(spec), 0o644)
+	code, stdout, stderr := luagen(t, "", "config", "--spec", filepath.Join(dir, "keyspec.yaml"), "--instance", "shop")
+	if code != 0 {
+		t.Fatalf("config: %d %s", code, stderr)
+	}
+	for _, word := range []string{"HAN", "seed", "vm1", "vm2", "000 §", "004 §"} {
+		if strings.Contains(stdout, word) {
+			t.Errorf("config of a non-HAN spec says %q:\n%s", word, stdout)
+		}
+	}
+	if !strings.Contains(stdout, "the cache is rebuilt from the database") {
+		t.Errorf("config lacks the spec's own reason:\n%s", stdout)
+	}
+}

@@ -1,0 +1,23 @@
+module github.com/hanchat/luagen/examples/cacheservice
+
+go 1.26.8
+
+require (
+	github.com/google/uuid v1.6.0
+	github.com/hanchat/luagen v0.0.0
+	github.com/redis/go-redis/v9 v9.23.0
+)
+
+require (
+	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
+	github.com/dave/jennifer v1.7.1 // indirect
+	github.com/yuin/gopher-lua v1.1.2 // indirect
+	go.uber.org/atomic v1.12.0 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
+	golang.org/x/sys v0.48.0 // indirect
+)
+
+replace github.com/hanchat/luagen => ../..
+
+tool github.com/hanchat/luagen/cmd/luagen

@@ -1,0 +1,73 @@
+// Command cacheservice is luagen's second example: a service with its own,
+// non-HAN spec (keyspec.yaml here) in the style of the Elang framework: a cache,
+// locks, recent items and tags, an outbox relayed into a bounded stream, and
+// sessions on Redis Cluster, all under a deployment prefix. It generates its
+// packages into internal/redisgen and runs one of each kind of call. Run it with
+// REDIS_URL and APP_URL (or CACHESERVICE_REDIS_PREFIX) set.
+package main
+
+//go:generate go run github.com/hanchat/luagen/cmd/luagen generate --spec keyspec.yaml --lua lua --out internal/redisgen
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/hanchat/luagen/examples/cacheservice/internal/redisgen/app"
+	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/secrets"
+	"github.com/redis/go-redis/v9"
+)
+
+func main() {
+	if err := run(context.Background()); err != nil {
+		slog.Error("cacheservice", "err", err)
+		os.Exit(1)
+	}
+}
+
+func run(ctx context.Context) error {
+	raw := os.Getenv(app.DB0URLEnv)
+	opts, err := redis.ParseURL(raw)
+	if err != nil {
+		return fmt.Errorf("%s=%s: %w", app.DB0URLEnv, secrets.RedactURL(raw), err)
+	}
+	client := redis.NewClient(opts)
+	defer client.Close()
+
+	// The explicit prefix wins; else the one derived from APP_URL.
+	prefix, err := app.PrefixFromEnv()
+	if err != nil {
+		return err
+	}
+	scripts, err := app.NewScripts(app.Clients{DB0: client}, app.WithPrefix(prefix))
+	if err != nil {
+		return err
+	}
+	if err := runtime.Preload(ctx, client, app.AllScripts()...); err != nil {
+		return err
+	}
+	key, err := app.NewLockKey(prefix, "report-42")
+	if err != nil {
+		return err
+	}
+	owner := token()
+	ok, err := scripts.LockAcquire(ctx, key, app.LockAcquireArgs{Owner: owner})
+	if err != nil {
+		return err
+	}
+	slog.Info("lock", "prefix", prefix.String(), "acquired", ok)
+	if ok {
+		_, err = scripts.LockRelease(ctx, key, app.LockReleaseArgs{Owner: owner})
+	}
+	return err
+}
+
+func token() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}

@@ -1,0 +1,3 @@
+KEYS[1] = ARGV[1]
+redis.call('SET', KEYS[1], 'x', 'PX', 60000)
+return redis.call('DEL', KEYS[2])

@@ -1,0 +1,2 @@
+KEYS = {ARGV[1], ARGV[1]}
+return redis.call('DEL', KEYS[1], KEYS[2])

@@ -1,0 +1,2 @@
+local KEYS = {ARGV[1]}
+return redis.call('DEL', KEYS[1])

@@ -1,0 +1,2 @@
+redis.call('MOVE', KEYS[1], 2)
+return redis.call('DEL', KEYS[2]) + #ARGV[1]

@@ -1,0 +1,186 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+)
+
+// ErrInvalidPrefix: a deployment prefix failed its rule, or none could be derived.
+var ErrInvalidPrefix = errors.New("invalid deployment prefix")
+
+// PrefixError is a deployment prefix refused or not derivable. It shows the
+// prefix (a namespace name, not a secret) but never a URL's credentials.
+type PrefixError struct {
+	Prefix string
+	Reason string
+}
+
+func (e *PrefixError) Error() string {
+	if e.Prefix == "" {
+		return "deployment prefix: " + e.Reason
+	}
+	return fmt.Sprintf("deployment prefix %q: %s", e.Prefix, e.Reason)
+}
+
+// Is matches ErrInvalidPrefix.
+func (e *PrefixError) Is(target error) bool { return target == ErrInvalidPrefix }
+
+// PrefixSeparator ends every deployment prefix and separates its segments.
+const PrefixSeparator = ":"
+
+// TestPrefixRoot starts every prefix TestPrefix makes.
+const TestPrefixRoot = "test:"
+
+// CheckPrefix checks a deployment prefix: 2..maxLen characters of
+// [A-Za-z0-9._-] in non-empty segments, each ended by ':' (so "acme:production:").
+// The final ':' keeps one deployment's ACL pattern (~acme:prod:*) from reaching
+// another's keys (acme:production:...); no glob character, brace (a hash tag)
+// or space can appear.
+func CheckPrefix(p string, maxLen int) error {
+	switch {
+	case len(p) < 2 || len(p) > maxLen:
+		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("want 2..%d characters, got %d", maxLen, len(p))}
+	case !strings.HasSuffix(p, PrefixSeparator):
+		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("must end in %q (write %q)", PrefixSeparator, p+PrefixSeparator)}
+	}
+	for _, seg := range strings.Split(strings.TrimSuffix(p, PrefixSeparator), PrefixSeparator) {
+		if seg == "" {
+			return &PrefixError{Prefix: p, Reason: "an empty segment (a leading ':' or '::')"}
+		}
+		for _, r := range seg {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
+				return &PrefixError{Prefix: p, Reason: "want segments of [A-Za-z0-9._-] each ended by ':'"}
+			}
+		}
+	}
+	return nil
+}
+
+// PrefixFromURL derives the default deployment prefix from the application's
+// URL (APP_URL): its host in lower case, "-port" when the URL names a port, then
+// one segment per path element, each character outside [a-z0-9._-] replaced by
+// '-', each segment ended by ':'. So "https://Chat.Example.com/" gives
+// "chat.example.com:" and "http://localhost:8080/acme/app" gives
+// "localhost-8080:acme:app:". Applications that share a URL must set an
+// explicit prefix instead. A URL that yields no valid prefix of at most maxLen
+// characters is an error, never a shortened or hashed name. The error never
+// shows the URL (it may carry credentials).
+func PrefixFromURL(appURL string, maxLen int) (string, error) {
+	if appURL == "" {
+		return "", &PrefixError{Reason: "the application URL is empty: set it, or set an explicit prefix"}
+	}
+	u, err := url.Parse(appURL)
+	if err != nil || u.Hostname() == "" {
+		return "", &PrefixError{Reason: "the application URL has no host (want scheme://host[:port][/path])"}
+	}
+	host := u.Hostname()
+	if port := u.Port(); port != "" {
+		host += "-" + port
+	}
+	segs := []string{clean(host)}
+	for _, s := range strings.Split(u.EscapedPath(), "/") {
+		if s == "" {
+			continue
+		}
+		if uns, err := url.PathUnescape(s); err == nil {
+			s = uns
+		}
+		segs = append(segs, clean(s))
+	}
+	p := strings.Join(segs, PrefixSeparator) + PrefixSeparator
+	if err := CheckPrefix(p, maxLen); err != nil {
+		return "", &PrefixError{Prefix: p, Reason: "derived from the application URL: " + err.(*PrefixError).Reason + "; set an explicit prefix"}
+	}
+	return p, nil
+}
+
+func clean(s string) string {
+	b := []byte(strings.ToLower(s))
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			b[i] = '-'
+		}
+	}
+	return string(b)
+}
+
+// ResolvePrefix is the deployment prefix of a process: the explicit one when
+// set (checked, never altered), else the one derived from the application URL.
+func ResolvePrefix(explicit, appURL string, maxLen int) (string, error) {
+	if explicit != "" {
+		if err := CheckPrefix(explicit, maxLen); err != nil {
+			return "", err
+		}
+		return explicit, nil
+	}
+	return PrefixFromURL(appURL, maxLen)
+}
+
+// TestPrefix is the prefix tests use instead of a deployment's: "test:" in front
+// of it, so an ACL for the deployment (~acme:production:*) never reaches a test
+// key and a test never writes into a deployment's namespace. A prefix that
+// already starts with "test:" is returned as it is.
+func TestPrefix(p string, maxLen int) (string, error) {
+	if !strings.HasPrefix(p, TestPrefixRoot) {
+		p = TestPrefixRoot + p
+	}
+	if err := CheckPrefix(p, maxLen); err != nil {
+		return "", err
+	}
+	return p, nil
+}
+
+// NoPrefix is the error of a key builder or wrapper given the zero prefix.
+func NoPrefix(key string) error {
+	return &KeyPartError{Key: key, Part: "deployment prefix", Reason: "the zero prefix: make one with NewPrefix (or PrefixFromEnv)"}
+}
+
+// WrongPrefix is the error of a wrapper given a key of another deployment.
+func WrongPrefix(script, position string) error {
+	return &ArgError{Script: script, Arg: "KEYS " + position, Reason: "a key of another deployment prefix than the one the Scripts were made with"}
+}
+
+// KeySegment is the i-th ':'-separated segment of key after its first skip
+// bytes (a deployment prefix), without the braces of a hash tag; "" when the
+// key has fewer segments. Generated wrappers compare shared placeholders with it.
+func KeySegment(key string, skip, i int) string {
+	if skip > len(key) {
+		return ""
+	}
+	rest := key[skip:]
+	for ; i > 0; i-- {
+		j := strings.IndexByte(rest, ':')
+		if j < 0 {
+			return ""
+		}
+		rest = rest[j+1:]
+	}
+	if j := strings.IndexByte(rest, ':'); j >= 0 {
+		rest = rest[:j]
+	}
+	if len(rest) >= 2 && rest[0] == '{' && rest[len(rest)-1] == '}' {
+		rest = rest[1 : len(rest)-1]
+	}
+	return rest
+}
+
+// MismatchedKeys is the error of a wrapper given keys whose shared placeholder
+// differs (a session's data key and another session's lock).
+func MismatchedKeys(script, placeholder string) error {
+	return &ArgError{Script: script, Arg: "KEYS {" + placeholder + "}", Reason: "the keys hold different values of a placeholder the script's keys share"}
+}
+
+// CheckPresent refuses the empty value of an optional string or bytes argument
+// that is present: the empty string is how a wrapper says the argument is absent.
+func CheckPresent(script, arg string, n int) error {
+	if n == 0 {
+		return &ArgError{Script: script, Arg: arg, Reason: "empty: an optional argument is absent (nil) or non-empty"}
+	}
+	return nil
+}
+
+// ArgAbsent is what a wrapper sends for an optional argument left out; the
+// script tells with ARGV[n] == ”.
+const ArgAbsent = ""
