@@ -48,16 +48,18 @@ func (l *Lag) Sync(t testing.TB, h *luatest.Server, real *redis.Client) {
 	h.Clock().Set(RedisNow(t, real))
 }
 
-// Step is the slack of the step since Sync: ClockSlack plus the time since
-// then. Call it once the step ran on Redis.
+// Step records how long the step took since Sync (call it once the step ran on
+// Redis) and returns the slack a comparison of its results must allow:
+// ClockSlack plus the longest time any step so far took, since a result may
+// hold a value an earlier step wrote on both sides (a ZSET score, an expiry)
+// with that step's lag.
 func (l *Lag) Step() time.Duration {
-	d := ClockSlack + time.Since(l.start)
-	l.max = max(l.max, d)
-	return d
+	l.max = max(l.max, ClockSlack+time.Since(l.start))
+	return l.max
 }
 
-// Max is the largest Step so far, at least ClockSlack: the slack of values the
-// scenario's steps left in the keyspace.
+// Max is the slack of values the scenario's steps left in the keyspace: the
+// largest Step so far, at least ClockSlack.
 func (l *Lag) Max() time.Duration { return max(l.max, ClockSlack) }
 
 // Within compares durations and times that may differ by slack.

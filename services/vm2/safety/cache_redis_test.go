@@ -199,7 +199,7 @@ func TestSafetyCacheLossAndRebuild(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	srv, db0 := startSafetyRedis(t)
-	c, reg := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{RetryInterval: 20 * time.Millisecond})
+	c, reg := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{RetryInterval: 20 * time.Millisecond, CacheTimeout: 5 * time.Second})
 	k := safetytest.NewCache(t, c, safetytest.Policy)
 	fill, hits := warmSafety(t, k, 25)
 	if err := fill(); err != nil {
@@ -247,7 +247,7 @@ func TestSafetyDNSTTLCapOnRedis(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	srv, db0 := startSafetyRedis(t)
-	c, reg := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{})
+	c, reg := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{CacheTimeout: 5 * time.Second})
 	k := safetytest.NewCache(t, c, safetytest.Policy)
 	long, _ := vm2.NewSafetyDNSKey(safetytest.Digest("cdn.example"), vm2.DNSRRTypeAAAA)
 	short, _ := vm2.NewSafetyDNSKey(safetytest.Digest("fast.example"), vm2.DNSRRTypeAAAA)
@@ -283,7 +283,7 @@ func TestSafetyMaxValueAndInvalidSerialization(t *testing.T) {
 		t.Run("RESP"+strconv.Itoa(protocol), func(t *testing.T) {
 			ctx := context.Background()
 			srv, db0 := startSafetyRedis(t)
-			c, _ := safetytest.New(t, srv.Client(vm2.DB0, func(o *redis.Options) { o.Protocol = protocol }), safety.Options{})
+			c, _ := safetytest.New(t, srv.Client(vm2.DB0, func(o *redis.Options) { o.Protocol = protocol }), safety.Options{CacheTimeout: 5 * time.Second})
 			k := safetytest.NewCache(t, c, safetytest.Policy)
 			key, _ := vm2.NewSafetyTextKey(safetytest.Digest("big"), "rules-1")
 
