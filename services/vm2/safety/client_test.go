@@ -117,11 +117,21 @@ func TestCallerDeadlineIsAnOutageAndStuckCallsAreBounded(t *testing.T) {
 		<-release // deaf to its context, like a read waiting for go-redis's ReadTimeout
 		return 0, io.EOF
 	}
-	for i := 0; i < 10; i++ {
+	for i, outages := 0, 0; outages < 10; i++ {
+		if i == 100 {
+			t.Fatalf("%d of 100 calls were outages, want 10", outages)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 		_, err := call(ctx, c, time.Hour, hung)
 		cancel()
-		if !errors.Is(err, errUnavailable) {
+		switch {
+		case errors.Is(err, errUnavailable):
+			outages++
+		case errors.Is(err, context.DeadlineExceeded):
+			// The 10 ms ran out before the call began (a loaded machine can
+			// pause this goroutine that long): the documented error of a ctx
+			// that had already ended, not what this test is about.
+		default:
 			t.Fatalf("call %d past the caller's deadline: %v", i, err)
 		}
 	}
