@@ -3,10 +3,16 @@ GO ?= go
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 EXAMPLE = examples/apiservice
 EXAMPLE2 = examples/cacheservice
+BENCH = bench
+# Every Go module of the repository: the product, the two examples that use it,
+# the comparison benchmarks.
+MODULES = . $(EXAMPLE) $(EXAMPLE2) $(BENCH)
+PG_HOST = 127.0.0.1
+PG_PORT = 5432
 
 .PHONY: generate check lint test bench deps commands
 
-## generate: write generated/ from keyspec.yaml and lua/ (and the example's copy)
+## generate: write generated/ from keyspec.yaml and lua/ (and the examples' copies)
 generate:
 	$(GO) run ./cmd/luagen generate
 	cd $(EXAMPLE) && $(GO) generate ./...
@@ -22,24 +28,24 @@ check:
 	cd $(EXAMPLE) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec ../../keyspec.yaml --lua ../../lua --out internal/redisgen --instance vm1
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/redisgen
 
-## lint: gofmt, go vet, staticcheck and luagen lint
+## lint: gofmt, go vet and staticcheck of every module, and luagen lint
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
-	$(GO) vet ./...
-	$(GO) run $(STATICCHECK) ./...
+	@for m in $(MODULES); do echo "vet and staticcheck: $$m"; (cd $$m && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...) || exit 1; done
 	$(GO) run ./cmd/luagen lint
-	cd $(EXAMPLE) && $(GO) vet ./...
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen lint --spec keyspec.yaml --lua lua
-	cd $(EXAMPLE2) && $(GO) vet ./...
 
-## deps: what the tests need on this machine: redis-server, PostgreSQL on 127.0.0.1:5432 with database test, Go modules
+## deps: what the tests need on this machine, each step only when it is missing:
+## redis-server (installed), PostgreSQL on 127.0.0.1:5432 (started) with database
+## test (created), and the Go modules of every module (downloaded)
 deps:
-	@command -v redis-server >/dev/null 2>&1 || { echo "installing redis-server"; apt-get update -q && apt-get install -y -q redis-server; }
-	@pg_isready -q -h 127.0.0.1 -p 5432 || { echo "starting PostgreSQL"; pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql | head -1) main start; }
-	@psql -h 127.0.0.1 -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" | grep -q 1 || createdb -h 127.0.0.1 -U postgres test
-	$(GO) mod download
-	cd $(EXAMPLE) && $(GO) mod download
-	cd $(EXAMPLE2) && $(GO) mod download
+	@command -v redis-server >/dev/null 2>&1 || { echo "deps: installing redis-server"; apt-get update -q && apt-get install -y -q redis-server; }
+	@redis-server --version
+	@command -v pg_isready >/dev/null 2>&1 || { echo "deps: PostgreSQL is not installed: install it with trust auth for $(PG_HOST) (or run go test -short ./..., which needs neither it nor redis-server)"; exit 1; }
+	@pg_isready -q -h $(PG_HOST) -p $(PG_PORT) || { echo "deps: PostgreSQL is down: starting it"; pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql | head -1) main start; }
+	@for i in $$(seq 100); do pg_isready -q -h $(PG_HOST) -p $(PG_PORT) && break; sleep 0.1; done; pg_isready -h $(PG_HOST) -p $(PG_PORT)
+	@psql -h $(PG_HOST) -p $(PG_PORT) -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" | grep -q 1 || { echo "deps: creating database test"; createdb -h $(PG_HOST) -p $(PG_PORT) -U postgres test; }
+	@for m in $(MODULES); do (cd $$m && $(GO) mod download) || exit 1; done
 
 ## test: everything CI runs
 test: deps check lint
@@ -47,6 +53,8 @@ test: deps check lint
 	cd $(EXAMPLE) && $(GO) build ./...
 	cd $(EXAMPLE2) && $(GO) test -race -count=1 ./...
 
-## bench: benchmarks against real redis-server processes the benchmarks start
+## bench: the comparison benchmarks (module bench/) and the packages' own, against
+## real redis-server processes the benchmarks start
 bench: deps
+	cd $(BENCH) && $(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) test -run '^$$' -bench . -benchmem ./...

@@ -10,6 +10,7 @@ import (
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/luatest"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/secrets"
 )
 
 // HAN's idempotency scripts tie their record and lock with shared_placeholders:
@@ -24,7 +25,7 @@ func TestHANIdempotencyKeysAreTied(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hk, err := runtime.NewHMACKey([]byte("0123456789abcdef0123456789abcdef"))
+	hk, err := secrets.NewHMACKey([]byte("0123456789abcdef0123456789abcdef"))
 	if err != nil {
 		t.Fatal(err)
 	}

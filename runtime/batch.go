@@ -61,7 +61,7 @@ func (b *Batch) Exec(ctx context.Context, c redis.UniversalClient) error {
 	var retry []*call
 	loaded := map[*Script]bool{}
 	for _, cl := range b.calls {
-		if cl.cmd == nil || !IsNoScript(cl.cmd.Err()) {
+		if cl.cmd == nil || !isNoScript(cl.cmd.Err()) {
 			continue
 		}
 		if !loaded[cl.script] {

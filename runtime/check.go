@@ -43,10 +43,16 @@ func CheckInt(key, part string, v, min, max int64) error {
 	return nil
 }
 
-// CheckHMAC requires a digest made by HMACKey.Sum.
+// HMAC is the lower-case hex HMAC-SHA256 of a user-controlled value (an IP address,
+// an Idempotency-Key), the form such a value takes inside a key. Generated key
+// builders take it for placeholders of type hmac; a service makes it with a
+// secret of its own (services/secrets.HMACKey.Sum).
+type HMAC string
+
+// CheckHMAC requires a 64-digit lower-case hex HMAC-SHA256 digest.
 func CheckHMAC(key, part string, v HMAC) error {
 	if !keypart.Hex(string(v), 64) {
-		return &KeyPartError{Key: key, Part: part, Reason: "want an HMAC-SHA256 made by runtime.HMACKey.Sum"}
+		return &KeyPartError{Key: key, Part: part, Reason: "want a lower-case hex HMAC-SHA256 (64 digits) made with the service's secret"}
 	}
 	return nil
 }

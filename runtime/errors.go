@@ -100,8 +100,8 @@ func (e *ReplyError) Error() string {
 // Is matches ErrReplyShape.
 func (e *ReplyError) Is(target error) bool { return target == ErrReplyShape }
 
-// IsNoScript reports whether err is Redis's NOSCRIPT reply.
-func IsNoScript(err error) bool {
+// isNoScript reports whether err is Redis's NOSCRIPT reply.
+func isNoScript(err error) bool {
 	return err != nil && redis.HasErrorPrefix(err, "NOSCRIPT")
 }
 

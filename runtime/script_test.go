@@ -5,7 +5,6 @@ import (
 	"crypto/sha1"
 	"encoding/hex"
 	"errors"
-	"strconv"
 	"strings"
 	"testing"
 
@@ -26,22 +25,6 @@ func mustScript(t *testing.T, name, src string, ro bool) *runtime.Script {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// commandCalls reads how often Redis ran a command, from INFO commandstats.
-func commandCalls(t *testing.T, c *redis.Client, cmd string) int {
-	t.Helper()
-	info, err := c.Info(context.Background(), "commandstats").Result()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, line := range strings.Split(info, "\r\n") {
-		if rest, ok := strings.CutPrefix(line, "cmdstat_"+cmd+":calls="); ok {
-			n, _ := strconv.Atoi(strings.SplitN(rest, ",", 2)[0])
-			return n
-		}
-	}
-	return 0
 }
 
 const incrSrc = "return redis.call('INCRBY', KEYS[1], ARGV[1])"
@@ -65,7 +48,7 @@ func TestRunRecoversFromNOSCRIPTWithScriptLoad(t *testing.T) {
 		if err := c.ScriptFlush(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
-		loadsBefore := commandCalls(t, c, "script|load")
+		loadsBefore := redistest.CommandCalls(t, c, "script|load")
 		for i := 1; i <= 3; i++ {
 			v, err := s.Run(ctx, c, []string{"n"}, 1)
 			if err != nil {
@@ -75,11 +58,11 @@ func TestRunRecoversFromNOSCRIPTWithScriptLoad(t *testing.T) {
 				t.Fatalf("round %d call %d: got %v", round, i, v)
 			}
 		}
-		if got := commandCalls(t, c, "script|load") - loadsBefore; got != 1 {
+		if got := redistest.CommandCalls(t, c, "script|load") - loadsBefore; got != 1 {
 			t.Fatalf("round %d: SCRIPT LOAD ran %d times, want 1", round, got)
 		}
 	}
-	if n := commandCalls(t, c, "eval"); n != 0 {
+	if n := redistest.CommandCalls(t, c, "eval"); n != 0 {
 		t.Fatalf("EVAL ran %d times; the runtime must only EVALSHA and SCRIPT LOAD", n)
 	}
 }
@@ -94,8 +77,8 @@ func TestReadOnlyScriptRunsAsEVALSHA_RO(t *testing.T) {
 	if err != nil || v != "v" {
 		t.Fatalf("got %v, %v", v, err)
 	}
-	if commandCalls(t, c, "evalsha_ro") != 2 { // NOSCRIPT, then the retry
-		t.Fatalf("EVALSHA_RO calls = %d, want 2", commandCalls(t, c, "evalsha_ro"))
+	if redistest.CommandCalls(t, c, "evalsha_ro") != 2 { // NOSCRIPT, then the retry
+		t.Fatalf("EVALSHA_RO calls = %d, want 2", redistest.CommandCalls(t, c, "evalsha_ro"))
 	}
 	// A missing key is a nil reply: (nil, nil), not redis.Nil.
 	v, err = ro.Run(ctx, c, []string{"missing"})
@@ -155,7 +138,7 @@ func TestPreloadLoadsEveryScript(t *testing.T) {
 	if _, err := a.Run(ctx, c, nil); err != nil {
 		t.Fatal(err)
 	}
-	if n := commandCalls(t, c, "evalsha"); n != 1 {
+	if n := redistest.CommandCalls(t, c, "evalsha"); n != 1 {
 		t.Fatalf("a preloaded script took %d EVALSHA calls, want 1", n)
 	}
 }

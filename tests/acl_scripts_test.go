@@ -5,8 +5,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/services/vm1/legacystub"
 	"github.com/redis/go-redis/v9"
@@ -28,6 +30,7 @@ func (a *aclInstance) userClient(t *testing.T, user string, db int) *redis.Clien
 // script in its database and reaches every prefix it owns, the settled
 // han:settings:snapshot:* (CONTRADICTION 1) and han:legacy:* (CONTRADICTION 4) included.
 func TestACLAPIBackendRunsEveryVM1Script(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a := startACLInstance(t, "vm1")
 	db0, db1, db2 := a.userClient(t, "api_backend", 0), a.userClient(t, "api_backend", 1), a.userClient(t, "api_backend", 2)
@@ -38,17 +41,17 @@ func TestACLAPIBackendRunsEveryVM1Script(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	user, conn, task, msg := uuid(t), uuid(t), uuid(t), uuid(t)
-	owner, other := nonce(t), nonce(t)
+	user, conn, task, msg := uuid.NewString(), uuid.NewString(), uuid.NewString(), uuid.NewString()
+	owner, other := scripttest.Nonce(t), scripttest.Nonce(t)
 	fp := "f3b1c2a8d9e0f1a2b3c4d5e6f7a8b9c0d1e2f3a4b5c6d7e8f9a0b1c2d3e4f5a6"
 	rlUser, _ := vm1.NewAPIRLUserKey(user, vm1.APIRouteMessagesSend, 60)
-	rlIP, _ := vm1.NewAPIRLIPKey(mustHMAC(t, "203.0.113.9"), vm1.APIRoutePublicGet, 60)
+	rlIP, _ := vm1.NewAPIRLIPKey(testHMACKey.Sum("203.0.113.9"), vm1.APIRoutePublicGet, 60)
 	rlService, _ := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 60)
 	marker := vm1.NewAPIJWKSNegativeKey("kid-1")
-	record, _ := vm1.NewAPIIdemKey(vm1.IdemScopeMessageSend, user, mustHMAC(t, "idem-key-1"))
-	lock, _ := vm1.NewAPIIdemLockKey(vm1.IdemScopeMessageSend, user, mustHMAC(t, "idem-key-1"))
-	warmRecord, _ := vm1.NewAPIIdemKey(vm1.IdemScopeMessageSend, user, mustHMAC(t, "idem-key-2"))
-	warmLock, _ := vm1.NewAPIIdemLockKey(vm1.IdemScopeMessageSend, user, mustHMAC(t, "idem-key-2"))
+	record, _ := vm1.NewAPIIdemKey(vm1.IdemScopeMessageSend, user, testHMACKey.Sum("idem-key-1"))
+	lock, _ := vm1.NewAPIIdemLockKey(vm1.IdemScopeMessageSend, user, testHMACKey.Sum("idem-key-1"))
+	warmRecord, _ := vm1.NewAPIIdemKey(vm1.IdemScopeMessageSend, user, testHMACKey.Sum("idem-key-2"))
+	warmLock, _ := vm1.NewAPIIdemLockKey(vm1.IdemScopeMessageSend, user, testHMACKey.Sum("idem-key-2"))
 	coordLock, _ := vm1.NewCoordLockDeliveryKey(msg)
 	fence, _ := vm1.NewCoordFenceDeliveryKey(msg)
 	connKey, _ := vm1.NewRTConnKey(conn)
@@ -56,7 +59,7 @@ func TestACLAPIBackendRunsEveryVM1Script(t *testing.T) {
 	snapshot, _ := vm1.NewSettingsSnapshotKey(7)
 	stubTask, _ := vm1.NewLegacySafetyTaskKey(task)
 
-	slidingNonce := nonce(t)
+	slidingNonce := scripttest.Nonce(t)
 	var fixedCharge, bucketCharge vm1.RateDecision
 	calls := map[string]func() error{
 		"rate_limit_sliding": func() error {
@@ -154,7 +157,7 @@ func TestACLAPIBackendRunsEveryVM1Script(t *testing.T) {
 		t.Fatalf("order lists %d scripts, calls %d", len(order), len(calls))
 	}
 	for db, c := range map[int]*redis.Client{0: a.srv.Client(0, admin), 1: a.srv.Client(1, admin), 2: a.srv.Client(2, admin)} {
-		auditTTLs(t, c, vm1.Keys)
+		scripttest.AuditTTLs(t, c, vm1.Keys)
 		if n := c.DBSize(ctx).Val(); n == 0 {
 			t.Errorf("db %d holds no key: the scripts did not write there", db)
 		}
@@ -165,10 +168,7 @@ func TestACLAPIBackendRunsEveryVM1Script(t *testing.T) {
 
 	// The legacy stub's cutover runs as api_backend too (SCAN and UNLINK are granted
 	// while db2 is alive) and leaves no stub key behind.
-	stub, err := legacystub.New(s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stub := legacystub.New(s)
 	if _, err := legacystub.Cutover(ctx, stub, db2, legacystub.CutoverOptions{}); err != nil {
 		t.Fatalf("cutover as api_backend: %v", err)
 	}
@@ -179,6 +179,7 @@ func TestACLAPIBackendRunsEveryVM1Script(t *testing.T) {
 
 // message_safety, under the generated ACL and config, runs every VM2 script.
 func TestACLMessageSafetyRunsEveryVM2Script(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a := startACLInstance(t, "vm2")
 	c := a.userClient(t, "message_safety", 0)
@@ -212,7 +213,7 @@ func TestACLMessageSafetyRunsEveryVM2Script(t *testing.T) {
 			t.Errorf("%s as message_safety: %v", sc.Name(), err)
 		}
 	}
-	auditTTLs(t, a.srv.Client(0, admin), vm2.Keys)
+	scripttest.AuditTTLs(t, a.srv.Client(0, admin), vm2.Keys)
 }
 
 // admin connects as the test-only admin user.

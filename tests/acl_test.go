@@ -102,6 +102,7 @@ func (a *aclInstance) dryRun(ctx context.Context, user string, args ...any) stri
 // ACL DRYRUN confirms that every command every script of the instance calls, on
 // every key its KEYS positions accept, is allowed for the script's user.
 func TestACLAllowsEveryScriptCommand(t *testing.T) {
+	t.Parallel()
 	for _, instance := range []string{"vm1", "vm2"} {
 		t.Run(instance, func(t *testing.T) {
 			ctx := context.Background()
@@ -160,6 +161,7 @@ func evalCommand(s *keyspec.Script) string {
 func isNoPerm(err error) bool { return err != nil && strings.HasPrefix(err.Error(), "NOPERM") }
 
 func TestACLRefusesWhatIsNotGranted(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	vm1 := startACLInstance(t, "vm1")
 	vm2 := startACLInstance(t, "vm2")
@@ -226,6 +228,7 @@ func TestACLRefusesWhatIsNotGranted(t *testing.T) {
 }
 
 func TestACLDefaultUserAndPasswords(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a := startACLInstance(t, "vm1")
 	for user, pw := range aclPasswords {
@@ -254,6 +257,7 @@ func TestACLDefaultUserAndPasswords(t *testing.T) {
 
 // CONTRADICTION 2: both VM1 URLs work under the generated ACL; /1 needs SELECT.
 func TestACLBothVM1URLsConnect(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	a := startACLInstance(t, "vm1")
 	for _, db := range []int{0, 1, 2} {

@@ -9,7 +9,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/luatest"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -23,7 +25,7 @@ const (
 // idemKeys builds a record and its lock for a fresh user and key.
 func idemKeys(t *testing.T) (vm1.APIIdemKey, vm1.APIIdemLockKey) {
 	t.Helper()
-	user, h := uuid(t), mustHMAC(t, nonce(t))
+	user, h := uuid.NewString(), testHMACKey.Sum(scripttest.Nonce(t))
 	rec, err := vm1.NewAPIIdemKey(vm1.IdemScopeMessageSend, user, h)
 	if err != nil {
 		t.Fatal(err)
@@ -39,10 +41,11 @@ func idemKeys(t *testing.T) (vm1.APIIdemKey, vm1.APIIdemLockKey) {
 // completed, same and different fingerprint, ownership of complete, release and
 // extend, 503/504 never completed, and the record's 24 h TTL to the millisecond.
 func TestHarnessIdempotencyStates(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	h, scripts := harnessVM1(t)
+	h, _, scripts := scripttest.VM1Harness(t)
 	rec, lock := idemKeys(t)
-	ownerA, ownerB := nonce(t), nonce(t)
+	ownerA, ownerB := scripttest.Nonce(t), scripttest.Nonce(t)
 	reserve := func(fp, owner string) vm1.IdemReserveResult {
 		t.Helper()
 		r, err := scripts.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: fp, Owner: owner})
@@ -66,7 +69,7 @@ func TestHarnessIdempotencyStates(t *testing.T) {
 	}
 
 	// A non-owner can neither complete, release nor extend.
-	args := vm1.IdemCompleteArgs{Owner: ownerB, Fingerprint: fpA, Status: 201, Response: []byte{0x95}, ResourceID: uuid(t)}
+	args := vm1.IdemCompleteArgs{Owner: ownerB, Fingerprint: fpA, Status: 201, Response: []byte{0x95}, ResourceID: uuid.NewString()}
 	if _, err := scripts.IdemComplete(ctx, rec, lock, args); !errors.Is(err, vm1.ErrNotOwner) {
 		t.Fatalf("complete by a non-owner: %v", err)
 	}
@@ -107,11 +110,11 @@ func TestHarnessIdempotencyStates(t *testing.T) {
 	if ks[rec.String()].TTL != 24*time.Hour {
 		t.Fatalf("completed record TTL %v, want 24h", ks[rec.String()].TTL)
 	}
-	r := reserve(fpA, nonce(t))
+	r := reserve(fpA, scripttest.Nonce(t))
 	if r.State != vm1.IdemStateCompleted || r.Status != 201 || !bytes.Equal(r.Response, args.Response) || r.ResourceID != args.ResourceID || r.Version != 2 {
 		t.Fatalf("retry: %+v", r)
 	}
-	if r := reserve(fpB, nonce(t)); r.State != vm1.IdemStateConflict || r.Response != nil {
+	if r := reserve(fpB, scripttest.Nonce(t)); r.State != vm1.IdemStateConflict || r.Response != nil {
 		t.Fatalf("another fingerprint after completion: %+v", r)
 	}
 	// The record lives exactly 24 h after its completion.
@@ -129,10 +132,11 @@ func TestHarnessIdempotencyStates(t *testing.T) {
 // another request takes over (version + 1), and the late owner can neither
 // complete, release nor extend, nor disturb the new owner.
 func TestHarnessIdempotencyLockExpiryAndLateOwner(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	h, scripts := harnessVM1(t)
+	h, _, scripts := scripttest.VM1Harness(t)
 	rec, lock := idemKeys(t)
-	late, next := nonce(t), nonce(t)
+	late, next := scripttest.Nonce(t), scripttest.Nonce(t)
 	if r, err := scripts.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: fpA, Owner: late}); err != nil || r.State != vm1.IdemStateReserved {
 		t.Fatalf("reserve: %+v %v", r, err)
 	}
@@ -176,17 +180,18 @@ func TestHarnessIdempotencyLockExpiryAndLateOwner(t *testing.T) {
 // answers in progress and creates nothing; release drops an in-progress record
 // so a retry runs again, but never a completed one.
 func TestHarnessIdempotencyLostRecordAndRelease(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	h, scripts := harnessVM1(t)
+	h, _, scripts := scripttest.VM1Harness(t)
 	rec, lock := idemKeys(t)
-	owner := nonce(t)
+	owner := scripttest.Nonce(t)
 	if _, err := scripts.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: fpA, Owner: owner}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := h.Do("DEL", rec.String()); err != nil {
 		t.Fatal(err)
 	}
-	r, err := scripts.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: fpB, Owner: nonce(t)})
+	r, err := scripts.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: fpB, Owner: scripttest.Nonce(t)})
 	if err != nil || r.State != vm1.IdemStateInProgress {
 		t.Fatalf("record lost, lock alive: %+v %v", r, err)
 	}
@@ -218,10 +223,11 @@ func TestHarnessIdempotencyLostRecordAndRelease(t *testing.T) {
 // idem_warm writes the durable row's completed record with the TTL it is given,
 // overwriting any other state, and drops only the caller's own lock.
 func TestHarnessIdempotencyWarm(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	h, scripts := harnessVM1(t)
+	h, _, scripts := scripttest.VM1Harness(t)
 	rec, lock := idemKeys(t)
-	other, mine := nonce(t), nonce(t)
+	other, mine := scripttest.Nonce(t), scripttest.Nonce(t)
 	warm := func(owner string, ttl time.Duration) bool {
 		t.Helper()
 		replaced, err := scripts.IdemWarm(ctx, rec, lock, vm1.IdemWarmArgs{
@@ -263,23 +269,24 @@ func TestHarnessIdempotencyWarm(t *testing.T) {
 // response or resource id, and a TTL beyond 24 h, before Redis and naming the
 // argument, never the value.
 func TestIdempotencyWrappersRefuseOversizeValues(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	h, scripts := harnessVM1(t)
+	h, _, scripts := scripttest.VM1Harness(t)
 	rec, lock := idemKeys(t)
 	big := bytes.Repeat([]byte{'x'}, vm1.APIIdemMaxBytes+1)
-	_, err := scripts.IdemComplete(ctx, rec, lock, vm1.IdemCompleteArgs{Owner: nonce(t), Fingerprint: fpA, Status: 200, Response: big})
+	_, err := scripts.IdemComplete(ctx, rec, lock, vm1.IdemCompleteArgs{Owner: scripttest.Nonce(t), Fingerprint: fpA, Status: 200, Response: big})
 	if !errors.Is(err, runtime.ErrInvalidArg) || !strings.Contains(err.Error(), "response") || strings.Contains(err.Error(), "xxx") {
 		t.Fatalf("oversize response: %v", err)
 	}
-	_, err = scripts.IdemComplete(ctx, rec, lock, vm1.IdemCompleteArgs{Owner: nonce(t), Fingerprint: fpA, Status: 200, ResourceID: strings.Repeat("r", 129)})
+	_, err = scripts.IdemComplete(ctx, rec, lock, vm1.IdemCompleteArgs{Owner: scripttest.Nonce(t), Fingerprint: fpA, Status: 200, ResourceID: strings.Repeat("r", 129)})
 	if !errors.Is(err, runtime.ErrInvalidArg) || !strings.Contains(err.Error(), "resource_id") {
 		t.Fatalf("oversize resource id: %v", err)
 	}
-	_, err = scripts.IdemWarm(ctx, rec, lock, vm1.IdemWarmArgs{Owner: nonce(t), Fingerprint: fpA, Status: 200, Version: 1, TTL: 25 * time.Hour})
+	_, err = scripts.IdemWarm(ctx, rec, lock, vm1.IdemWarmArgs{Owner: scripttest.Nonce(t), Fingerprint: fpA, Status: 200, Version: 1, TTL: 25 * time.Hour})
 	if !errors.Is(err, runtime.ErrInvalidArg) || !strings.Contains(err.Error(), "ttl") {
 		t.Fatalf("warm beyond 24h: %v", err)
 	}
-	_, err = scripts.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: "A" + fpA[1:], Owner: nonce(t)})
+	_, err = scripts.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: "A" + fpA[1:], Owner: scripttest.Nonce(t)})
 	if !errors.Is(err, runtime.ErrInvalidArg) || !strings.Contains(err.Error(), "fingerprint") {
 		t.Fatalf("upper-case fingerprint: %v", err)
 	}
@@ -291,10 +298,11 @@ func TestIdempotencyWrappersRefuseOversizeValues(t *testing.T) {
 // The idempotency scripts give equal replies and an equal keyspace on the
 // harness and on real Redis (RESP2 and RESP3).
 func TestConformanceIdempotency(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, ctx context.Context, real *redis.Client, realScripts *vm1.Scripts, h *luatest.Server, harnessScripts *vm1.Scripts) {
 		done, doneLock := idemKeys(t)
 		rec, lock := idemKeys(t)
-		a, b := nonce(t), nonce(t)
+		a, b := scripttest.Nonce(t), scripttest.Nonce(t)
 		resp := []byte{0x95, 0x01, 0xcc, 0xc9, 0xa0, 0xa0, 0x90}
 		steps := []struct {
 			name string
@@ -330,11 +338,11 @@ func TestConformanceIdempotency(t *testing.T) {
 				return s.IdemWarm(ctx, done, doneLock, vm1.IdemWarmArgs{Owner: b, Fingerprint: fpB, Status: 422, Response: resp, Version: 3, TTL: time.Hour})
 			}},
 		}
-		clock := &stepClock{h: h, real: real}
+		var lag scripttest.Lag
 		for _, st := range steps {
-			clock.start(t)
+			lag.Sync(t, h, real)
 			want, wantErr := st.run(realScripts)
-			clock.ran(t)
+			lag.Step()
 			got, gotErr := st.run(harnessScripts)
 			if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
 				t.Fatalf("%s: error on Redis %v, on the harness %v", st.name, wantErr, gotErr)
@@ -343,7 +351,7 @@ func TestConformanceIdempotency(t *testing.T) {
 				t.Errorf("%s: Redis (-) vs harness (+):\n%s", st.name, diff)
 			}
 		}
-		compareKeyspaces(t, ctx, real, h, nil, clock.max)
-		auditTTLs(t, real, vm1.Keys)
+		scripttest.CompareKeyspaces(t, ctx, real, h, nil, lag.Max())
+		scripttest.AuditTTLs(t, real, vm1.Keys)
 	})
 }

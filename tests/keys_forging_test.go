@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/runtime"
 )
 
@@ -18,9 +20,10 @@ func (forgedLock) String() string { return "han:api:idem:message-send:x:y" }
 // A KEYS position accepts only the key types it declares, built by their
 // builders: not another type that embeds one, not a pointer, not nil.
 func TestWrappersRefuseKeysTheyDoNotDeclare(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	_, sc, scripts := rtHarness(t)
-	real, err := vm1.NewCoordLockDeliveryKey(uuid(t))
+	_, sc, scripts := scripttest.VM1Harness(t)
+	real, err := vm1.NewCoordLockDeliveryKey(uuid.NewString())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +35,7 @@ func TestWrappersRefuseKeysTheyDoNotDeclare(t *testing.T) {
 		"nil":            nil,
 		"zero value":     vm1.CoordLockDeliveryKey{},
 	} {
-		_, err := scripts.LockRelease(ctx, lock, vm1.LockReleaseArgs{Owner: nonce(t)})
+		_, err := scripts.LockRelease(ctx, lock, vm1.LockReleaseArgs{Owner: scripttest.Nonce(t)})
 		if !errors.Is(err, runtime.ErrInvalidArg) {
 			t.Errorf("%s: err = %v, want ErrInvalidArg", name, err)
 		}
@@ -40,7 +43,7 @@ func TestWrappersRefuseKeysTheyDoNotDeclare(t *testing.T) {
 	if n := len(sc.Results()); n != 0 {
 		t.Fatalf("a refused key reached Redis: %d script runs", n)
 	}
-	if _, err := scripts.LockAcquire(ctx, real, mustFence(t, real), vm1.LockAcquireArgs{Owner: nonce(t), LockTTL: time.Second}); err != nil {
+	if _, err := scripts.LockAcquire(ctx, real, mustFence(t, real), vm1.LockAcquireArgs{Owner: scripttest.Nonce(t), LockTTL: time.Second}); err != nil {
 		t.Fatalf("the real key: %v", err)
 	}
 	if n := len(sc.Results()); n != 1 {

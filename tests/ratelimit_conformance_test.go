@@ -6,7 +6,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/luatest"
 	"github.com/redis/go-redis/v9"
 )
@@ -15,12 +17,13 @@ import (
 // refund scripts give equal replies and an equal keyspace on real Redis (RESP2
 // and RESP3) and on the harness.
 func TestConformanceRateLimitRefundsAndForeignBuckets(t *testing.T) {
+	t.Parallel()
 	forEachProtocol(t, func(t *testing.T, ctx context.Context, real *redis.Client, realScripts *vm1.Scripts, h *luatest.Server, harnessScripts *vm1.Scripts) {
 
-		user, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteMessagesSend, 60)
-		counter, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteProfileGet, 60)
+		user, _ := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteMessagesSend, 60)
+		counter, _ := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteProfileGet, 60)
 		service, _ := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 60)
-		oldHash, _ := vm1.NewAPIRLIPKey(mustHMAC(t, "198.51.100.9"), vm1.APIRouteInternalInbox, 60)
+		oldHash, _ := vm1.NewAPIRLIPKey(testHMACKey.Sum("198.51.100.9"), vm1.APIRouteInternalInbox, 60)
 		// Foreign buckets, the same on both sides.
 		for _, cmd := range [][]any{
 			{"HSET", user.String(), "base", "1", "tat", "5"},
@@ -101,20 +104,16 @@ func TestConformanceRateLimitRefundsAndForeignBuckets(t *testing.T) {
 			"bucket refund": true, "bucket refund under the old limit": false,
 		}
 		realPrev, harnessPrev := map[string]vm1.RateDecision{}, map[string]vm1.RateDecision{}
-		clock := &stepClock{h: h, real: real}
+		var lag scripttest.Lag
 		for _, s := range steps {
-			n := nonce(t)
+			n := scripttest.Nonce(t)
 			nonces[s.name] = n
-			clock.start(t)
+			lag.Sync(t, h, real)
 			want, err := s.run(realScripts, n, realPrev)
 			if err != nil {
 				t.Fatalf("%s on Redis: %v", s.name, err)
 			}
-			clock.ran(t)
-			opts := cmp.Options{
-				cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= clock.slack() }),
-				cmp.Comparer(func(a, b time.Time) bool { return a.Sub(b).Abs() <= clock.slack() }),
-			}
+			opts := scripttest.Within(lag.Step())
 			got, err := s.run(harnessScripts, n, harnessPrev)
 			if err != nil {
 				t.Fatalf("%s on the harness: %v", s.name, err)
@@ -130,7 +129,7 @@ func TestConformanceRateLimitRefundsAndForeignBuckets(t *testing.T) {
 				t.Errorf("%s: refunded %v on Redis, want %v", s.name, want, refunded)
 			}
 		}
-		compareKeyspaces(t, ctx, real, h, map[string]float64{"base": 1, "tat": 6}, clock.max)
-		auditTTLs(t, real, vm1.Keys)
+		scripttest.CompareKeyspaces(t, ctx, real, h, map[string]float64{"base": 1, "tat": 6}, lag.Max())
+		scripttest.AuditTTLs(t, real, vm1.Keys)
 	})
 }

@@ -6,7 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/scripttest"
 )
 
 // Fixed window through the generated wrapper on the harness: the counter's TTL
@@ -14,9 +16,10 @@ import (
 // millisecond, a peek writes nothing, and a counter found without expiry (left
 // by an older writer) gets one.
 func TestHarnessFixedWindowExactRetryAfter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	h, scripts := harnessVM1(t)
-	key, _ := vm1.NewAPIRLDialogKey(uuid(t), 2)
+	h, _, scripts := scripttest.VM1Harness(t)
+	key, _ := vm1.NewAPIRLDialogKey(uuid.NewString(), 2)
 	call := func(cost int64, peek bool) vm1.RateDecision {
 		t.Helper()
 		d, err := scripts.RateLimitFixed(ctx, key, vm1.RateLimitFixedArgs{Limit: 5, Window: 2 * time.Second, Jitter: 300 * time.Millisecond, Cost: cost, Peek: peek})
@@ -26,7 +29,7 @@ func TestHarnessFixedWindowExactRetryAfter(t *testing.T) {
 		return d
 	}
 	clock := h.Clock()
-	if d := call(5, true); !d.Allowed || d.Remaining != 0 || !d.ResetAt.Equal(t0.Add(2301*time.Millisecond)) {
+	if d := call(5, true); !d.Allowed || d.Remaining != 0 || !d.ResetAt.Equal(scripttest.T0.Add(2301*time.Millisecond)) {
 		t.Fatalf("peek on an empty window: %+v", d)
 	}
 	if len(h.Keyspace()) != 0 {
@@ -39,7 +42,7 @@ func TestHarnessFixedWindowExactRetryAfter(t *testing.T) {
 		t.Fatalf("counter TTL %v, want window + jitter", ttl)
 	}
 	clock.Advance(1234 * time.Millisecond)
-	if d := call(2, false); d.Allowed || d.Remaining != 1 || d.RetryAfter != 1067*time.Millisecond || !d.ResetAt.Equal(t0.Add(2301*time.Millisecond)) {
+	if d := call(2, false); d.Allowed || d.Remaining != 1 || d.RetryAfter != 1067*time.Millisecond || !d.ResetAt.Equal(scripttest.T0.Add(2301*time.Millisecond)) {
 		t.Fatalf("cost 2 over the limit: %+v", d)
 	}
 	if d := call(1, false); !d.Allowed || d.Remaining != 0 {
@@ -58,7 +61,7 @@ func TestHarnessFixedWindowExactRetryAfter(t *testing.T) {
 	}
 
 	// A counter without expiry never resets; the script gives it one.
-	stale, _ := vm1.NewAPIRLDialogKey(uuid(t), 2)
+	stale, _ := vm1.NewAPIRLDialogKey(uuid.NewString(), 2)
 	if _, err := h.Do("SET", stale.String(), "5"); err != nil {
 		t.Fatal(err)
 	}
@@ -75,8 +78,9 @@ func TestHarnessFixedWindowExactRetryAfter(t *testing.T) {
 // refills are exact to the millisecond with a rate that does not divide the
 // window (3 per second: one token every 333.33 ms).
 func TestHarnessTokenBucketExactRetryAfter(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	h, scripts := harnessVM1(t)
+	h, _, scripts := scripttest.VM1Harness(t)
 	key, _ := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 1)
 	call := func(cost int64, peek bool) vm1.RateDecision {
 		t.Helper()
@@ -87,7 +91,7 @@ func TestHarnessTokenBucketExactRetryAfter(t *testing.T) {
 		return d
 	}
 	clock := h.Clock()
-	if d := call(3, false); !d.Allowed || d.Remaining != 0 || !d.ResetAt.Equal(t0.Add(time.Second)) {
+	if d := call(3, false); !d.Allowed || d.Remaining != 0 || !d.ResetAt.Equal(scripttest.T0.Add(time.Second)) {
 		t.Fatalf("burst: %+v", d)
 	}
 	if ttl := h.Keyspace()[key.String()].TTL; ttl != 1100*time.Millisecond {
@@ -126,16 +130,17 @@ func TestHarnessTokenBucketExactRetryAfter(t *testing.T) {
 // A cost above the limit can never be allowed: every algorithm answers BAD_ARG,
 // and nothing is written.
 func TestHarnessRateLimitsRefuseCostAboveLimit(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	h, scripts := harnessVM1(t)
-	key, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteMessagesSend, 60)
+	h, _, scripts := scripttest.VM1Harness(t)
+	key, _ := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteMessagesSend, 60)
 	if _, err := scripts.RateLimitFixed(ctx, key, vm1.RateLimitFixedArgs{Limit: 2, Window: time.Minute, Cost: 3}); !errors.Is(err, vm1.ErrBadArg) {
 		t.Errorf("fixed: %v", err)
 	}
 	if _, err := scripts.RateLimitTokenBucket(ctx, key, vm1.RateLimitTokenBucketArgs{Limit: 2, Window: time.Minute, Cost: 3}); !errors.Is(err, vm1.ErrBadArg) {
 		t.Errorf("token bucket: %v", err)
 	}
-	if _, err := scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: 2, Window: time.Minute, Cost: 3, Nonce: nonce(t)}); !errors.Is(err, vm1.ErrBadArg) {
+	if _, err := scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: 2, Window: time.Minute, Cost: 3, Nonce: scripttest.Nonce(t)}); !errors.Is(err, vm1.ErrBadArg) {
 		t.Errorf("sliding: %v", err)
 	}
 	if len(h.Keyspace()) != 0 {

@@ -7,7 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/luatest"
 	"github.com/hanchat/luagen/runtime"
 )
@@ -22,7 +24,7 @@ type rateScript struct {
 
 var rateScripts = []rateScript{
 	{"rate_limit_sliding", "zset", func(t *testing.T, s *vm1.Scripts, key vm1.APIRLUserKey, limit, cost int64, window time.Duration, peek bool) (vm1.RateDecision, error) {
-		return s.RateLimitSliding(context.Background(), key, vm1.RateLimitSlidingArgs{Limit: limit, Window: window, Cost: cost, Peek: peek, Nonce: nonce(t)})
+		return s.RateLimitSliding(context.Background(), key, vm1.RateLimitSlidingArgs{Limit: limit, Window: window, Cost: cost, Peek: peek, Nonce: scripttest.Nonce(t)})
 	}},
 	{"rate_limit_fixed", "string", func(t *testing.T, s *vm1.Scripts, key vm1.APIRLUserKey, limit, cost int64, window time.Duration, peek bool) (vm1.RateDecision, error) {
 		return s.RateLimitFixed(context.Background(), key, vm1.RateLimitFixedArgs{Limit: limit, Window: window, Cost: cost, Peek: peek})
@@ -47,14 +49,15 @@ var foreignBuckets = map[string][]any{
 // peek evaluates it so and writes nothing; a charge replaces it with its own
 // bucket, with a TTL, and counts from zero, exactly up to the limit.
 func TestHarnessRateLimitsReplaceForeignBuckets(t *testing.T) {
+	t.Parallel()
 	for _, rs := range rateScripts {
 		for name, cmd := range foreignBuckets {
 			if name == rs.typ || (name == "not a counter" && rs.typ != "string") || (name == "old token hash" && rs.typ != "hash") {
 				continue // its own type: not foreign (the old token hash is checked by the token bucket only)
 			}
 			t.Run(rs.name+"/"+name, func(t *testing.T) {
-				h, scripts := harnessVM1(t)
-				key, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteProfileGet, 60)
+				h, _, scripts := scripttest.VM1Harness(t)
+				key, _ := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteProfileGet, 60)
 				args := append([]any{cmd[0], key.String()}, cmd[2:]...)
 				if _, err := h.Do(args...); err != nil {
 					t.Fatal(err)
@@ -96,8 +99,9 @@ func TestHarnessRateLimitsReplaceForeignBuckets(t *testing.T) {
 // holds the window but not the limit, stays the same) the old state is not
 // misread under the new limit: the bucket starts full under the new one.
 func TestHarnessTokenBucketLimitChangeIsAFreshBucket(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	h, scripts := harnessVM1(t)
+	h, _, scripts := scripttest.VM1Harness(t)
 	key, _ := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 1)
 	call := func(limit, cost int64, peek bool) vm1.RateDecision {
 		t.Helper()
@@ -138,13 +142,14 @@ func TestHarnessTokenBucketLimitChangeIsAFreshBucket(t *testing.T) {
 // The sliding window's cap of 10000 members holds in the script itself, for a
 // caller that bypasses the generated wrapper (which refuses it first).
 func TestHarnessSlidingWindowCapInTheScript(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	h := luatest.NewServer(luatest.NewClock(t0))
+	h := luatest.NewServer(luatest.NewClock(scripttest.T0))
 	sc := h.Scripter()
 	if err := sc.ScriptLoad(ctx, vm1.RateLimitSlidingScript.Source()).Err(); err != nil {
 		t.Fatal(err)
 	}
-	key, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteMessagesSend, 60)
+	key, _ := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteMessagesSend, 60)
 	for name, argv := range map[string][]any{
 		"limit": {10001, 60000, 0, 1, "0", "n"},
 		"cost":  {10001, 60000, 0, 10001, "0", "n"},
@@ -158,10 +163,10 @@ func TestHarnessSlidingWindowCapInTheScript(t *testing.T) {
 		t.Fatal("a refused call wrote")
 	}
 	scripts, _ := vm1.NewScripts(vm1.Clients{DB0: sc})
-	if _, err := scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: 10000, Window: time.Minute, Cost: 10001, Nonce: nonce(t)}); !errors.Is(err, runtime.ErrInvalidArg) {
+	if _, err := scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: 10000, Window: time.Minute, Cost: 10001, Nonce: scripttest.Nonce(t)}); !errors.Is(err, runtime.ErrInvalidArg) {
 		t.Fatalf("the wrapper with cost 10001: %v", err)
 	}
-	if _, err := scripts.RateLimitSlidingRefund(ctx, key, vm1.RateLimitSlidingRefundArgs{Cost: 10001, Nonce: nonce(t)}); !errors.Is(err, runtime.ErrInvalidArg) {
+	if _, err := scripts.RateLimitSlidingRefund(ctx, key, vm1.RateLimitSlidingRefundArgs{Cost: 10001, Nonce: scripttest.Nonce(t)}); !errors.Is(err, runtime.ErrInvalidArg) {
 		t.Fatalf("the refund wrapper with cost 10001: %v", err)
 	}
 }
@@ -171,11 +176,12 @@ func TestHarnessSlidingWindowCapInTheScript(t *testing.T) {
 // the same window only, and the token bucket's tat of that cost, never more than
 // is still ahead of now, nor anything once the charge has refilled.
 func TestHarnessRefundsGiveBackExactlyTheCharge(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	t.Run("sliding", func(t *testing.T) {
-		h, scripts := harnessVM1(t)
-		key, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteMessagesSend, 60)
-		mine, theirs := nonce(t), nonce(t)
+		h, _, scripts := scripttest.VM1Harness(t)
+		key, _ := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteMessagesSend, 60)
+		mine, theirs := scripttest.Nonce(t), scripttest.Nonce(t)
 		charge := func(n string, cost int64) {
 			if d, err := scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: 10, Window: time.Minute, Cost: cost, Nonce: n}); err != nil || !d.Allowed {
 				t.Fatalf("charge: %+v %v", d, err)
@@ -200,8 +206,8 @@ func TestHarnessRefundsGiveBackExactlyTheCharge(t *testing.T) {
 		}
 	})
 	t.Run("fixed", func(t *testing.T) {
-		h, scripts := harnessVM1(t)
-		key, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteMessagesSend, 10)
+		h, _, scripts := scripttest.VM1Harness(t)
+		key, _ := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteMessagesSend, 10)
 		charge := func(cost int64) vm1.RateDecision {
 			d, err := scripts.RateLimitFixed(ctx, key, vm1.RateLimitFixedArgs{Limit: 10, Window: 10 * time.Second, Jitter: 500 * time.Millisecond, Cost: cost})
 			if err != nil || !d.Allowed {
@@ -237,7 +243,7 @@ func TestHarnessRefundsGiveBackExactlyTheCharge(t *testing.T) {
 		}
 	})
 	t.Run("token bucket", func(t *testing.T) {
-		h, scripts := harnessVM1(t)
+		h, _, scripts := scripttest.VM1Harness(t)
 		key, _ := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 1)
 		charge := func(cost int64) vm1.RateDecision {
 			d, err := scripts.RateLimitTokenBucket(ctx, key, vm1.RateLimitTokenBucketArgs{Limit: 4, Window: time.Second, Cost: cost})

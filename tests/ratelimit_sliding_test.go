@@ -8,25 +8,28 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/runtime"
 )
 
 func TestSlidingWindowThroughTheWrapper(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	_, scripts, db0 := vm1Server(t)
-	key, err := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteMessagesSend, 1)
+	_, scripts, db0 := scripttest.VM1(t)
+	key, err := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteMessagesSend, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	args := func(peek bool) vm1.RateLimitSlidingArgs {
-		return vm1.RateLimitSlidingArgs{Limit: 5, Window: time.Second, Jitter: 100 * time.Millisecond, Cost: 1, Peek: peek, Nonce: nonce(t)}
+		return vm1.RateLimitSlidingArgs{Limit: 5, Window: time.Second, Jitter: 100 * time.Millisecond, Cost: 1, Peek: peek, Nonce: scripttest.Nonce(t)}
 	}
 
 	var first time.Time
 	for i := 0; i < 5; i++ {
-		before := redisNow(t, db0)
+		before := scripttest.RedisNow(t, db0)
 		d, err := scripts.RateLimitSliding(ctx, key, args(false))
 		if err != nil {
 			t.Fatal(err)
@@ -44,7 +47,7 @@ func TestSlidingWindowThroughTheWrapper(t *testing.T) {
 	}
 
 	// The sixth is denied; retry_after points at the first request leaving the window.
-	now := redisNow(t, db0)
+	now := scripttest.RedisNow(t, db0)
 	d, err := scripts.RateLimitSliding(ctx, key, args(false))
 	if err != nil {
 		t.Fatal(err)
@@ -72,8 +75,8 @@ func TestSlidingWindowThroughTheWrapper(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if p.Allowed && redisNow(t, db0).Before(allowedAt.Add(-5*time.Millisecond)) {
-			t.Fatalf("allowed %v before retry_after said", allowedAt.Sub(redisNow(t, db0)))
+		if p.Allowed && scripttest.RedisNow(t, db0).Before(allowedAt.Add(-5*time.Millisecond)) {
+			t.Fatalf("allowed %v before retry_after said", allowedAt.Sub(scripttest.RedisNow(t, db0)))
 		}
 		return p.Allowed
 	})
@@ -87,8 +90,9 @@ func TestSlidingWindowThroughTheWrapper(t *testing.T) {
 }
 
 func TestSlidingWindowConcurrencyIsExact(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	_, scripts, db0 := vm1Server(t)
+	_, scripts, db0 := scripttest.VM1(t)
 	key, err := vm1.NewAPIRLServiceKey("bitrix-sync", vm1.APIRouteInternalInbox, 60)
 	if err != nil {
 		t.Fatal(err)
@@ -101,7 +105,7 @@ func TestSlidingWindowConcurrencyIsExact(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			<-start
-			d, err := scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: 100, Window: time.Minute, Cost: 1, Nonce: nonce(t)})
+			d, err := scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: 100, Window: time.Minute, Cost: 1, Nonce: scripttest.Nonce(t)})
 			if err != nil {
 				t.Error(err)
 				return
@@ -121,27 +125,28 @@ func TestSlidingWindowConcurrencyIsExact(t *testing.T) {
 	if n := db0.ZCard(ctx, key.String()).Val(); n != 100 {
 		t.Fatalf("bucket holds %d entries, want 100", n)
 	}
-	auditTTLs(t, db0, vm1.Keys)
+	scripttest.AuditTTLs(t, db0, vm1.Keys)
 }
 
 func TestSlidingWindowRefusesBadInputBeforeRedis(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
-	_, scripts, _ := vm1Server(t)
+	_, scripts, _ := scripttest.VM1(t)
 	if _, err := vm1.NewAPIRLUserKey("user:*", vm1.APIRouteMessagesSend, 60); !errors.Is(err, runtime.ErrInvalidKeyPart) {
 		t.Fatalf("a forging user id: %v", err)
 	}
-	if _, err := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRoute("admin.secret"), 60); !errors.Is(err, runtime.ErrInvalidKeyPart) {
+	if _, err := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRoute("admin.secret"), 60); !errors.Is(err, runtime.ErrInvalidKeyPart) {
 		t.Fatalf("a route outside the allow-list: %v", err)
 	}
-	key, _ := vm1.NewAPIRLUserKey(uuid(t), vm1.APIRouteMessagesSend, 60)
-	if _, err := scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: 0, Window: time.Minute, Cost: 1, Nonce: nonce(t)}); !errors.Is(err, runtime.ErrInvalidArg) {
+	key, _ := vm1.NewAPIRLUserKey(uuid.NewString(), vm1.APIRouteMessagesSend, 60)
+	if _, err := scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: 0, Window: time.Minute, Cost: 1, Nonce: scripttest.Nonce(t)}); !errors.Is(err, runtime.ErrInvalidArg) {
 		t.Fatalf("limit 0: %v", err)
 	}
-	if _, err := scripts.RateLimitSliding(ctx, nil, vm1.RateLimitSlidingArgs{Limit: 1, Window: time.Minute, Cost: 1, Nonce: nonce(t)}); !errors.Is(err, runtime.ErrInvalidArg) {
+	if _, err := scripts.RateLimitSliding(ctx, nil, vm1.RateLimitSlidingArgs{Limit: 1, Window: time.Minute, Cost: 1, Nonce: scripttest.Nonce(t)}); !errors.Is(err, runtime.ErrInvalidArg) {
 		t.Fatalf("no key: %v", err)
 	}
 	// The script's own check: a cost above the limit is a typed error reply.
-	if _, err := scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: 2, Window: time.Minute, Cost: 3, Nonce: nonce(t)}); !errors.Is(err, vm1.ErrBadArg) {
+	if _, err := scripts.RateLimitSliding(ctx, key, vm1.RateLimitSlidingArgs{Limit: 2, Window: time.Minute, Cost: 3, Nonce: scripttest.Nonce(t)}); !errors.Is(err, vm1.ErrBadArg) {
 		t.Fatalf("cost above limit: %v", err)
 	}
 }

@@ -13,8 +13,11 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/idemtest"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/hanchat/luagen/services/vm1/settings"
@@ -123,7 +126,8 @@ func rewriteAOF(t *testing.T, admin *redis.Client) {
 // writes are absent, and after more writes and another restart no key lacks a
 // TTL.
 func TestResilienceTornAOFTail(t *testing.T) {
-	ctx := testCtx(t)
+	t.Parallel()
+	ctx := scripttest.Context(t)
 	a := startACLInstance(t, "vm1")
 	s := newVM1Stack(t, a, nil, ratelimit.DefaultPolicy())
 	admin0, admin1 := a.adminDB(vm1.DB0), a.adminDB(vm1.DB1)
@@ -133,11 +137,13 @@ func TestResilienceTornAOFTail(t *testing.T) {
 
 	// The last write, a heartbeat: MULTI, HSET and PEXPIREAT of the connection,
 	// ZADD and PEXPIREAT of the user's set, EXEC.
-	torn, _, err := s.presence.Connect(ctx, uuid(t), 1)
+	torn, _, err := s.presence.Connect(ctx, uuid.NewString(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	connKey, setKey := rtKeys(t, torn)
+	conn, _ := vm1.NewRTConnKey(torn.ID)
+	set, _ := vm1.NewRTUserConnectionsKey(torn.UserID)
+	connKey, setKey := conn.String(), set.String()
 	file := incrAOF(t, a.srv.Dir)
 	var units []aofUnit
 	// Redis writes the AOF before it answers; wait until the bytes are readable.
@@ -179,7 +185,7 @@ func TestResilienceTornAOFTail(t *testing.T) {
 	// without a TTL and nothing of the torn heartbeat.
 	moreThenRestart := func(t *testing.T) {
 		t.Helper()
-		next, _, err := s.presence.Connect(ctx, uuid(t), 2)
+		next, _, err := s.presence.Connect(ctx, uuid.NewString(), 2)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -196,8 +202,8 @@ func TestResilienceTornAOFTail(t *testing.T) {
 		if ids, err := s.presence.Connections(ctx, next.UserID, 10); err != nil || !slices.Equal(ids, []string{next.ID}) {
 			t.Errorf("the connection written after the repair: %v %v", ids, err)
 		}
-		auditTTLs(t, admin0, vm1.Keys)
-		auditTTLs(t, admin1, vm1.Keys)
+		scripttest.AuditTTLs(t, admin0, vm1.Keys)
+		scripttest.AuditTTLs(t, admin1, vm1.Keys)
 	}
 
 	t.Run("loaded as is, then rewritten", func(t *testing.T) {
@@ -260,7 +266,8 @@ func TestResilienceTornAOFTail(t *testing.T) {
 //     record written after the damage replays from PostgreSQL (without running
 //     the call again) and warms Redis; caches and limits fill again.
 func TestResilienceCorruptAOFRefusedThenRepaired(t *testing.T) {
-	ctx := testCtx(t)
+	t.Parallel()
+	ctx := scripttest.Context(t)
 	a := startACLInstance(t, "vm1")
 	s := newVM1Stack(t, a, nil, ratelimit.DefaultPolicy())
 	admin0, admin1 := a.adminDB(vm1.DB0), a.adminDB(vm1.DB1)
@@ -277,9 +284,9 @@ func TestResilienceCorruptAOFRefusedThenRepaired(t *testing.T) {
 	if err := s.settings.Put(ctx, 200, resilienceSettings{Limit: 200}); err != nil {
 		t.Fatal(err)
 	}
-	late := idemRequest(t, vm1.IdemScopeDialogCreate, `{"title":"after the damage"}`)
-	var calls counter
-	lateOut, err := s.keeper.Do(ctx, late, calls.call(late.Key, created(t), nil))
+	late := idemtest.Request(t, vm1.IdemScopeDialogCreate, `{"title":"after the damage"}`)
+	var calls idemtest.Counter
+	lateOut, err := s.keeper.Do(ctx, late, calls.Call(late.Key, idemtest.Created(), nil))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,16 +352,16 @@ func TestResilienceCorruptAOFRefusedThenRepaired(t *testing.T) {
 	}
 	// 4. The idempotency record written after the damage is gone from Redis;
 	// PostgreSQL answers, the call does not run again, and Redis is warmed.
-	out, err := s.keeper.Do(ctx, late, calls.call(late.Key, created(t), nil))
+	out, err := s.keeper.Do(ctx, late, calls.Call(late.Key, idemtest.Created(), nil))
 	if err != nil || out.Source != idempotency.SourceDurable || !cmp.Equal(out.Response, lateOut.Response) {
 		t.Errorf("the call completed after the damage: %+v %v, want its durable answer", out, err)
 	}
-	if out, err := s.keeper.Do(ctx, late, calls.call(late.Key, created(t), nil)); err != nil || out.Source != idempotency.SourceRedis {
+	if out, err := s.keeper.Do(ctx, late, calls.Call(late.Key, idemtest.Created(), nil)); err != nil || out.Source != idempotency.SourceRedis {
 		t.Errorf("the next retry: %+v %v, want the warmed Redis record", out, err)
 	}
-	if calls.runs.Load() != 1 || s.sideEffects(t, late.Key) != 1 {
-		t.Errorf("runs %d, side effects %d; want 1", calls.runs.Load(), s.sideEffects(t, late.Key))
+	if calls.Runs.Load() != 1 || s.sideEffects(t, late.Key) != 1 {
+		t.Errorf("runs %d, side effects %d; want 1", calls.Runs.Load(), s.sideEffects(t, late.Key))
 	}
-	auditTTLs(t, admin0, vm1.Keys)
-	auditTTLs(t, admin1, vm1.Keys)
+	scripttest.AuditTTLs(t, admin0, vm1.Keys)
+	scripttest.AuditTTLs(t, admin1, vm1.Keys)
 }

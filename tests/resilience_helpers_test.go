@@ -16,8 +16,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/idemtest"
+	"github.com/hanchat/luagen/internal/logtest"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/services/vm1/jwks"
@@ -534,52 +538,34 @@ func newVM1Stack(t *testing.T, a *aclInstance, opts func(*redis.Options), p rate
 	if s.scripts, err = vm1.NewScripts(vm1.Clients{DB0: s.db0, DB1: s.db1}); err != nil {
 		t.Fatal(err)
 	}
-	rm, err := ratelimit.NewMetrics(s.reg)
-	if err != nil {
+	if s.limiter, err = ratelimit.New(s.scripts, p, ratelimit.Options{IPKey: testHMACKey, Registerer: s.reg}); err != nil {
 		t.Fatal(err)
 	}
-	if s.limiter, err = ratelimit.New(ratelimit.Config{Scripts: s.scripts, Policy: p, IPKey: testHMACKey, Metrics: rm}); err != nil {
-		t.Fatal(err)
-	}
-	s.pool = idemPostgres(t)
-	im, err := idempotency.NewMetrics(s.reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s.keeper, err = idempotency.New(idempotency.Config{Scripts: s.scripts, Store: idempotency.NewStore(s.pool), KeyHMAC: testHMACKey, Metrics: im}); err != nil {
+	s.pool = idemtest.Postgres(t)
+	if s.keeper, err = idempotency.New(s.scripts, idempotency.NewStore(s.pool), testHMACKey, idempotency.Options{Registerer: s.reg}); err != nil {
 		t.Fatal(err)
 	}
 	if s.presence, err = presence.New(s.scripts, "api-1"); err != nil {
 		t.Fatal(err)
 	}
-	if s.locker, err = coord.New(s.scripts); err != nil {
-		t.Fatal(err)
-	}
-	if s.settings, err = settings.NewStore[resilienceSettings](s.scripts); err != nil {
-		t.Fatal(err)
-	}
-	if s.jwks, err = jwks.NewNegativeCache(s.scripts); err != nil {
-		t.Fatal(err)
-	}
+	s.locker = coord.New(s.scripts)
+	s.settings = settings.New[resilienceSettings](s.scripts)
+	s.jwks = jwks.New(s.scripts)
 	return s
 }
 
 // sideEffects counts the committed side effects of the idempotency key.
 func (s *vm1Stack) sideEffects(t *testing.T, key string) int {
 	t.Helper()
-	var n int
-	if err := s.pool.QueryRow(context.Background(), `SELECT count(*) FROM side_effects WHERE idem_key = $1`, key).Scan(&n); err != nil {
-		t.Fatal(err)
-	}
-	return n
+	return idemtest.SideEffects(t, s.pool, key)
 }
 
 // letTimePass waits until Redis's clock is d past its reading now, so that a
 // TTL reset upward by a restart would show. The point is to let time pass.
 func letTimePass(t *testing.T, c *redis.Client, d time.Duration) {
 	t.Helper()
-	until := redisNow(t, c).Add(d)
-	if !redistest.WaitFor(context.Background(), d+10*time.Second, func() bool { return !redisNow(t, c).Before(until) }) {
+	until := scripttest.RedisNow(t, c).Add(d)
+	if !redistest.WaitFor(context.Background(), d+10*time.Second, func() bool { return !scripttest.RedisNow(t, c).Before(until) }) {
 		t.Fatalf("Redis's clock did not pass %v", d)
 	}
 }
@@ -620,8 +606,6 @@ type rtApp struct {
 	applied   map[string]bool
 	delivered []string
 	gaps      []pubsub.Gap
-	lost      []time.Time // when each connection was reported lost
-	lostErrs  []error
 }
 
 func (a *rtApp) reconcile(_ context.Context, g pubsub.Gap) error {
@@ -634,25 +618,31 @@ func (a *rtApp) reconcile(_ context.Context, g pubsub.Gap) error {
 	return nil
 }
 
-func (a *rtApp) connectionLost(err error) {
-	a.mu.Lock()
-	a.lost = append(a.lost, time.Now())
-	a.lostErrs = append(a.lostErrs, err)
-	a.mu.Unlock()
-}
-
 // rtRig is a Subscriber of one dialog channel on its own client, its app, and
 // a Publisher on another client.
 type rtRig struct {
-	app *rtApp
-	sub *pubsub.Subscriber
-	pub *pubsub.Publisher
-	ch  pubsub.Channel
+	app  *rtApp
+	sub  *pubsub.Subscriber
+	pub  *pubsub.Publisher
+	ch   pubsub.Channel
+	logs *logtest.Recorder // what the Subscriber logged
 }
 
-// startRTRig runs a Subscriber on subClient (o's Contract, Reconcile and
-// OnConnectionLost are the rig's) and publishes through pubClient. It is
-// stopped when the test ends.
+// lostMsg is what the Subscriber logs when a connection ends.
+const lostMsg = "pubsub: connection lost; reconnecting"
+
+// lost is when each connection was reported lost.
+func (r *rtRig) lost() []time.Time {
+	var at []time.Time
+	for _, rec := range r.logs.Records(lostMsg) {
+		at = append(at, rec.Time)
+	}
+	return at
+}
+
+// startRTRig runs a Subscriber of one new dialog channel on subClient (its
+// Logger is the rig's) and publishes through pubClient. It is stopped when the
+// test ends.
 func startRTRig(t *testing.T, subClient, pubClient *redis.Client, o pubsub.Options) *rtRig {
 	t.Helper()
 	contract, err := pubsub.NewContract(pubsub.Allow[rtCreated]("message.created"))
@@ -660,14 +650,13 @@ func startRTRig(t *testing.T, subClient, pubClient *redis.Client, o pubsub.Optio
 		t.Fatal(err)
 	}
 	r := &rtRig{app: &rtApp{applied: map[string]bool{}}}
-	if r.ch, err = pubsub.Dialog(uuid(t)); err != nil {
+	if r.ch, err = pubsub.Dialog(uuid.NewString()); err != nil {
 		t.Fatal(err)
 	}
-	if r.pub, err = pubsub.NewPublisher(pubClient, contract); err != nil {
-		t.Fatal(err)
-	}
-	o.Contract, o.Reconcile, o.OnConnectionLost = contract, r.app.reconcile, r.app.connectionLost
-	if r.sub, err = pubsub.NewSubscriber(subClient, o, r.ch); err != nil {
+	r.pub = pubsub.NewPublisher(pubClient, contract)
+	o.Logger, r.logs = logtest.New()
+	o.Channels = []pubsub.Channel{r.ch}
+	if r.sub, err = pubsub.NewSubscriber(subClient, contract, r.app.reconcile, o); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -691,7 +680,7 @@ func startRTRig(t *testing.T, subClient, pubClient *redis.Client, o pubsub.Optio
 // (as an outbox relay does) and returns its id.
 func (r *rtRig) publish(t *testing.T, seq int64) string {
 	t.Helper()
-	ev := pubsub.Event{ID: uuid(t), Type: "message.created", Entity: uuid(t), DTO: rtCreated{Seq: seq}}
+	ev := pubsub.Event{ID: uuid.NewString(), Type: "message.created", Entity: uuid.NewString(), DTO: rtCreated{Seq: seq}}
 	r.app.mu.Lock()
 	r.app.db = append(r.app.db, ev.ID)
 	r.app.mu.Unlock()
@@ -712,7 +701,7 @@ func (r *rtRig) waitFor(t *testing.T, what string, cond func(a *rtApp) bool) {
 	}) {
 		r.app.mu.Lock()
 		defer r.app.mu.Unlock()
-		t.Fatalf("%s: gaps %+v, delivered %d, lost %d, stats %+v", what, r.app.gaps, len(r.app.delivered), len(r.app.lost), r.sub.Stats())
+		t.Fatalf("%s: gaps %+v, delivered %d, lost %d, stats %+v", what, r.app.gaps, len(r.app.delivered), len(r.lost()), r.sub.Stats())
 	}
 }
 

@@ -9,8 +9,14 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/internal/idemtest"
+	"github.com/hanchat/luagen/internal/promtest"
+	"github.com/hanchat/luagen/internal/safetytest"
+	"github.com/hanchat/luagen/internal/scripttest"
+	"github.com/hanchat/luagen/services/degraded"
 	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/hanchat/luagen/services/vm2/safety"
@@ -56,13 +62,14 @@ func pushRounds(maxRounds, workers, perWorker int, push func(w, i int), done fun
 // and committed exactly one side effect. Every key still has a TTL (a key
 // without one could never be evicted under volatile-lru).
 func TestResilienceMemoryPressureVM1(t *testing.T) {
-	ctx := testCtx(t)
+	t.Parallel()
+	ctx := scripttest.Context(t)
 	a := startACLInstance(t, "vm1", pressureMaxMemory)
 	admin0 := a.adminDB(vm1.DB0)
 	if p := infoField(t, admin0, "memory", "maxmemory_policy"); p != "volatile-lru" {
 		t.Fatalf("maxmemory_policy %s, want the generated volatile-lru", p)
 	}
-	policy := ratelimit.Policy{vm1.APIRouteMessagesSend: {Algorithm: ratelimit.SlidingWindow, Degraded: ratelimit.FailClosed, Limits: []ratelimit.Limit{
+	policy := ratelimit.Policy{vm1.APIRouteMessagesSend: {Algorithm: ratelimit.SlidingWindow, Degraded: degraded.FailClosed, Limits: []ratelimit.Limit{
 		{Scope: ratelimit.ScopeUser, Limit: 10, Window: time.Minute},
 		{Scope: ratelimit.ScopeIP, Limit: 100, Window: time.Minute},
 	}}}
@@ -71,18 +78,18 @@ func TestResilienceMemoryPressureVM1(t *testing.T) {
 	const calls = 100
 	reqs := make([]idempotency.Request, calls)
 	outs := make([]idempotency.Outcome, calls)
-	runs := make([]counter, calls)
+	runs := make([]idemtest.Counter, calls)
 	records := make([]string, calls)
 	var wg sync.WaitGroup
 	for i := range reqs {
-		reqs[i] = idemRequest(t, vm1.IdemScopeMessageSend, fmt.Sprintf(`{"n":%d}`, i))
+		reqs[i] = idemtest.Request(t, vm1.IdemScopeMessageSend, fmt.Sprintf(`{"n":%d}`, i))
 		rec, _ := vm1.NewAPIIdemKey(reqs[i].Scope, reqs[i].UserID, testHMACKey.Sum(reqs[i].Key))
 		records[i] = rec.String()
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			var err error
-			if outs[i], err = s.keeper.Do(ctx, reqs[i], runs[i].call(reqs[i].Key, created(t), nil)); err != nil || outs[i].Replayed {
+			if outs[i], err = s.keeper.Do(ctx, reqs[i], runs[i].Call(reqs[i].Key, idemtest.Created(), nil)); err != nil || outs[i].Replayed {
 				t.Errorf("call %d: %+v %v", i, outs[i], err)
 			}
 		}()
@@ -104,7 +111,7 @@ func TestResilienceMemoryPressureVM1(t *testing.T) {
 	}
 	var pushed, failed atomic.Int64
 	ok := pushRounds(40, 16, 200, func(w, i int) {
-		subject := ratelimit.Subject{UserID: uuid(t), IP: netip.AddrFrom4([4]byte{10, byte(w), byte(i >> 8), byte(i)})}
+		subject := ratelimit.Subject{UserID: uuid.NewString(), IP: netip.AddrFrom4([4]byte{10, byte(w), byte(i >> 8), byte(i)})}
 		d, err := s.limiter.Allow(ctx, subject, vm1.APIRouteMessagesSend)
 		pushed.Add(1)
 		if err != nil || !d.Allowed || d.Degraded {
@@ -131,7 +138,7 @@ func TestResilienceMemoryPressureVM1(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			out, err := s.keeper.Do(ctx, reqs[i], runs[i].call(reqs[i].Key, created(t), nil))
+			out, err := s.keeper.Do(ctx, reqs[i], runs[i].Call(reqs[i].Key, idemtest.Created(), nil))
 			switch {
 			case err != nil || !out.Replayed || !cmp.Equal(out.Response, outs[i].Response):
 				t.Errorf("retry %d: %+v %v, want the stored answer", i, out, err)
@@ -163,14 +170,14 @@ func TestResilienceMemoryPressureVM1(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, req := range reqs {
-		if runs[i].runs.Load() != 1 || effects[req.Key] != 1 {
-			t.Errorf("call %d ran %d times, %d side effects; want 1", i, runs[i].runs.Load(), effects[req.Key])
+		if runs[i].Runs.Load() != 1 || effects[req.Key] != 1 {
+			t.Errorf("call %d ran %d times, %d side effects; want 1", i, runs[i].Runs.Load(), effects[req.Key])
 		}
 	}
 	if len(effects) != calls {
 		t.Errorf("side effects of %d keys, want %d", len(effects), calls)
 	}
-	auditTTLs(t, admin0, vm1.Keys)
+	scripttest.AuditTTLs(t, admin0, vm1.Keys)
 }
 
 // Seed 004 §5, §6 and §8: the generated VM2 config evicts any key
@@ -180,21 +187,22 @@ func TestResilienceMemoryPressureVM1(t *testing.T) {
 // still stored; the caller limiter still decides from Redis; every key left
 // has its TTL.
 func TestResilienceMemoryPressureVM2(t *testing.T) {
-	ctx := testCtx(t)
+	t.Parallel()
+	ctx := scripttest.Context(t)
 	a := startACLInstance(t, "vm2", pressureMaxMemory)
 	if p := infoField(t, a.admin, "memory", "maxmemory_policy"); p != "allkeys-lru" {
 		t.Fatalf("maxmemory_policy %s, want the generated allkeys-lru", p)
 	}
 	rdb := a.userClientWith(t, "message_safety", vm2.DB0, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
 	// Generous timeouts: this test is about eviction, not latency.
-	c, reg := newSafety(t, rdb, safety.Options{CacheTimeout: 5 * time.Second, RateLimitTimeout: 5 * time.Second})
-	k := newSafetyCache(t, c, safetyPolicy)
+	c, reg := safetytest.New(t, rdb, safety.Options{CacheTimeout: 5 * time.Second, RateLimitTimeout: 5 * time.Second})
+	k := safetytest.NewCache(t, c, safetytest.Policy)
 	l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{"api-backend": {Limit: 1000000, Window: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	keyOf := func(n int) vm2.SafetyTextKey {
-		k, err := vm2.NewSafetyTextKey(sha(fmt.Sprintf("text %d", n)), "rules-7")
+		k, err := vm2.NewSafetyTextKey(safetytest.Digest(fmt.Sprintf("text %d", n)), "rules-7")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -242,13 +250,13 @@ func TestResilienceMemoryPressureVM2(t *testing.T) {
 	if !ok || failed.Load() != 0 {
 		t.Fatalf("evicted %d keys after %d writes (%d failed); want the %d oldest entries evicted and no failure", infoInt(t, a.admin, "stats", "evicted_keys"), written.Load(), failed.Load(), early)
 	}
-	missesBefore := promSum(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "text", "result": "miss"})
+	missesBefore := promtest.Sum(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "text", "result": "miss"})
 	for n := 0; n < early; n++ {
 		if _, hit, err := k.GetText(ctx, keyOf(n)); hit || err != nil {
 			t.Errorf("an evicted entry: hit %v, %v; want a miss", hit, err)
 		}
 	}
-	if got := promSum(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "text", "result": "miss"}); got != missesBefore+early {
+	if got := promtest.Sum(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "text", "result": "miss"}); got != missesBefore+early {
 		t.Errorf("misses counted %v, want %v", got, missesBefore+early)
 	}
 	if got, hit, err := k.GetText(ctx, keyOf(int(last.Load()))); err != nil || !hit || !cmp.Equal(got, result) {
@@ -257,5 +265,5 @@ func TestResilienceMemoryPressureVM2(t *testing.T) {
 	if c.Degraded() {
 		t.Error("the client went degraded under memory pressure")
 	}
-	auditTTLs(t, a.admin, vm2.Keys)
+	scripttest.AuditTTLs(t, a.admin, vm2.Keys)
 }

@@ -9,9 +9,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/idemtest"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/degraded"
 	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/services/vm1/pubsub"
 	"github.com/hanchat/luagen/services/vm1/ratelimit"
@@ -21,13 +25,13 @@ import (
 // networkPolicy has one route of each degraded mode.
 func networkPolicy() ratelimit.Policy {
 	return ratelimit.Policy{
-		vm1.APIRouteMessagesSend: {Algorithm: ratelimit.SlidingWindow, Degraded: ratelimit.FailClosed, Limits: []ratelimit.Limit{
+		vm1.APIRouteMessagesSend: {Algorithm: ratelimit.SlidingWindow, Degraded: degraded.FailClosed, Limits: []ratelimit.Limit{
 			{Scope: ratelimit.ScopeUser, Limit: 100, Window: time.Minute},
 		}},
-		vm1.APIRouteProfileGet: {Algorithm: ratelimit.FixedWindow, Degraded: ratelimit.FailOpen, Limits: []ratelimit.Limit{
+		vm1.APIRouteProfileGet: {Algorithm: ratelimit.FixedWindow, Degraded: degraded.FailOpen, Limits: []ratelimit.Limit{
 			{Scope: ratelimit.ScopeUser, Limit: 100, Window: time.Minute},
 		}},
-		vm1.APIRoutePublicGet: {Algorithm: ratelimit.FixedWindow, Degraded: ratelimit.LocalLimit, Limits: []ratelimit.Limit{
+		vm1.APIRoutePublicGet: {Algorithm: ratelimit.FixedWindow, Degraded: degraded.LocalLimit, Limits: []ratelimit.Limit{
 			{Scope: ratelimit.ScopeIP, Limit: 5, Window: time.Minute},
 		}},
 	}
@@ -119,16 +123,17 @@ func withDeadline(t *testing.T, d time.Duration, what string, f func(ctx context
 // at most the lock's 30 s), so it never runs twice. Once the latency is gone,
 // calls succeed again.
 func TestResilienceLatencyPastTheDeadline(t *testing.T) {
-	ctx := testCtx(t)
+	t.Parallel()
+	ctx := scripttest.Context(t)
 	a, p, s := networkStack(t)
 	admin0 := a.adminDB(vm1.DB0)
-	sender := ratelimit.Subject{UserID: uuid(t)}
+	sender := ratelimit.Subject{UserID: uuid.NewString()}
 	if d, err := s.limiter.Allow(ctx, sender, vm1.APIRouteMessagesSend); err != nil || !d.Allowed || d.Degraded {
 		t.Fatalf("through the proxy: %+v %v", d, err)
 	}
-	done := idemRequest(t, vm1.IdemScopeMessageSend, "before the latency")
-	var doneCalls counter
-	if _, err := s.keeper.Do(ctx, done, doneCalls.call(done.Key, created(t), nil)); err != nil {
+	done := idemtest.Request(t, vm1.IdemScopeMessageSend, "before the latency")
+	var doneCalls idemtest.Counter
+	if _, err := s.keeper.Do(ctx, done, doneCalls.Call(done.Key, idemtest.Created(), nil)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -144,7 +149,7 @@ func TestResilienceLatencyPastTheDeadline(t *testing.T) {
 		})
 	}
 	withDeadline(t, deadline, "fail-open route", func(ctx context.Context) {
-		if d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid(t)}, vm1.APIRouteProfileGet); err != nil || !d.Allowed || !d.Degraded {
+		if d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid.NewString()}, vm1.APIRouteProfileGet); err != nil || !d.Allowed || !d.Degraded {
 			t.Errorf("fail-open route past the deadline: %+v %v, want allowed and degraded", d, err)
 		}
 	})
@@ -172,15 +177,15 @@ func TestResilienceLatencyPastTheDeadline(t *testing.T) {
 	if allowed.Load() != 5 || denied.Load() != 11 {
 		t.Errorf("local limiter: %d allowed, %d denied of 16; want 5 and 11", allowed.Load(), denied.Load())
 	}
-	fresh := idemRequest(t, vm1.IdemScopeMessageSend, "during the latency")
-	var freshCalls counter
+	fresh := idemtest.Request(t, vm1.IdemScopeMessageSend, "during the latency")
+	var freshCalls idemtest.Counter
 	withDeadline(t, deadline, "new idempotent call", func(ctx context.Context) {
-		if _, err := s.keeper.Do(ctx, fresh, freshCalls.call(fresh.Key, created(t), nil)); !errors.Is(err, idempotency.ErrUnavailable) || idempotency.StatusCode(err) != 503 {
+		if _, err := s.keeper.Do(ctx, fresh, freshCalls.Call(fresh.Key, idemtest.Created(), nil)); !errors.Is(err, idempotency.ErrUnavailable) || idempotency.StatusCode(err) != 503 {
 			t.Errorf("a new idempotent call past the deadline: %v, want ErrUnavailable (503)", err)
 		}
 	})
 	withDeadline(t, deadline, "completed idempotent call", func(ctx context.Context) {
-		out, err := s.keeper.Do(ctx, done, doneCalls.call(done.Key, created(t), nil))
+		out, err := s.keeper.Do(ctx, done, doneCalls.Call(done.Key, idemtest.Created(), nil))
 		if err != nil || out.Source != idempotency.SourceDurable || !out.Replayed {
 			t.Errorf("a completed idempotent call past the deadline: %+v %v, want its durable answer", out, err)
 		}
@@ -191,7 +196,7 @@ func TestResilienceLatencyPastTheDeadline(t *testing.T) {
 		t.Fatal("the delayed traffic never arrived")
 	}
 	if !redistest.WaitFor(ctx, 10*time.Second, func() bool {
-		d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid(t)}, vm1.APIRouteProfileGet)
+		d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid.NewString()}, vm1.APIRouteProfileGet)
 		return err == nil && d.Allowed && !d.Degraded
 	}) {
 		t.Fatal("calls did not succeed again once the latency was gone")
@@ -208,22 +213,22 @@ func TestResilienceLatencyPastTheDeadline(t *testing.T) {
 		if ttl > vm1.APIIdemLockTTL {
 			t.Errorf("the late reservation's lock has TTL %v, more than %v", ttl, vm1.APIIdemLockTTL)
 		}
-		if _, err := s.keeper.Do(ctx, fresh, freshCalls.call(fresh.Key, created(t), nil)); !errors.Is(err, idempotency.ErrInProgress) {
+		if _, err := s.keeper.Do(ctx, fresh, freshCalls.Call(fresh.Key, idemtest.Created(), nil)); !errors.Is(err, idempotency.ErrInProgress) {
 			t.Errorf("the retry after the latency: %v, want ErrInProgress while the late reservation holds the key", err)
 		}
-		if freshCalls.runs.Load() != 0 {
-			t.Errorf("the call ran %d times while its key was held", freshCalls.runs.Load())
+		if freshCalls.Runs.Load() != 0 {
+			t.Errorf("the call ran %d times while its key was held", freshCalls.Runs.Load())
 		}
-	} else if out, err := s.keeper.Do(ctx, fresh, freshCalls.call(fresh.Key, created(t), nil)); err != nil || out.Replayed || freshCalls.runs.Load() != 1 {
-		t.Errorf("the retry after the latency, no reservation left: %+v %v, ran %d times; want one run", out, err, freshCalls.runs.Load())
+	} else if out, err := s.keeper.Do(ctx, fresh, freshCalls.Call(fresh.Key, idemtest.Created(), nil)); err != nil || out.Replayed || freshCalls.Runs.Load() != 1 {
+		t.Errorf("the retry after the latency, no reservation left: %+v %v, ran %d times; want one run", out, err, freshCalls.Runs.Load())
 	}
-	if out, err := s.keeper.Do(ctx, done, doneCalls.call(done.Key, created(t), nil)); err != nil || out.Source != idempotency.SourceRedis {
+	if out, err := s.keeper.Do(ctx, done, doneCalls.Call(done.Key, idemtest.Created(), nil)); err != nil || out.Source != idempotency.SourceRedis {
 		t.Errorf("the completed call after the latency: %+v %v", out, err)
 	}
-	if doneCalls.runs.Load() != 1 || s.sideEffects(t, done.Key) != 1 || s.sideEffects(t, fresh.Key) != int(freshCalls.runs.Load()) {
-		t.Errorf("runs %d and %d, side effects %d and %d", doneCalls.runs.Load(), freshCalls.runs.Load(), s.sideEffects(t, done.Key), s.sideEffects(t, fresh.Key))
+	if doneCalls.Runs.Load() != 1 || s.sideEffects(t, done.Key) != 1 || s.sideEffects(t, fresh.Key) != int(freshCalls.Runs.Load()) {
+		t.Errorf("runs %d and %d, side effects %d and %d", doneCalls.Runs.Load(), freshCalls.Runs.Load(), s.sideEffects(t, done.Key), s.sideEffects(t, fresh.Key))
 	}
-	auditTTLs(t, admin0, vm1.Keys)
+	scripttest.AuditTTLs(t, admin0, vm1.Keys)
 }
 
 // Seed 000 §10 and §12 "network partition": the proxy becomes a black hole
@@ -236,7 +241,8 @@ func TestResilienceLatencyPastTheDeadline(t *testing.T) {
 // Subscriber reconnects, reconciles the events published meanwhile and
 // receives new ones.
 func TestResiliencePartitionThenHeal(t *testing.T) {
-	ctx := testCtx(t)
+	t.Parallel()
+	ctx := scripttest.Context(t)
 	a, p, s := networkStack(t)
 	rig := startRTRig(t, a.userClientWith(t, "api_backend", vm1.DB1, subscriberVia(p)), a.userClient(t, "api_backend", vm1.DB1),
 		pubsub.Options{PingEvery: 200 * time.Millisecond, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
@@ -255,7 +261,7 @@ func TestResiliencePartitionThenHeal(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			withDeadline(t, deadline, "fail-closed route", func(ctx context.Context) {
-				d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid(t)}, vm1.APIRouteMessagesSend)
+				d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid.NewString()}, vm1.APIRouteMessagesSend)
 				if !errors.Is(err, ratelimit.ErrUnavailable) {
 					t.Errorf("fail-closed route in a partition: %+v %v, want ErrUnavailable", d, err)
 					return
@@ -269,24 +275,24 @@ func TestResiliencePartitionThenHeal(t *testing.T) {
 		t.Errorf("%d of 40 concurrent calls failed closed", unavailable.Load())
 	}
 	withDeadline(t, deadline, "fail-open route", func(ctx context.Context) {
-		if d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid(t)}, vm1.APIRouteProfileGet); err != nil || !d.Allowed || !d.Degraded {
+		if d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid.NewString()}, vm1.APIRouteProfileGet); err != nil || !d.Allowed || !d.Degraded {
 			t.Errorf("fail-open route in a partition: %+v %v", d, err)
 		}
 	})
-	req := idemRequest(t, vm1.IdemScopeMessageSend, "during the partition")
-	var calls counter
+	req := idemtest.Request(t, vm1.IdemScopeMessageSend, "during the partition")
+	var calls idemtest.Counter
 	withDeadline(t, deadline, "idempotent call", func(ctx context.Context) {
-		if _, err := s.keeper.Do(ctx, req, calls.call(req.Key, created(t), nil)); !errors.Is(err, idempotency.ErrUnavailable) {
+		if _, err := s.keeper.Do(ctx, req, calls.Call(req.Key, idemtest.Created(), nil)); !errors.Is(err, idempotency.ErrUnavailable) {
 			t.Errorf("an idempotent call in a partition: %v, want ErrUnavailable", err)
 		}
 	})
-	rig.waitFor(t, "the silence noticed", func(a *rtApp) bool { return len(a.lost) >= 1 })
+	rig.waitFor(t, "the silence noticed", func(*rtApp) bool { return len(rig.lost()) >= 1 })
 	missed := []string{rig.publish(t, 2), rig.publish(t, 3)}
 
 	healed := p.accepted.Load()
 	p.setBlackhole(false)
 	if !redistest.WaitFor(ctx, 10*time.Second, func() bool {
-		d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid(t)}, vm1.APIRouteMessagesSend)
+		d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid.NewString()}, vm1.APIRouteMessagesSend)
 		return err == nil && d.Allowed && !d.Degraded
 	}) {
 		t.Fatal("go-redis did not reconnect after the partition healed")
@@ -294,11 +300,11 @@ func TestResiliencePartitionThenHeal(t *testing.T) {
 	if p.accepted.Load() == healed {
 		t.Error("calls succeed again, but no new connection was made after the heal")
 	}
-	if out, err := s.keeper.Do(ctx, req, calls.call(req.Key, created(t), nil)); err != nil || out.Replayed {
+	if out, err := s.keeper.Do(ctx, req, calls.Call(req.Key, idemtest.Created(), nil)); err != nil || out.Replayed {
 		t.Errorf("the idempotent call after the heal: %+v %v, want it to run", out, err)
 	}
-	if calls.runs.Load() != 1 || s.sideEffects(t, req.Key) != 1 {
-		t.Errorf("runs %d, side effects %d; want 1", calls.runs.Load(), s.sideEffects(t, req.Key))
+	if calls.Runs.Load() != 1 || s.sideEffects(t, req.Key) != 1 {
+		t.Errorf("runs %d, side effects %d; want 1", calls.Runs.Load(), s.sideEffects(t, req.Key))
 	}
 	rig.waitFor(t, "reconciled after the heal", func(a *rtApp) bool {
 		return lastGapIs(pubsub.Reconnected)(a) && hasApplied(missed...)(a)
@@ -308,7 +314,7 @@ func TestResiliencePartitionThenHeal(t *testing.T) {
 	if st := rig.sub.Stats(); st.Reconnects < 1 {
 		t.Errorf("stats %+v, want a reconnect", st)
 	}
-	auditTTLs(t, a.adminDB(vm1.DB0), vm1.Keys)
+	scripttest.AuditTTLs(t, a.adminDB(vm1.DB0), vm1.Keys)
 }
 
 // Seed 000 §12 "reconnect backoff": the server's host refuses connections
@@ -319,15 +325,16 @@ func TestResiliencePartitionThenHeal(t *testing.T) {
 // instead of a tight loop. Once connections are accepted again, everything
 // recovers by itself.
 func TestResilienceRefusedConnectionsBackOff(t *testing.T) {
-	ctx := testCtx(t)
+	t.Parallel()
+	ctx := scripttest.Context(t)
 	a, p, s := networkStack(t)
 	const minBackoff, maxBackoff = 20 * time.Millisecond, 200 * time.Millisecond
 	rig := startRTRig(t, a.userClientWith(t, "api_backend", vm1.DB1, subscriberVia(p)), a.userClient(t, "api_backend", vm1.DB1),
 		pubsub.Options{PingEvery: 200 * time.Millisecond, MinBackoff: minBackoff, MaxBackoff: maxBackoff})
 	rig.waitFor(t, "subscribed", lastGapIs(pubsub.Subscribed))
-	done := idemRequest(t, vm1.IdemScopeDialogCreate, "before the refusal")
-	var calls counter
-	if _, err := s.keeper.Do(ctx, done, calls.call(done.Key, created(t), nil)); err != nil {
+	done := idemtest.Request(t, vm1.IdemScopeDialogCreate, "before the refusal")
+	var calls idemtest.Counter
+	if _, err := s.keeper.Do(ctx, done, calls.Call(done.Key, idemtest.Created(), nil)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -335,27 +342,27 @@ func TestResilienceRefusedConnectionsBackOff(t *testing.T) {
 	p.dropAll()
 	const deadline = 2 * time.Second
 	withDeadline(t, deadline, "completed idempotent call", func(ctx context.Context) {
-		if out, err := s.keeper.Do(ctx, done, calls.call(done.Key, created(t), nil)); err != nil || out.Source != idempotency.SourceDurable {
+		if out, err := s.keeper.Do(ctx, done, calls.Call(done.Key, idemtest.Created(), nil)); err != nil || out.Source != idempotency.SourceDurable {
 			t.Errorf("a completed call with Redis refusing: %+v %v, want its durable answer", out, err)
 		}
 	})
-	fresh := idemRequest(t, vm1.IdemScopeDialogCreate, "during the refusal")
-	var freshCalls counter
+	fresh := idemtest.Request(t, vm1.IdemScopeDialogCreate, "during the refusal")
+	var freshCalls idemtest.Counter
 	withDeadline(t, deadline, "new idempotent call", func(ctx context.Context) {
-		if _, err := s.keeper.Do(ctx, fresh, freshCalls.call(fresh.Key, created(t), nil)); !errors.Is(err, idempotency.ErrUnavailable) {
+		if _, err := s.keeper.Do(ctx, fresh, freshCalls.Call(fresh.Key, idemtest.Created(), nil)); !errors.Is(err, idempotency.ErrUnavailable) {
 			t.Errorf("a new call with Redis refusing: %v, want ErrUnavailable", err)
 		}
 	})
 	withDeadline(t, deadline, "fail-closed route", func(ctx context.Context) {
-		if d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid(t)}, vm1.APIRouteMessagesSend); !errors.Is(err, ratelimit.ErrUnavailable) {
+		if d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid.NewString()}, vm1.APIRouteMessagesSend); !errors.Is(err, ratelimit.ErrUnavailable) {
 			t.Errorf("fail-closed route with Redis refusing: %+v %v", d, err)
 		}
 	})
 	// Seven losses: the one the drop caused, then six failed attempts, the last
 	// ones MaxBackoff apart.
-	rig.waitFor(t, "reconnect attempts", func(a *rtApp) bool { return len(a.lost) >= 7 })
+	rig.waitFor(t, "reconnect attempts", func(*rtApp) bool { return len(rig.lost()) >= 7 })
 	rig.app.mu.Lock()
-	lost := append([]time.Time(nil), rig.app.lost[:7]...)
+	lost := rig.lost()[:7]
 	rig.app.mu.Unlock()
 	backoff := minBackoff
 	for i := 1; i < len(lost); i++ {
@@ -368,18 +375,18 @@ func TestResilienceRefusedConnectionsBackOff(t *testing.T) {
 	p.setRefuse(false)
 	rig.waitFor(t, "reconciled after the refusal", lastGapIs(pubsub.Reconnected))
 	if !redistest.WaitFor(ctx, 10*time.Second, func() bool {
-		d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid(t)}, vm1.APIRouteMessagesSend)
+		d, err := s.limiter.Allow(ctx, ratelimit.Subject{UserID: uuid.NewString()}, vm1.APIRouteMessagesSend)
 		return err == nil && d.Allowed && !d.Degraded
 	}) {
 		t.Fatal("calls did not succeed again")
 	}
-	if out, err := s.keeper.Do(ctx, fresh, freshCalls.call(fresh.Key, created(t), nil)); err != nil || out.Replayed {
+	if out, err := s.keeper.Do(ctx, fresh, freshCalls.Call(fresh.Key, idemtest.Created(), nil)); err != nil || out.Replayed {
 		t.Errorf("the refused call, retried: %+v %v, want it to run", out, err)
 	}
 	ev := rig.publish(t, 1)
 	rig.waitFor(t, "an event after the refusal", wasDelivered(ev))
-	if calls.runs.Load() != 1 || freshCalls.runs.Load() != 1 || s.sideEffects(t, done.Key) != 1 || s.sideEffects(t, fresh.Key) != 1 {
-		t.Errorf("runs %d and %d; want 1 each", calls.runs.Load(), freshCalls.runs.Load())
+	if calls.Runs.Load() != 1 || freshCalls.Runs.Load() != 1 || s.sideEffects(t, done.Key) != 1 || s.sideEffects(t, fresh.Key) != 1 {
+		t.Errorf("runs %d and %d; want 1 each", calls.Runs.Load(), freshCalls.Runs.Load())
 	}
 }
 
@@ -390,22 +397,23 @@ func TestResilienceRefusedConnectionsBackOff(t *testing.T) {
 // twice. 8 concurrent new idempotent calls each run once; the Subscriber
 // reconciles and receives again.
 func TestResilienceDroppedConnectionsAreReplaced(t *testing.T) {
-	ctx := testCtx(t)
+	t.Parallel()
+	ctx := scripttest.Context(t)
 	a, p, s := networkStack(t)
 	rig := startRTRig(t, a.userClientWith(t, "api_backend", vm1.DB1, subscriberVia(p)), a.userClient(t, "api_backend", vm1.DB1),
 		pubsub.Options{PingEvery: 200 * time.Millisecond, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond})
 	rig.waitFor(t, "subscribed", lastGapIs(pubsub.Subscribed))
-	policy := ratelimit.Policy{vm1.APIRouteDialogsCreate: {Algorithm: ratelimit.SlidingWindow, Degraded: ratelimit.FailClosed, Limits: []ratelimit.Limit{
+	policy := ratelimit.Policy{vm1.APIRouteDialogsCreate: {Algorithm: ratelimit.SlidingWindow, Degraded: degraded.FailClosed, Limits: []ratelimit.Limit{
 		{Scope: ratelimit.ScopeUser, Limit: 20, Window: time.Minute},
 	}}}
-	l, err := ratelimit.New(ratelimit.Config{Scripts: s.scripts, Policy: policy})
+	l, err := ratelimit.New(s.scripts, policy, ratelimit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	accepted := p.accepted.Load()
 
 	p.dropAll()
-	subject := ratelimit.Subject{UserID: uuid(t)}
+	subject := ratelimit.Subject{UserID: uuid.NewString()}
 	var allowed, denied, failed atomic.Int64
 	var wg sync.WaitGroup
 	start := make(chan struct{})
@@ -427,14 +435,14 @@ func TestResilienceDroppedConnectionsAreReplaced(t *testing.T) {
 		}()
 	}
 	reqs := make([]idempotency.Request, 8)
-	runs := make([]counter, 8)
+	runs := make([]idemtest.Counter, 8)
 	for i := range reqs {
-		reqs[i] = idemRequest(t, vm1.IdemScopeDialogCreate, "after the drop")
+		reqs[i] = idemtest.Request(t, vm1.IdemScopeDialogCreate, "after the drop")
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			<-start
-			if out, err := s.keeper.Do(ctx, reqs[i], runs[i].call(reqs[i].Key, created(t), nil)); err != nil || out.Replayed {
+			if out, err := s.keeper.Do(ctx, reqs[i], runs[i].Call(reqs[i].Key, idemtest.Created(), nil)); err != nil || out.Replayed {
 				failed.Add(1)
 				t.Errorf("idempotent call %d after the drop: %+v %v", i, out, err)
 			}
@@ -446,8 +454,8 @@ func TestResilienceDroppedConnectionsAreReplaced(t *testing.T) {
 		t.Errorf("after the drop: %d allowed, %d denied, %d failed; want 20, 12, 0", allowed.Load(), denied.Load(), failed.Load())
 	}
 	for i, req := range reqs {
-		if runs[i].runs.Load() != 1 || s.sideEffects(t, req.Key) != 1 {
-			t.Errorf("call %d: runs %d, side effects %d; want 1", i, runs[i].runs.Load(), s.sideEffects(t, req.Key))
+		if runs[i].Runs.Load() != 1 || s.sideEffects(t, req.Key) != 1 {
+			t.Errorf("call %d: runs %d, side effects %d; want 1", i, runs[i].Runs.Load(), s.sideEffects(t, req.Key))
 		}
 	}
 	if p.accepted.Load() == accepted {

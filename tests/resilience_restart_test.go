@@ -9,7 +9,10 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/idemtest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/services/vm1/presence"
@@ -25,7 +28,7 @@ type restartState struct {
 	lock     *coord.Lock
 	done     idempotency.Request // completed
 	doneOut  idempotency.Outcome
-	calls    counter
+	calls    idemtest.Counter
 	pending  idempotency.Request // reserved by another request, in progress
 	conn     presence.Connection
 	version  int64
@@ -37,33 +40,33 @@ type restartState struct {
 
 func writeRestartState(t *testing.T, s *vm1Stack) *restartState {
 	t.Helper()
-	ctx := testCtx(t)
-	w := &restartState{version: 7, kid: "kid-" + nonce(t)}
+	ctx := scripttest.Context(t)
+	w := &restartState{version: 7, kid: "kid-" + scripttest.Nonce(t)}
 	var err error
-	if w.lockName, err = coord.Delivery(uuid(t)); err != nil {
+	if w.lockName, err = coord.Delivery(uuid.NewString()); err != nil {
 		t.Fatal(err)
 	}
 	if w.lock, err = s.locker.Obtain(ctx, w.lockName, coord.Options{}); err != nil {
 		t.Fatal(err)
 	}
-	w.done = idemRequest(t, vm1.IdemScopeMessageSend, `{"text":"restart"}`)
-	if w.doneOut, err = s.keeper.Do(ctx, w.done, w.calls.call(w.done.Key, created(t), nil)); err != nil || w.doneOut.Replayed {
+	w.done = idemtest.Request(t, vm1.IdemScopeMessageSend, `{"text":"restart"}`)
+	if w.doneOut, err = s.keeper.Do(ctx, w.done, w.calls.Call(w.done.Key, idemtest.Created(), nil)); err != nil || w.doneOut.Replayed {
 		t.Fatalf("idempotent call: %+v %v", w.doneOut, err)
 	}
-	w.pending = idemRequest(t, vm1.IdemScopeAttachmentInit, `{"file":"x"}`)
+	w.pending = idemtest.Request(t, vm1.IdemScopeAttachmentInit, `{"file":"x"}`)
 	rec, _ := vm1.NewAPIIdemKey(w.pending.Scope, w.pending.UserID, testHMACKey.Sum(w.pending.Key))
 	lk, _ := vm1.NewAPIIdemLockKey(w.pending.Scope, w.pending.UserID, testHMACKey.Sum(w.pending.Key))
-	if r, err := s.scripts.IdemReserve(ctx, rec, lk, vm1.IdemReserveArgs{Fingerprint: w.pending.Fingerprint, Owner: nonce(t)}); err != nil || r.State != vm1.IdemStateReserved {
+	if r, err := s.scripts.IdemReserve(ctx, rec, lk, vm1.IdemReserveArgs{Fingerprint: w.pending.Fingerprint, Owner: scripttest.Nonce(t)}); err != nil || r.State != vm1.IdemStateReserved {
 		t.Fatalf("reservation: %+v %v", r, err)
 	}
-	if w.conn, _, err = s.presence.Connect(ctx, uuid(t), 3); err != nil {
+	if w.conn, _, err = s.presence.Connect(ctx, uuid.NewString(), 3); err != nil {
 		t.Fatal(err)
 	}
 	w.snapshot = resilienceSettings{Rules: []string{"rule.a", "rule.b"}, Limit: 42, Enabled: true}
 	if err := s.settings.Put(ctx, w.version, w.snapshot); err != nil {
 		t.Fatal(err)
 	}
-	w.subject = ratelimit.Subject{UserID: uuid(t), DialogID: uuid(t), IP: netip.MustParseAddr("198.51.100.7")}
+	w.subject = ratelimit.Subject{UserID: uuid.NewString(), DialogID: uuid.NewString(), IP: netip.MustParseAddr("198.51.100.7")}
 	for i := 0; i < 5; i++ {
 		if d, err := s.limiter.Allow(ctx, w.subject, vm1.APIRouteMessagesSend); err != nil || !d.Allowed || d.Degraded {
 			t.Fatalf("allow %d: %+v %v", i, d, err)
@@ -82,7 +85,7 @@ func writeRestartState(t *testing.T, s *vm1Stack) *restartState {
 // and behaves as before the restart.
 func checkRestartState(t *testing.T, s *vm1Stack, w *restartState, lockLeftAtMost time.Duration) {
 	t.Helper()
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	// The lock is still held: another owner is refused, the owner's token still
 	// extends and releases it, and the next holder's fence is larger.
 	_, err := s.locker.Obtain(ctx, w.lockName, coord.Options{})
@@ -104,16 +107,16 @@ func checkRestartState(t *testing.T, s *vm1Stack, w *restartState, lockLeftAtMos
 	}
 	// The completed call answers from the Redis record that survived; the
 	// reserved one is still in progress and does not run.
-	out, err := s.keeper.Do(ctx, w.done, w.calls.call(w.done.Key, created(t), nil))
+	out, err := s.keeper.Do(ctx, w.done, w.calls.Call(w.done.Key, idemtest.Created(), nil))
 	if err != nil || !out.Replayed || out.Source != idempotency.SourceRedis || !cmp.Equal(out.Response, w.doneOut.Response) {
 		t.Errorf("the completed call after the restart: %+v %v, want the Redis record", out, err)
 	}
-	var pendingCalls counter
-	if _, err := s.keeper.Do(ctx, w.pending, pendingCalls.call(w.pending.Key, created(t), nil)); !errors.Is(err, idempotency.ErrInProgress) {
+	var pendingCalls idemtest.Counter
+	if _, err := s.keeper.Do(ctx, w.pending, pendingCalls.Call(w.pending.Key, idemtest.Created(), nil)); !errors.Is(err, idempotency.ErrInProgress) {
 		t.Errorf("the reserved call after the restart: %v, want ErrInProgress", err)
 	}
-	if w.calls.runs.Load() != 1 || pendingCalls.runs.Load() != 0 || s.sideEffects(t, w.done.Key) != 1 {
-		t.Errorf("runs %d and %d, side effects %d; want 1, 0, 1", w.calls.runs.Load(), pendingCalls.runs.Load(), s.sideEffects(t, w.done.Key))
+	if w.calls.Runs.Load() != 1 || pendingCalls.Runs.Load() != 0 || s.sideEffects(t, w.done.Key) != 1 {
+		t.Errorf("runs %d and %d, side effects %d; want 1, 0, 1", w.calls.Runs.Load(), pendingCalls.Runs.Load(), s.sideEffects(t, w.done.Key))
 	}
 	// Presence: the connection is live and its heartbeat does not revive it.
 	if ids, err := s.presence.Connections(ctx, w.conn.UserID, 10); err != nil || !slices.Equal(ids, []string{w.conn.ID}) {
@@ -155,6 +158,7 @@ func checkRestartState(t *testing.T, s *vm1Stack, w *restartState, lockLeftAtMos
 // rate limit counts on. Scripts are reloaded after NOSCRIPT without an error
 // reaching a caller.
 func TestResilienceRestartKeepsStateAndTTLs(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name   string
 		extra  []string
@@ -164,7 +168,7 @@ func TestResilienceRestartKeepsStateAndTTLs(t *testing.T) {
 		{"RDB", []string{"appendonly no"}, "DB loaded from disk"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			ctx := testCtx(t)
+			ctx := scripttest.Context(t)
 			a := startACLInstance(t, "vm1", c.extra...)
 			// The generated default user's AOF replay grant (gen/acl) opens nothing: without credentials, or as default,
 			// nobody gets in.
@@ -214,8 +218,8 @@ func TestResilienceRestartKeepsStateAndTTLs(t *testing.T) {
 				}
 			}
 			checkRestartState(t, s, w, vm1.CoordLockDeliveryTTL-passed)
-			auditTTLs(t, admin0, vm1.Keys)
-			auditTTLs(t, admin1, vm1.Keys)
+			scripttest.AuditTTLs(t, admin0, vm1.Keys)
+			scripttest.AuditTTLs(t, admin1, vm1.Keys)
 		})
 	}
 }

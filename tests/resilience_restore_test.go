@@ -12,10 +12,16 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/internal/idemtest"
+	"github.com/hanchat/luagen/internal/promtest"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/safetytest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/degraded"
 	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/services/vm1/ratelimit"
@@ -53,10 +59,11 @@ func restoreEmpty(t *testing.T, a *aclInstance) {
 //     WarmRecent warms the others, and no call runs twice;
 //   - locks, settings and presence start from nothing and work.
 func TestResilienceEmptyRestoreVM1(t *testing.T) {
-	ctx := testCtx(t)
+	t.Parallel()
+	ctx := scripttest.Context(t)
 	a := startACLInstance(t, "vm1")
 	const limit = 20
-	policy := ratelimit.Policy{vm1.APIRouteMessagesSend: {Algorithm: ratelimit.SlidingWindow, Degraded: ratelimit.FailClosed, Limits: []ratelimit.Limit{
+	policy := ratelimit.Policy{vm1.APIRouteMessagesSend: {Algorithm: ratelimit.SlidingWindow, Degraded: degraded.FailClosed, Limits: []ratelimit.Limit{
 		{Scope: ratelimit.ScopeUser, Limit: limit, Window: time.Minute},
 		{Scope: ratelimit.ScopeIP, Limit: 10 * limit, Window: time.Minute},
 	}}}
@@ -64,7 +71,7 @@ func TestResilienceEmptyRestoreVM1(t *testing.T) {
 	if err := runtime.Preload(ctx, s.db0, vm1.AllScripts()...); err != nil {
 		t.Fatal(err)
 	}
-	subject := ratelimit.Subject{UserID: uuid(t), IP: netip.MustParseAddr("192.0.2.44")}
+	subject := ratelimit.Subject{UserID: uuid.NewString(), IP: netip.MustParseAddr("192.0.2.44")}
 	for i := 0; i < limit; i++ {
 		if d, err := s.limiter.Allow(ctx, subject, vm1.APIRouteMessagesSend); err != nil || !d.Allowed {
 			t.Fatalf("allow %d: %+v %v", i, d, err)
@@ -75,11 +82,11 @@ func TestResilienceEmptyRestoreVM1(t *testing.T) {
 	}
 	reqs := make([]idempotency.Request, 3)
 	outs := make([]idempotency.Outcome, 3)
-	calls := make([]counter, 3)
+	calls := make([]idemtest.Counter, 3)
 	for i := range reqs {
-		reqs[i] = idemRequest(t, vm1.IdemScopeMessageSend, "restore-"+nonce(t))
+		reqs[i] = idemtest.Request(t, vm1.IdemScopeMessageSend, "restore-"+scripttest.Nonce(t))
 		var err error
-		if outs[i], err = s.keeper.Do(ctx, reqs[i], calls[i].call(reqs[i].Key, created(t), nil)); err != nil {
+		if outs[i], err = s.keeper.Do(ctx, reqs[i], calls[i].Call(reqs[i].Key, idemtest.Created(), nil)); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -122,12 +129,12 @@ func TestResilienceEmptyRestoreVM1(t *testing.T) {
 	if allowed.Load() != limit || denied.Load() != 64-limit || failed.Load() != 0 {
 		t.Fatalf("after the restore: %d allowed, %d denied, %d failed; want %d, %d, 0", allowed.Load(), denied.Load(), failed.Load(), limit, 64-limit)
 	}
-	if scriptLoads(t, admin0) < 1 {
+	if redistest.CommandCalls(t, admin0, "script|load") < 1 {
 		t.Fatal("no script was loaded again: the calls did not go through NOSCRIPT recovery")
 	}
 
 	// Idempotency: the durable rows answer and warm Redis.
-	out, err := s.keeper.Do(ctx, reqs[0], calls[0].call(reqs[0].Key, created(t), nil))
+	out, err := s.keeper.Do(ctx, reqs[0], calls[0].Call(reqs[0].Key, idemtest.Created(), nil))
 	if err != nil || !out.Replayed || out.Source != idempotency.SourceDurable || !cmp.Equal(out.Response, outs[0].Response) {
 		t.Fatalf("a completed call after the restore: %+v %v, want its durable answer", out, err)
 	}
@@ -136,12 +143,12 @@ func TestResilienceEmptyRestoreVM1(t *testing.T) {
 		t.Fatalf("WarmRecent: %d %v, want the other two completed records", n, err)
 	}
 	for i, req := range reqs {
-		out, err := s.keeper.Do(ctx, req, calls[i].call(req.Key, created(t), nil))
+		out, err := s.keeper.Do(ctx, req, calls[i].Call(req.Key, idemtest.Created(), nil))
 		if err != nil || out.Source != idempotency.SourceRedis || !cmp.Equal(out.Response, outs[i].Response) {
 			t.Errorf("call %d after warming: %+v %v, want the warmed Redis record", i, out, err)
 		}
-		if calls[i].runs.Load() != 1 || s.sideEffects(t, req.Key) != 1 {
-			t.Errorf("call %d: runs %d, side effects %d; want 1", i, calls[i].runs.Load(), s.sideEffects(t, req.Key))
+		if calls[i].Runs.Load() != 1 || s.sideEffects(t, req.Key) != 1 {
+			t.Errorf("call %d: runs %d, side effects %d; want 1", i, calls[i].Runs.Load(), s.sideEffects(t, req.Key))
 		}
 	}
 
@@ -158,11 +165,11 @@ func TestResilienceEmptyRestoreVM1(t *testing.T) {
 	if err := s.locker.Do(ctx, name, coord.Options{TTL: time.Second}, func(context.Context, *coord.Lock) error { return nil }); err != nil {
 		t.Errorf("a lock after the restore: %v", err)
 	}
-	if _, st, err := s.presence.Connect(ctx, uuid(t), 1); err != nil || st.Connections != 1 {
+	if _, st, err := s.presence.Connect(ctx, uuid.NewString(), 1); err != nil || st.Connections != 1 {
 		t.Errorf("a connection after the restore: %+v %v", st, err)
 	}
-	auditTTLs(t, admin0, vm1.Keys)
-	auditTTLs(t, admin1, vm1.Keys)
+	scripttest.AuditTTLs(t, admin0, vm1.Keys)
+	scripttest.AuditTTLs(t, admin1, vm1.Keys)
 }
 
 // Seed 004 §6 "Restore: bring up an empty or verified instance; Safety warms
@@ -171,20 +178,23 @@ func TestResilienceEmptyRestoreVM1(t *testing.T) {
 // never an error; the caller limit starts fresh (exactly its limit of 16
 // concurrent requests); what callers set again is read back.
 func TestResilienceEmptyRestoreVM2(t *testing.T) {
-	ctx := testCtx(t)
+	t.Parallel()
+	ctx := scripttest.Context(t)
 	a := startACLInstance(t, "vm2")
-	rdb := a.userClientWith(t, "message_safety", vm2.DB0, func(o *redis.Options) { impatient(o); o.ContextTimeoutEnabled = true })
-	c, reg := newSafety(t, rdb, safety.Options{RetryInterval: 50 * time.Millisecond})
-	k := newSafetyCache(t, c, safetyPolicy)
+	// Generous timeouts: this test is about what an empty Redis answers, not
+	// about a slow one (a loaded machine may take more than the defaults).
+	rdb := a.userClientWith(t, "message_safety", vm2.DB0, func(o *redis.Options) { o.MaxRetries = -1; o.ContextTimeoutEnabled = true })
+	c, reg := safetytest.New(t, rdb, safety.Options{RetryInterval: 50 * time.Millisecond, CacheTimeout: 5 * time.Second, RateLimitTimeout: 5 * time.Second})
+	k := safetytest.NewCache(t, c, safetytest.Policy)
 	const limit = 5
 	l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{"api-backend": {Limit: limit, Window: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	textKey, _ := vm2.NewSafetyTextKey(sha("a message"), "rules-7")
-	verdictKey, _ := vm2.NewSafetyVerdictKey(sha("a file"), "cfg-3", "bundle-1")
-	linkKey, _ := vm2.NewSafetyLinkKey(sha("https://example.org/a"), "rules-7", "cfg-3")
-	dnsKey, _ := vm2.NewSafetyDNSKey(sha("example.org"), vm2.DNSRRTypeA)
+	textKey, _ := vm2.NewSafetyTextKey(safetytest.Digest("a message"), "rules-7")
+	verdictKey, _ := vm2.NewSafetyVerdictKey(safetytest.Digest("a file"), "cfg-3", "bundle-1")
+	linkKey, _ := vm2.NewSafetyLinkKey(safetytest.Digest("https://example.org/a"), "rules-7", "cfg-3")
+	dnsKey, _ := vm2.NewSafetyDNSKey(safetytest.Digest("example.org"), vm2.DNSRRTypeA)
 	text := safety.TextResult{Verdict: safety.VerdictMonitor, RuleIDs: []string{"r.1"}, MonitorRuleIDs: []string{"m.2"}}
 	verdict := safety.FileVerdict{Verdict: safety.VerdictBlock, RuleIDs: []string{"sig.9"}}
 	link := safety.LinkPolicy{Class: safety.LinkSuspicious, Verdict: safety.VerdictReview, RuleIDs: []string{"l.4"}}
@@ -237,13 +247,13 @@ func TestResilienceEmptyRestoreVM2(t *testing.T) {
 			t.Fatalf("allow %d: %+v %v", i, d, err)
 		}
 	}
-	missesBefore := promSum(t, reg, "han_safety_cache_lookups_total", map[string]string{"result": "miss"})
+	missesBefore := promtest.Sum(t, reg, "han_safety_cache_lookups_total", map[string]string{"result": "miss"})
 
 	restoreEmpty(t, a)
 	if n := hits(); n != 0 {
 		t.Fatalf("%d hits right after the empty restore, want only misses", n)
 	}
-	if got := promSum(t, reg, "han_safety_cache_lookups_total", map[string]string{"result": "miss"}); got < missesBefore+4 {
+	if got := promtest.Sum(t, reg, "han_safety_cache_lookups_total", map[string]string{"result": "miss"}); got < missesBefore+4 {
 		t.Errorf("misses counted %v, want at least %v", got, missesBefore+4)
 	}
 	var allowed, failed atomic.Int64
@@ -273,5 +283,5 @@ func TestResilienceEmptyRestoreVM2(t *testing.T) {
 	}) {
 		t.Fatal("the cache did not warm again")
 	}
-	auditTTLs(t, a.admin, vm2.Keys)
+	scripttest.AuditTTLs(t, a.admin, vm2.Keys)
 }

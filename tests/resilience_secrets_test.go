@@ -14,10 +14,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/internal/idemtest"
+	"github.com/hanchat/luagen/internal/logtest"
 	"github.com/hanchat/luagen/internal/redistest"
-	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/internal/safetytest"
+	"github.com/hanchat/luagen/internal/scripttest"
+	"github.com/hanchat/luagen/services/degraded"
+	"github.com/hanchat/luagen/services/secrets"
 	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/services/vm1/jwks"
@@ -76,6 +82,15 @@ func exposition(t *testing.T, reg *prometheus.Registry) string {
 	return rec.Body.String()
 }
 
+// subscriberLog is every line the Subscriber logged.
+func subscriberLog(r *logtest.Recorder) string {
+	var b strings.Builder
+	for _, rec := range r.Records("") {
+		b.WriteString(rec.Line() + "\n")
+	}
+	return b.String()
+}
+
 // Seed 000 §12 and seed 004 §8 "logs/metrics contain no secret, value, PII or
 // message text". A workload feeds the packages an ACL user's password (in the
 // URL), the HMAC secret, raw client addresses (IPv4 and IPv6), a raw
@@ -88,6 +103,7 @@ func exposition(t *testing.T, reg *prometheus.Registry) string {
 // outputs holds any of the values:
 //   - every error string a call returned;
 //   - the Prometheus exposition of every registry;
+//   - what the realtime Subscriber logged (malformed payloads, lost connections);
 //   - Message Safety's health answer;
 //   - both redis-server logs (loglevel debug);
 //   - go-redis's internal log (debug level).
@@ -97,22 +113,22 @@ func exposition(t *testing.T, reg *prometheus.Registry) string {
 // HMACs are part of the key patterns by design; the snapshot the test
 // corrupts by hand is written with a text of its own).
 func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
-	ctx := testCtx(t)
+	ctx := scripttest.Context(t)
 	goRedisLog := captureRedisLog(t)
 	var errs errorLog
 
-	mark := nonce(t)
+	mark := scripttest.Nonce(t)
 	hmacSecret := "resilience-only HMAC secret, never in production " + mark
-	ipKey, err := runtime.NewHMACKey([]byte(hmacSecret))
+	ipKey, err := secrets.NewHMACKey([]byte(hmacSecret))
 	if err != nil {
 		t.Fatal(err)
 	}
-	userID := uuid(t)
+	userID := uuid.NewString()
 	rawIPv4, rawIPv6 := "203.0.113.199", "2001:db8:77:1::4242"
 	idemKey := "idem-" + mark
 	text := "hello Anna, my card number is 4000 1234 5678 9010 and I will call you at 21:00 " + mark
 	handWritten := "a snapshot overwritten by hand with a private note for Boris " + mark
-	presigned := "https://files.example.net/attachments/report.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAEXAMPLE&X-Amz-Signature=" + sha(mark)
+	presigned := "https://files.example.net/attachments/report.pdf?X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=AKIAEXAMPLE&X-Amz-Signature=" + safetytest.Digest(mark)
 	wrongPassword := aclPasswords["api_backend"] + "-wrong"
 	forbidden := map[string]string{
 		"api_backend's password":     aclPasswords["api_backend"],
@@ -125,7 +141,7 @@ func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
 		"the message text":           text[:40],
 		"the hand-written text":      handWritten[:40],
 		"the presigned URL":          presigned[:60],
-		"the presigned signature":    sha(mark),
+		"the presigned signature":    safetytest.Digest(mark),
 		"the IPv4 address's HMAC":    string(ipKey.Sum(rawIPv4)),
 		"the Idempotency-Key's HMAC": string(ipKey.Sum(idemKey)),
 	}
@@ -144,29 +160,21 @@ func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
 		t.Fatal(err)
 	}
 	reg1, reg2 := prometheus.NewRegistry(), prometheus.NewRegistry()
-	rm, err := ratelimit.NewMetrics(reg1)
-	if err != nil {
-		t.Fatal(err)
-	}
 	policy := ratelimit.Policy{
-		vm1.APIRouteMessagesSend: {Algorithm: ratelimit.SlidingWindow, Degraded: ratelimit.FailClosed, Limits: []ratelimit.Limit{
+		vm1.APIRouteMessagesSend: {Algorithm: ratelimit.SlidingWindow, Degraded: degraded.FailClosed, Limits: []ratelimit.Limit{
 			{Scope: ratelimit.ScopeUser, Limit: 3, Window: time.Minute},
 			{Scope: ratelimit.ScopeIP, Limit: 100, Window: time.Minute},
 		}},
-		vm1.APIRoutePublicGet: {Algorithm: ratelimit.FixedWindow, Degraded: ratelimit.LocalLimit, Limits: []ratelimit.Limit{
+		vm1.APIRoutePublicGet: {Algorithm: ratelimit.FixedWindow, Degraded: degraded.LocalLimit, Limits: []ratelimit.Limit{
 			{Scope: ratelimit.ScopeIP, Limit: 2, Window: time.Minute},
 		}},
 	}
-	limiter, err := ratelimit.New(ratelimit.Config{Scripts: scripts, Policy: policy, IPKey: ipKey, Metrics: rm})
+	limiter, err := ratelimit.New(scripts, policy, ratelimit.Options{IPKey: ipKey, Registerer: reg1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	im, err := idempotency.NewMetrics(reg1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pool := idemPostgres(t)
-	keeper, err := idempotency.New(idempotency.Config{Scripts: scripts, Store: idempotency.NewStore(pool), KeyHMAC: ipKey, Metrics: im})
+	pool := idemtest.Postgres(t)
+	keeper, err := idempotency.New(scripts, idempotency.NewStore(pool), ipKey, idempotency.Options{Registerer: reg1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,26 +182,20 @@ func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snapshots, err := settings.NewStore[resilienceSettings](scripts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	negative, err := jwks.NewNegativeCache(scripts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	snapshots := settings.New[resilienceSettings](scripts)
+	negative := jwks.New(scripts)
 	rig := startRTRig(t, db1, a.userClient(t, "api_backend", vm1.DB1), pubsub.Options{
 		PingEvery: 200 * time.Millisecond, MinBackoff: 20 * time.Millisecond, MaxBackoff: 200 * time.Millisecond,
-		OnMalformed: func(_ string, err error) { errs.add(err) },
+		Registerer: reg1,
 	})
 	rig.waitFor(t, "subscribed", lastGapIs(pubsub.Subscribed))
-	safetyClient, err := safety.New(b.userClientWith(t, "message_safety", vm2.DB0, func(o *redis.Options) { impatient(o); o.ContextTimeoutEnabled = true }),
+	safetyClient, err := safety.New(b.userClientWith(t, "message_safety", vm2.DB0, func(o *redis.Options) { safetytest.Impatient(o); o.ContextTimeoutEnabled = true }),
 		safety.Options{Registerer: reg2, RetryInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	cache := newSafetyCache(t, safetyClient, safetyPolicy)
-	callers, err := safety.NewLimiter(safetyClient, map[string]safety.CallerPolicy{"api-backend": {Limit: 2, Window: time.Minute, Degraded: safety.FailOpen, LocalLimit: 1}})
+	cache := safetytest.NewCache(t, safetyClient, safetytest.Policy)
+	callers, err := safety.NewLimiter(safetyClient, map[string]safety.CallerPolicy{"api-backend": {Limit: 2, Window: time.Minute, Degraded: degraded.LocalLimit, LocalLimit: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +226,7 @@ func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
 
 		req := idempotency.Request{Scope: vm1.IdemScopeDownloadURL, UserID: userID, Key: idemKey, Fingerprint: idempotency.Fingerprint([]byte(text))}
 		call := func(context.Context, pgx.Tx) (idempotency.Response, error) {
-			return idempotency.Response{Status: 200, ResourceID: uuid(t), Header: http.Header{"Location": {presigned}, "Set-Cookie": {"session=" + hmacSecret}}}, nil
+			return idempotency.Response{Status: 200, ResourceID: uuid.NewString(), Header: http.Header{"Location": {presigned}, "Set-Cookie": {"session=" + hmacSecret}}}, nil
 		}
 		for i := 0; i < 2; i++ {
 			_, err := keeper.Do(ctx, req, call)
@@ -245,7 +247,7 @@ func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
 
 		conn, _, err := pres.Connect(ctx, userID, 1)
 		errs.add(err)
-		if forged, err := presence.Resume(conn.ID, uuid(t)); err == nil {
+		if forged, err := presence.Resume(conn.ID, uuid.NewString()); err == nil {
 			_, err = pres.Heartbeat(ctx, forged, 1)
 			refused("a forged connection", err)
 		}
@@ -269,8 +271,8 @@ func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
 		_, err = snapshots.Get(ctx, 9)
 		refused("a snapshot holding text, or Redis down", err)
 
-		textKey, _ := vm2.NewSafetyTextKey(sha(text), "rules-7")
-		linkKey, _ := vm2.NewSafetyLinkKey(sha(presigned), "rules-7", "cfg-3")
+		textKey, _ := vm2.NewSafetyTextKey(safetytest.Digest(text), "rules-7")
+		linkKey, _ := vm2.NewSafetyLinkKey(safetytest.Digest(presigned), "rules-7", "cfg-3")
 		_, err = cache.SetText(ctx, textKey, safety.TextResult{Verdict: safety.VerdictBlock, RuleIDs: []string{text}})
 		refused("text as a rule id", err)
 		_, err = cache.SetLink(ctx, linkKey, safety.LinkPolicy{Class: safety.LinkMalicious, Verdict: safety.VerdictBlock, RuleIDs: []string{presigned}})
@@ -303,7 +305,7 @@ func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
 	b.srv.Restart()
 	rig.waitFor(t, "reconnected", lastGapIs(pubsub.Reconnected))
 	if !redistest.WaitFor(ctx, 10*time.Second, func() bool {
-		_, err := limiter.Allow(ctx, ratelimit.Subject{UserID: uuid(t), IP: netip.MustParseAddr("192.0.2.1")}, vm1.APIRouteMessagesSend)
+		_, err := limiter.Allow(ctx, ratelimit.Subject{UserID: uuid.NewString(), IP: netip.MustParseAddr("192.0.2.1")}, vm1.APIRouteMessagesSend)
 		return err == nil
 	}) {
 		t.Fatal("the limiter did not recover")
@@ -312,6 +314,7 @@ func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
 
 	outputs := map[string]string{
 		"the errors":             errs.text(),
+		"the subscriber's log":   subscriberLog(rig.logs),
 		"VM1's metrics":          exposition(t, reg1),
 		"VM2's metrics":          exposition(t, reg2),
 		"the health answer":      health.Body.String(),
@@ -321,7 +324,8 @@ func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
 	}
 	// The capture worked: each output holds what the workload made.
 	for name, want := range map[string][]string{
-		"the errors":             {"invalid", "unavailable", "WRONGPASS", "reused with another request", "malformed"},
+		"the errors":             {"invalid", "unavailable", "WRONGPASS", "reused with another request"},
+		"the subscriber's log":   {"malformed", "connection lost"},
 		"VM1's metrics":          {"han_api_ratelimit_decisions_total", "han_api_idempotency_total"},
 		"VM2's metrics":          {"han_safety_cache_lookups_total", "han_safety_rate_limit_decisions_total"},
 		"the health answer":      {"degraded"},
@@ -356,7 +360,7 @@ func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
 		"the raw IPv6 address":      rawIPv6,
 		"the raw Idempotency-Key":   idemKey,
 		"the presigned URL":         presigned[:60],
-		"the presigned signature":   sha(mark),
+		"the presigned signature":   safetytest.Digest(mark),
 		"the message text":          text[:40],
 	}
 	for _, dir := range []string{a.srv.Dir, b.srv.Dir} {

@@ -16,6 +16,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/internal/promtest"
+	"github.com/hanchat/luagen/internal/safetytest"
+	"github.com/hanchat/luagen/internal/scripttest"
+	"github.com/hanchat/luagen/services/degraded"
 	"github.com/hanchat/luagen/services/vm2/safety"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -30,6 +34,7 @@ var forbiddenKinds = map[string]bool{"task": true, "lease": true, "lock": true, 
 // value is a valid typed record, and no key or value holds any of the raw message
 // texts, file bytes, URLs or host names the workload handled.
 func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, k := range vm2.Keys {
 		if forbiddenKinds[k.Kind] {
@@ -37,13 +42,13 @@ func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
 		}
 	}
 	a := startACLInstance(t, "vm2")
-	c, reg := newSafety(t, a.client(t, "message_safety", vm2.DB0), safety.Options{CacheTimeout: 5 * time.Second, RateLimitTimeout: 5 * time.Second, PublishTimeout: 5 * time.Second})
+	c, reg := safetytest.New(t, a.client(t, "message_safety", vm2.DB0), safety.Options{CacheTimeout: 5 * time.Second, RateLimitTimeout: 5 * time.Second, PublishTimeout: 5 * time.Second})
 	if h := c.Health(ctx); h.Status != safety.HealthOK {
 		t.Fatalf("health as message_safety: %+v", h)
 	}
-	older, newer := safetyPolicy, safetyPolicy
+	older, newer := safetytest.Policy, safetytest.Policy
 	older.Generation, newer.Generation = 4, 5
-	caches := []*safety.Cache{newSafetyCache(t, c, older), newSafetyCache(t, c, newer)}
+	caches := []*safety.Cache{safetytest.NewCache(t, c, older), safetytest.NewCache(t, c, newer)}
 
 	texts := []string{
 		"Привет, Анна! Мой телефон +7 999 123-45-67, перезвони до пятницы",
@@ -69,7 +74,7 @@ func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
 	for gi, k := range caches {
 		g := strconv.Itoa(gi)
 		for i, text := range texts {
-			key, err := vm2.NewSafetyTextKey(sha(text), "rules-7")
+			key, err := vm2.NewSafetyTextKey(safetytest.Digest(text), "rules-7")
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,14 +90,14 @@ func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
 			}
 		}
 		for _, f := range files {
-			key, _ := vm2.NewSafetyVerdictKey(sha(string(f)), "cfg-2", "clamav-1.4")
+			key, _ := vm2.NewSafetyVerdictKey(safetytest.Digest(string(f)), "cfg-2", "clamav-1.4")
 			want[key.String()] = true
 			if _, err := k.SetVerdict(ctx, key, safety.FileVerdict{Verdict: safety.VerdictAllow}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, u := range urls {
-			key, _ := vm2.NewSafetyLinkKey(sha(u), "rules-7", "cfg-2")
+			key, _ := vm2.NewSafetyLinkKey(safetytest.Digest(u), "rules-7", "cfg-2")
 			want[key.String()] = true
 			if _, err := k.SetLink(ctx, key, safety.LinkPolicy{Class: safety.LinkUnknown, Verdict: safety.VerdictAllow, RuleIDs: []string{u}}); !errors.Is(err, safety.ErrInvalidRecord) {
 				t.Fatalf("a URL stored as a rule id: %v", err)
@@ -108,13 +113,13 @@ func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
 				{RRType: vm2.DNSRRTypeMX, TTL: time.Minute, MX: []safety.MX{{Preference: 5, Host: "mx." + host}}},
 				{RRType: vm2.DNSRRTypeTXT, TTL: time.Minute, TXT: []string{"v=spf1 -all"}},
 			} {
-				key, _ := vm2.NewSafetyDNSKey(sha(host), ans.RRType)
+				key, _ := vm2.NewSafetyDNSKey(safetytest.Digest(host), ans.RRType)
 				want[key.String()] = true
 				if _, err := k.SetDNS(ctx, key, ans); err != nil {
 					t.Fatal(err)
 				}
 			}
-			key, _ := vm2.NewSafetyDNSKey(sha(host), vm2.DNSRRTypeTXT)
+			key, _ := vm2.NewSafetyDNSKey(safetytest.Digest(host), vm2.DNSRRTypeTXT)
 			if _, err := k.SetDNS(ctx, key, safety.DNSAnswer{RRType: vm2.DNSRRTypeTXT, TTL: time.Minute, TXT: []string{"go " + urls[0]}}); !errors.Is(err, safety.ErrInvalidRecord) {
 				t.Fatalf("a presigned URL stored as TXT: %v", err)
 			}
@@ -122,7 +127,7 @@ func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
 	}
 	callers := map[string]safety.CallerPolicy{
 		"api-backend":   {Limit: 5, Window: time.Minute, MaxJitter: 2 * time.Second},
-		"file-scanner":  {Limit: 100, Window: time.Hour, Degraded: safety.FailOpen, LocalLimit: 10},
+		"file-scanner":  {Limit: 100, Window: time.Hour, Degraded: degraded.LocalLimit, LocalLimit: 10},
 		"link-resolver": {Limit: 2, Window: time.Second},
 	}
 	l, err := safety.NewLimiter(c, callers)
@@ -147,17 +152,17 @@ func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	waitWakeup(t, sub, safety.WakeSubscribed, 5*time.Second)
+	safetytest.WaitWakeup(t, sub, safety.WakeSubscribed, 5*time.Second)
 	if res, err := waker.Publish(ctx, safety.Wakeup{Reason: safety.WakeTasksReady}); err != nil || !res.Sent || res.Receivers != 1 {
 		t.Fatalf("publish as message_safety: %+v %v", res, err)
 	}
-	waitWakeup(t, sub, safety.WakeTasksReady, 5*time.Second)
+	safetytest.WaitWakeup(t, sub, safety.WakeTasksReady, 5*time.Second)
 	if c.Degraded() {
 		t.Fatal("the workload ran degraded")
 	}
 
 	// The scan, as an administrator.
-	auditTTLs(t, a.admin, vm2.Keys)
+	scripttest.AuditTTLs(t, a.admin, vm2.Keys)
 	var found []string
 	iter := a.admin.Scan(ctx, 0, "*", 1000).Iterator()
 	for iter.Next(ctx) {
@@ -232,10 +237,10 @@ func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
 			}
 		}
 	}
-	if got := promSum(t, reg, "han_safety_cache_writes_total", map[string]string{"result": "written"}); got != float64(2*(len(texts)+len(files)+len(urls)+4*len(hosts))) {
+	if got := promtest.Sum(t, reg, "han_safety_cache_writes_total", map[string]string{"result": "written"}); got != float64(2*(len(texts)+len(files)+len(urls)+4*len(hosts))) {
 		t.Errorf("written entries counted %v", got)
 	}
-	assertLabelHygiene(t, reg, mapKeysOf(callers), append(inKeys, []byte(sha(texts[0]))[:16]))
+	assertLabelHygiene(t, reg, mapKeysOf(callers), append(inKeys, []byte(safetytest.Digest(texts[0]))[:16]))
 }
 
 func mapKeysOf[V any](m map[string]V) []string {

@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/internal/safetytest"
+	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/services/vm2/safety"
 	"github.com/redis/go-redis/v9"
 )
@@ -15,6 +17,7 @@ import (
 // The vm2 scripts (cache_set, cache_get, safety_rate_limit) give equal replies and
 // leave an equal keyspace on the harness and on real Redis, over RESP2 and RESP3.
 func TestSafetyConformance(t *testing.T) {
+	t.Parallel()
 	for _, protocol := range []int{2, 3} {
 		t.Run("RESP"+string(rune('0'+protocol)), func(t *testing.T) {
 			ctx := context.Background()
@@ -24,10 +27,10 @@ func TestSafetyConformance(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			h, _, harnessScripts := harnessVM2(t)
+			h, _, harnessScripts := scripttest.VM2Harness(t)
 
-			text, _ := vm2.NewSafetyTextKey(sha("text"), "rules-9")
-			dns, _ := vm2.NewSafetyDNSKey(sha("host.example"), vm2.DNSRRTypeAAAA)
+			text, _ := vm2.NewSafetyTextKey(safetytest.Digest("text"), "rules-9")
+			dns, _ := vm2.NewSafetyDNSKey(safetytest.Digest("host.example"), vm2.DNSRRTypeAAAA)
 			rl, _ := vm2.NewSafetyRLServiceKey("api-backend", 60)
 			v1, _ := safety.EncodeText(safety.TextResult{Verdict: safety.VerdictAllow})
 			v2, _ := safety.EncodeText(safety.TextResult{Verdict: safety.VerdictMonitor, MonitorRuleIDs: []string{"m.1"}})
@@ -63,18 +66,14 @@ func TestSafetyConformance(t *testing.T) {
 				{"rate second", limit(1, false)},
 				{"rate denied", limit(1, false)},
 			}
-			clock := &stepClock{h: h, real: real}
+			var lag scripttest.Lag
 			for _, s := range steps {
-				clock.start(t)
+				lag.Sync(t, h, real)
 				want, err := s.run(realScripts)
 				if err != nil {
 					t.Fatalf("%s on Redis: %v", s.name, err)
 				}
-				clock.ran(t)
-				opts := cmp.Options{
-					cmp.Comparer(func(a, b time.Duration) bool { return (a - b).Abs() <= clock.slack() }),
-					cmp.Comparer(func(a, b time.Time) bool { return a.Sub(b).Abs() <= clock.slack() }),
-				}
+				opts := scripttest.Within(lag.Step())
 				got, err := s.run(harnessScripts)
 				if err != nil {
 					t.Fatalf("%s on the harness: %v", s.name, err)
@@ -83,7 +82,7 @@ func TestSafetyConformance(t *testing.T) {
 					t.Errorf("%s: Redis (-) vs harness (+):\n%s", s.name, diff)
 				}
 			}
-			compareKeyspaces(t, ctx, real, h, nil, clock.max)
+			scripttest.CompareKeyspaces(t, ctx, real, h, nil, lag.Max())
 		})
 	}
 }

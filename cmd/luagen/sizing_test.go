@@ -6,15 +6,15 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/hanchat/luagen/internal/redistest"
 )
 
 // luagen sizing on HAN's VM2 file (the default beside the spec): a report in
 // text and in JSON, exit 0; bad command lines exit 2; a bad or incomplete file,
 // or no redis-server, exit 1 and say where.
 func TestSizingCommand(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts scratch redis-servers")
-	}
+	redistest.Need(t) // scratch redis-servers
 	base := []string{"sizing", "--spec", "../../keyspec.yaml", "--lua", "../../lua"}
 	code, stdout, stderr := luagen(t, "", append(base, "--instance", "vm2")...)
 	if code != 0 || !strings.Contains(stdout, "safety_verdict") || !strings.Contains(stdout, "seeds' estimate") || !strings.Contains(stdout, "cluster shards") {

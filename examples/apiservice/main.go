@@ -16,6 +16,7 @@ import (
 
 	"example.com/apiservice/internal/redisgen/vm1"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/secrets"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -30,7 +31,7 @@ func run(ctx context.Context) error {
 	raw := os.Getenv(vm1.DB0URLEnv)
 	opts, err := redis.ParseURL(raw)
 	if err != nil {
-		return fmt.Errorf("%s=%s: %w", vm1.DB0URLEnv, runtime.RedactURL(raw), err)
+		return fmt.Errorf("%s=%s: %w", vm1.DB0URLEnv, secrets.RedactURL(raw), err)
 	}
 	client := redis.NewClient(opts)
 	defer client.Close()

@@ -20,6 +20,8 @@ import (
 	"github.com/hanchat/luagen/examples/cacheservice/internal/redisgen/sessions"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/degraded"
+	"github.com/hanchat/luagen/services/failover"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -79,7 +81,7 @@ func (s stderrLog) Printf(_ context.Context, format string, v ...any) {
 
 // clusterClient is a go-redis ClusterClient whose calls end by their context's
 // deadline, however the cluster behaves, and which follows failovers
-// (runtime.FollowFailovers).
+// (failover.Follow).
 func clusterClient(t *testing.T, cluster *redistest.Cluster) *redis.ClusterClient {
 	cc := redis.NewClusterClient(&redis.ClusterOptions{
 		Addrs:                 cluster.Addrs(),
@@ -91,7 +93,7 @@ func clusterClient(t *testing.T, cluster *redistest.Cluster) *redis.ClusterClien
 		PoolSize:              loadCallers + 10,
 	})
 	t.Cleanup(func() { _ = cc.Close() })
-	runtime.FollowFailovers(cc)
+	failover.Follow(cc)
 	return cc
 }
 
@@ -291,7 +293,7 @@ func errorWindow(t *testing.T, calls []attemptCall, event time.Time, bound time.
 		}
 		failed++
 		kinds[errKind(c.err)]++
-		if !runtime.Unavailable(c.err) {
+		if !degraded.Unavailable(c.err) {
 			t.Errorf("attempt %s: an error that is not Unavailable: %v", c.attempt, c.err)
 		}
 		if c.end.Before(event) {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hanchat/luagen/examples/cacheservice/internal/redisgen/app"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/secrets"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -32,7 +33,7 @@ func run(ctx context.Context) error {
 	raw := os.Getenv(app.DB0URLEnv)
 	opts, err := redis.ParseURL(raw)
 	if err != nil {
-		return fmt.Errorf("%s=%s: %w", app.DB0URLEnv, runtime.RedactURL(raw), err)
+		return fmt.Errorf("%s=%s: %w", app.DB0URLEnv, secrets.RedactURL(raw), err)
 	}
 	client := redis.NewClient(opts)
 	defer client.Close()

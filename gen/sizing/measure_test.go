@@ -10,11 +10,13 @@ import (
 	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/sizing"
+	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/internal/specedit"
 )
 
 func measure(t *testing.T, spec *keyspec.Spec, src string) (*sizing.Report, error) {
 	t.Helper()
+	redistest.Need(t) // a scratch redis-server
 	srcs, err := compiler.Load(spec, os.DirFS("../../lua"), "lua")
 	if err != nil {
 		t.Fatal(err)

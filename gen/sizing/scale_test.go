@@ -18,6 +18,7 @@ import (
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/secrets"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -44,7 +45,7 @@ func results[T any](ps ...*runtime.Pending[T]) func() error {
 	}
 }
 
-var scaleIPKey, _ = runtime.NewHMACKey([]byte("sizing-scale-test-ip-key-32bytes"))
+var scaleIPKey, _ = secrets.NewHMACKey([]byte("sizing-scale-test-ip-key-32bytes"))
 
 func nonce() string { return randomToken(22) }
 
@@ -328,9 +329,7 @@ func tableSize(n int64) int64 {
 // used_memory, for each family, at 20,000 keys (BenchmarkScale checks a
 // million).
 func TestPredictionMatchesMeasuredMemory(t *testing.T) {
-	if testing.Short() {
-		t.Skip("writes 20,000 keys of each family")
-	}
+	redistest.Need(t)
 	for _, f := range append(append([]family{}, families...), inFlight) {
 		t.Run(f.name, func(t *testing.T) {
 			measured, predicted := compare(t, f, 20000)

@@ -1,7 +1,8 @@
 // Package pgtest gives a test a schema of its own in the local PostgreSQL
 // (127.0.0.1:5432, user postgres, database test, trust auth): a fresh schema with
 // a random name, a pool whose search_path is that schema, and the schema dropped
-// when the test ends. It never touches another schema.
+// when the test ends. It never touches another schema. Under -short (go test
+// -short runs without PostgreSQL) the tests that need one are skipped.
 package pgtest
 
 import (
@@ -17,6 +18,14 @@ import (
 // URL is the local PostgreSQL the tests use.
 const URL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 
+// Need skips the test under -short. Schema calls it.
+func Need(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs PostgreSQL on 127.0.0.1:5432: skipped under -short")
+	}
+}
+
 // Schema creates a schema, runs each migration in it (twice, so that a migration
 // that is not idempotent fails the test), and returns a pool of at most maxConns
 // connections (0: 32) whose search_path is the schema. The pool is closed and the
@@ -24,6 +33,7 @@ const URL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 // running (make deps starts it).
 func Schema(t testing.TB, maxConns int32, migrations ...string) *pgxpool.Pool {
 	t.Helper()
+	Need(t)
 	ctx := context.Background()
 	var b [6]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -32,7 +42,7 @@ func Schema(t testing.TB, maxConns int32, migrations ...string) *pgxpool.Pool {
 	schema := "pgtest_" + hex.EncodeToString(b[:])
 	admin, err := pgx.Connect(ctx, URL)
 	if err != nil {
-		t.Fatalf("PostgreSQL on 127.0.0.1:5432 (make deps starts it): %v", err)
+		t.Fatalf("PostgreSQL on 127.0.0.1:5432 (make deps starts it; or run go test -short): %v", err)
 	}
 	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
 		_ = admin.Close(ctx)

@@ -72,14 +72,29 @@ func WithAOF() Option {
 	return WithConfig("appendonly yes", "appendfsync everysec")
 }
 
-// Start starts a server and waits until it answers. The test fails when
-// redis-server is not installed or does not come up; the server is killed when
-// the test ends.
+// Need skips the test under -short (go test -short runs without redis-server),
+// and fails it when redis-server is not on PATH. Start calls it; a test that
+// runs redis-server's other tools itself (redis-cli, redis-check-aof) calls it
+// first.
+func Need(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("needs redis-server: skipped under -short")
+	}
+	if _, err := exec.LookPath("redis-server"); err != nil {
+		t.Fatalf("redis-server is not on PATH (make test installs it; or run go test -short): %v", err)
+	}
+}
+
+// Start starts a server and waits until it answers. Under -short the test is
+// skipped (see Need); it fails when redis-server is not installed or does not
+// come up. The server is killed when the test ends.
 func Start(t testing.TB, opts ...Option) *Server {
 	t.Helper()
+	Need(t)
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
-		t.Fatalf("redis-server is not on PATH (apt-get install -y redis-server): %v", err)
+		t.Fatal(err)
 	}
 	var c config
 	for _, o := range opts {
@@ -321,6 +336,24 @@ func WaitFor(ctx context.Context, timeout time.Duration, cond func() bool) bool 
 		case <-tick.C:
 		}
 	}
+}
+
+// CommandCalls is how often the server c is connected to ran cmd since it
+// started (or since CONFIG RESETSTAT), from INFO commandstats; cmd is in
+// lower case, a subcommand after '|' (e.g. "script|load").
+func CommandCalls(t testing.TB, c *redis.Client, cmd string) int64 {
+	t.Helper()
+	info, err := c.Info(context.Background(), "commandstats").Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(info, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "cmdstat_"+cmd+":calls="); ok {
+			n, _ := strconv.ParseInt(strings.SplitN(rest, ",", 2)[0], 10, 64)
+			return n
+		}
+	}
+	return 0
 }
 
 // Pause freezes the server process (SIGSTOP): it keeps its port and its

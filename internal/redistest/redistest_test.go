@@ -82,3 +82,25 @@ func TestStartDoesNotAdoptAnotherServer(t *testing.T) {
 		t.Fatalf("the started server does not answer as redis-server: %v", err)
 	}
 }
+
+func TestCommandCalls(t *testing.T) {
+	ctx := context.Background()
+	c := Start(t).Client(0)
+	for i := 0; i < 3; i++ {
+		if err := c.Set(ctx, "k", i, 0).Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := c.ScriptLoad(ctx, "return 1").Err(); err != nil {
+		t.Fatal(err)
+	}
+	if n := CommandCalls(t, c, "set"); n != 3 {
+		t.Fatalf("set: %d calls, want 3", n)
+	}
+	if n := CommandCalls(t, c, "script|load"); n != 1 {
+		t.Fatalf("script|load: %d calls, want 1", n)
+	}
+	if n := CommandCalls(t, c, "hset"); n != 0 {
+		t.Fatalf("hset: %d calls, want 0", n)
+	}
+}

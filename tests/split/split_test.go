@@ -6,8 +6,6 @@ package split_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"os"
 	"strings"
@@ -20,9 +18,11 @@ import (
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/serverconf"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/pgtest"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/internal/specedit"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/secrets"
 	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/services/vm1/jwks"
@@ -32,14 +32,12 @@ import (
 	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/hanchat/luagen/services/vm1/settings"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 )
 
 const (
 	password    = "split-test-api-backend-password"
 	adminLine   = "user admin on >split-test-admin ~* &* +@all\n"
-	postgresURL = "postgres://postgres@127.0.0.1:5432/test?sslmode=disable"
 )
 
 // splitServers starts one redis-server per server of the split vm1, each from
@@ -122,32 +120,33 @@ func TestVM1ServicesOnSplitServers(t *testing.T) {
 	user := uuid.NewString()
 
 	// DB0: rate limits, JWKS negative cache, idempotency (with its PostgreSQL store).
-	ipKey, err := runtime.NewHMACKey([]byte("split-test-ip-key-32-bytes-long!"))
+	ipKey, err := secrets.NewHMACKey([]byte("split-test-ip-key-32-bytes-long!"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	limiter, err := ratelimit.New(ratelimit.Config{Scripts: scripts, Policy: ratelimit.DefaultPolicy(), IPKey: ipKey})
+	limiter, err := ratelimit.New(scripts, ratelimit.DefaultPolicy(), ratelimit.Options{IPKey: ipKey})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d, err := limiter.Allow(ctx, ratelimit.Subject{UserID: user}, vm1.APIRouteProfileUpdate); err != nil || !d.Allowed || d.Degraded {
 		t.Fatalf("rate limit: %+v %v", d, err)
 	}
-	negative, err := jwks.NewNegativeCache(scripts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	negative := jwks.New(scripts)
 	if created, err := negative.MarkMissing(ctx, "kid-split"); err != nil || !created {
 		t.Fatalf("jwks mark: %v %v", created, err)
 	}
 	if missing, err := negative.KnownMissing(ctx, "kid-split"); err != nil || !missing {
 		t.Fatalf("jwks check: %v %v", missing, err)
 	}
-	keyHMAC, err := runtime.NewHMACKey([]byte("split-test-idempotency-key-32by!"))
+	keyHMAC, err := secrets.NewHMACKey([]byte("split-test-idempotency-key-32by!"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	keeper, err := idempotency.New(idempotency.Config{Scripts: scripts, Store: idempotency.NewStore(postgres(t)), KeyHMAC: keyHMAC})
+	pool := pgtest.Schema(t, 8)
+	if err := idempotency.NewStore(pool).Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	keeper, err := idempotency.New(scripts, idempotency.NewStore(pool), keyHMAC, idempotency.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,10 +177,7 @@ func TestVM1ServicesOnSplitServers(t *testing.T) {
 	if ids, err := p.Connections(ctx, user, 10); err != nil || len(ids) != 1 || ids[0] != conn.ID {
 		t.Fatalf("presence: %v %v", ids, err)
 	}
-	locker, err := coord.New(scripts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	locker := coord.New(scripts)
 	name, err := coord.Delivery(uuid.NewString())
 	if err != nil {
 		t.Fatal(err)
@@ -194,10 +190,7 @@ func TestVM1ServicesOnSplitServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	type snapshot struct{ Flags []string }
-	store, err := settings.NewStore[snapshot](scripts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	store := settings.New[snapshot](scripts)
 	if err := store.Put(ctx, 7, snapshot{Flags: []string{"split"}}); err != nil {
 		t.Fatal(err)
 	}
@@ -207,10 +200,7 @@ func TestVM1ServicesOnSplitServers(t *testing.T) {
 	publishAndReceive(t, ctx, db1, user)
 
 	// DB2: the legacy stub.
-	stub, err := legacystub.New(scripts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	stub := legacystub.New(scripts)
 	task := uuid.NewString()
 	if _, err := stub.Create(ctx, task); err != nil {
 		t.Fatal(err)
@@ -253,7 +243,7 @@ func TestVM1ServicesOnSplitServers(t *testing.T) {
 	if _, _, err := misplaced.Connect(ctx, user, 1); !errors.Is(err, runtime.ErrorCode("NOPERM")) {
 		t.Errorf("presence on vm1's own server: %v, want NOPERM", err)
 	}
-	misplacedNegative, _ := jwks.NewNegativeCache(wrong)
+	misplacedNegative := jwks.New(wrong)
 	if _, err := misplacedNegative.MarkMissing(ctx, "kid-wrong"); !errors.Is(err, runtime.ErrorCode("NOPERM")) {
 		t.Errorf("jwks on the realtime server: %v, want NOPERM", err)
 	}
@@ -275,13 +265,13 @@ func publishAndReceive(t *testing.T, ctx context.Context, db1 *redis.Client, use
 		t.Fatal(err)
 	}
 	subscribed := make(chan struct{}, 1)
-	sub, err := pubsub.NewSubscriber(db1, pubsub.Options{Contract: contract, Reconcile: func(context.Context, pubsub.Gap) error {
+	sub, err := pubsub.NewSubscriber(db1, contract, func(context.Context, pubsub.Gap) error {
 		select {
 		case subscribed <- struct{}{}:
 		default:
 		}
 		return nil
-	}}, ch)
+	}, pubsub.Options{Channels: []pubsub.Channel{ch}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,10 +284,7 @@ func publishAndReceive(t *testing.T, ctx context.Context, db1 *redis.Client, use
 	case <-time.After(10 * time.Second):
 		t.Fatal("the subscriber never confirmed its subscription")
 	}
-	pub, err := pubsub.NewPublisher(db1, contract)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub := pubsub.NewPublisher(db1, contract)
 	if n, err := pub.Publish(ctx, ch, pubsub.Event{ID: uuid.NewString(), Type: "split.pong", Entity: user, DTO: pong{N: 1}}); err != nil || n != 1 {
 		t.Fatalf("publish: %d receivers, %v", n, err)
 	}
@@ -327,43 +314,4 @@ func anyPrefix(keys []string, p string) bool {
 		}
 	}
 	return false
-}
-
-// postgres is a pool on a schema of the local PostgreSQL of its own, migrated
-// for the idempotency store and dropped when the test ends.
-func postgres(t *testing.T) *pgxpool.Pool {
-	t.Helper()
-	ctx := context.Background()
-	var b [6]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		t.Fatal(err)
-	}
-	schema := "split_test_" + hex.EncodeToString(b[:])
-	admin, err := pgx.Connect(ctx, postgresURL)
-	if err != nil {
-		t.Fatalf("PostgreSQL on 127.0.0.1:5432: %v", err)
-	}
-	if _, err := admin.Exec(ctx, "CREATE SCHEMA "+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if _, err := admin.Exec(context.Background(), "DROP SCHEMA "+schema+" CASCADE"); err != nil {
-			t.Errorf("drop schema: %v", err)
-		}
-		_ = admin.Close(context.Background())
-	})
-	cfg, err := pgxpool.ParseConfig(postgresURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.RuntimeParams["search_path"] = schema
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	if err := idempotency.NewStore(pool).Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	return pool
 }

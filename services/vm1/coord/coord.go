@@ -177,12 +177,13 @@ type Locker struct {
 	scripts *vm1.Scripts
 }
 
-// New returns a Locker on scripts, which must have a DB1 client.
-func New(scripts *vm1.Scripts) (*Locker, error) {
+// New returns a Locker on scripts, which need a DB1 client (without one, every
+// call fails with runtime.ErrNoClient).
+func New(scripts *vm1.Scripts) *Locker {
 	if scripts == nil {
-		return nil, errors.New("coord: New: nil scripts")
+		scripts = &vm1.Scripts{}
 	}
-	return &Locker{scripts: scripts}, nil
+	return &Locker{scripts: scripts}
 }
 
 // Obtain takes the lock for a new random owner, or fails with a

@@ -19,10 +19,7 @@ func ExampleLocker_Do() {
 	if err != nil {
 		panic(err)
 	}
-	locker, err := coord.New(scripts)
-	if err != nil {
-		panic(err)
-	}
+	locker := coord.New(scripts)
 	name, err := coord.Delivery("7d1c3a52-2f1e-4c6b-9a0e-5b8f2d4c6e1a")
 	if err != nil {
 		panic(err)

@@ -34,12 +34,9 @@ type LeaseStore struct {
 	pool *pgxpool.Pool
 }
 
-// NewLeaseStore returns a LeaseStore on pool.
-func NewLeaseStore(pool *pgxpool.Pool) (*LeaseStore, error) {
-	if pool == nil {
-		return nil, errors.New("coord: NewLeaseStore: nil pool")
-	}
-	return &LeaseStore{pool: pool}, nil
+// NewLeaseStore returns a LeaseStore on pool, which must not be nil.
+func NewLeaseStore(pool *pgxpool.Pool) *LeaseStore {
+	return &LeaseStore{pool: pool}
 }
 
 // Migrate creates the table when it is missing.

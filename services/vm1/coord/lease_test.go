@@ -24,10 +24,7 @@ const effectsTable = `CREATE TABLE IF NOT EXISTS effects (id bigserial PRIMARY K
 
 func leaseStore(t *testing.T, pool *pgxpool.Pool) *coord.LeaseStore {
 	t.Helper()
-	s, err := coord.NewLeaseStore(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := coord.NewLeaseStore(pool)
 	if err := s.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -40,11 +37,7 @@ func locker(t *testing.T, rdb *redis.Client) *coord.Locker {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := coord.New(scripts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return l
+	return coord.New(scripts)
 }
 
 // tally counts what the workers saw.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
-	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/degraded"
 	"github.com/jackc/pgx/v5"
 )
 
@@ -69,7 +69,7 @@ func (g *Guard) RedisLocked() bool { return g.redis }
 //
 //  1. The Redis lock is tried once (within RedisTimeout). Held by another owner:
 //     DoLeased fails with a *NotObtainedError (ErrNotObtained). Redis unavailable
-//     (runtime.Unavailable): the work goes on without it.
+//     (degraded.Unavailable): the work goes on without it.
 //  2. The row lease is claimed for the same owner. Held by another owner (the
 //     Redis lock was lost, by a restart without persistence or an eviction, or
 //     Redis is down): DoLeased releases its Redis lock and fails with an error
@@ -110,7 +110,7 @@ func (l *Locker) DoLeased(ctx context.Context, name Name, leases *LeaseStore, o 
 		redisLocked = true
 	case ctx.Err() != nil:
 		return fmt.Errorf("coord: lock %s: %w", name, ctx.Err())
-	case !runtime.Unavailable(rerr):
+	case !degraded.Unavailable(rerr):
 		return fmt.Errorf("coord: lock %s: %w", name, rerr)
 	}
 	releaseRedis := func() {

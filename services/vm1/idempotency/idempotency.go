@@ -14,14 +14,15 @@
 //
 // A transient 503 or 504, or an error from the call, is never recorded: the
 // reservation and the claim are released and a retry runs again. With Redis
-// unavailable (runtime.Unavailable: down, timed out, past the caller's deadline,
+// unavailable (degraded.Unavailable: down, timed out, past the caller's deadline,
 // loading, out of memory) a call fails closed with an error matching
 // ErrUnavailable (503), while a completed record is still answered from
 // PostgreSQL. A refusal by Redis (NOPERM, a script error, a reply of the wrong
 // shape) and the caller's own cancellation are returned as errors.
 //
 // The stored Response has no body and no field for tokens, cookies, presigned
-// URLs or personal data; its headers pass an allow-list.
+// URLs or personal data; its headers pass an allow-list. Outcomes are counted by
+// scope and result on the Registerer of Options, never by user or key.
 package idempotency
 
 import (
@@ -37,9 +38,11 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
-	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/runtime/keypart"
+	"github.com/hanchat/luagen/services/degraded"
+	"github.com/hanchat/luagen/services/secrets"
 	"github.com/jackc/pgx/v5"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Errors callers match with errors.Is; StatusCode maps them to HTTP.
@@ -104,17 +107,12 @@ type Outcome struct {
 // releases the key for a retry; ctx is cancelled when the lease is lost.
 type Func func(ctx context.Context, tx pgx.Tx) (Response, error)
 
-// Config configures a Keeper.
-type Config struct {
-	// Scripts runs the idempotency scripts; it needs a DB0 client.
-	Scripts *vm1.Scripts
-	// Store is the durable record store.
-	Store *Store
-	// KeyHMAC hashes the client's Idempotency-Key; build it with
-	// runtime.NewHMACKey from a secret in the service's config.
-	KeyHMAC runtime.HMACKey
-	// Metrics counts outcomes; nil counts nothing.
-	Metrics *Metrics
+// Options configure a Keeper. The zero value is valid.
+type Options struct {
+	// Registerer receives han_api_idempotency_total and
+	// han_api_idempotency_redis_errors_total. Nil: a private registry, so the
+	// outcomes are counted but exported nowhere.
+	Registerer prometheus.Registerer
 	// Lease is how long a claim lives without a heartbeat, 100ms..30s (default
 	// 30 s, the Redis lock's TTL); the heartbeat renews it every Lease/3.
 	Lease time.Duration
@@ -124,28 +122,36 @@ type Config struct {
 type Keeper struct {
 	scripts *vm1.Scripts
 	store   *Store
-	hmac    runtime.HMACKey
-	metrics *Metrics
+	hmac    secrets.HMACKey
+	metrics *metrics
 	lease   time.Duration
 }
 
-// New checks cfg and returns a Keeper.
-func New(cfg Config) (*Keeper, error) {
-	switch {
-	case cfg.Scripts == nil:
-		return nil, errors.New("idempotency: Config.Scripts is nil")
-	case cfg.Store == nil:
-		return nil, errors.New("idempotency: Config.Store is nil")
-	case cfg.KeyHMAC.IsZero():
-		return nil, errors.New("idempotency: Config.KeyHMAC is the zero key; build it with runtime.NewHMACKey")
+// New returns a Keeper that reserves keys through scripts (which need a DB0
+// client) and records outcomes in store; keyHMAC hashes the client's
+// Idempotency-Key (build it with secrets.NewHMACKey from a secret in the
+// service's config; the zero key is refused). It validates o.
+func New(scripts *vm1.Scripts, store *Store, keyHMAC secrets.HMACKey, o Options) (*Keeper, error) {
+	if scripts == nil {
+		scripts = &vm1.Scripts{} // every call fails with runtime.ErrNoClient
 	}
-	if cfg.Lease == 0 {
-		cfg.Lease = vm1.APIIdemLockTTL
+	if store == nil {
+		return nil, errors.New("idempotency: nil Store; build it with NewStore")
 	}
-	if cfg.Lease < 100*time.Millisecond || cfg.Lease > vm1.APIIdemLockTTL {
-		return nil, fmt.Errorf("idempotency: Lease %s: want 100ms..%s (the Redis lock's TTL)", cfg.Lease, vm1.APIIdemLockTTL)
+	if keyHMAC.IsZero() {
+		return nil, errors.New("idempotency: the key HMAC is the zero key; build it with secrets.NewHMACKey")
 	}
-	return &Keeper{scripts: cfg.Scripts, store: cfg.Store, hmac: cfg.KeyHMAC, metrics: cfg.Metrics, lease: cfg.Lease}, nil
+	if o.Lease == 0 {
+		o.Lease = vm1.APIIdemLockTTL
+	}
+	if o.Lease < 100*time.Millisecond || o.Lease > vm1.APIIdemLockTTL {
+		return nil, fmt.Errorf("idempotency: Lease %s: want 100ms..%s (the Redis lock's TTL)", o.Lease, vm1.APIIdemLockTTL)
+	}
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("idempotency: metrics: %w", err)
+	}
+	return &Keeper{scripts: scripts, store: store, hmac: keyHMAC, metrics: m, lease: o.Lease}, nil
 }
 
 // Fingerprint is the hex SHA-256 of parts (e.g. method, route, canonical body),
@@ -208,7 +214,7 @@ func (k *Keeper) Do(ctx context.Context, req Request, fn Func) (Outcome, error) 
 	rctx, cancel := redisBudget(ctx)
 	res, err := k.scripts.IdemReserve(rctx, ks.record, ks.lock, vm1.IdemReserveArgs{Fingerprint: req.Fingerprint, Owner: owner})
 	cancel()
-	if err != nil && runtime.Unavailable(err) && !errors.Is(err, context.Canceled) {
+	if err != nil && degraded.Unavailable(err) && !errors.Is(err, context.Canceled) {
 		// The reservation may still run after we gave up on it: release it in the
 		// background (compare-and-delete on our owner token, harmless otherwise)
 		// so a retry is not told "in progress" for the lock's whole TTL.
@@ -218,7 +224,7 @@ func (k *Keeper) Do(ctx context.Context, req Request, fn Func) (Outcome, error) 
 		if cerr := ctx.Err(); errors.Is(cerr, context.Canceled) && !errors.Is(err, context.Canceled) {
 			err = fmt.Errorf("%w: %w", cerr, err) // the client reported its own timeout after the caller gave up
 		}
-		if !runtime.Unavailable(err) {
+		if !degraded.Unavailable(err) {
 			// The caller gave up, or Redis refused the call (NOPERM, a script
 			// error, a reply of the wrong shape): a bug or a misconfiguration,
 			// never read as an outage.

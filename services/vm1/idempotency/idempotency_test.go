@@ -1,6 +1,7 @@
 package idempotency
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"testing"
@@ -8,6 +9,8 @@ import (
 
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/secrets"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 func TestFingerprintSeparatesParts(t *testing.T) {
@@ -20,23 +23,36 @@ func TestFingerprintSeparatesParts(t *testing.T) {
 	}
 }
 
-func TestNewRefusesBadConfig(t *testing.T) {
+func TestNewRefusesBadOptions(t *testing.T) {
 	scripts, _ := vm1.NewScripts(vm1.Clients{})
-	key, _ := runtime.NewHMACKey([]byte("idempotency test secret of 32 bytes or more"))
+	key, _ := secrets.NewHMACKey([]byte("idempotency test secret of 32 bytes or more"))
 	store := NewStore(nil)
-	for name, cfg := range map[string]Config{
-		"no scripts":  {Store: store, KeyHMAC: key},
-		"no store":    {Scripts: scripts, KeyHMAC: key},
-		"zero key":    {Scripts: scripts, Store: store},
-		"short lease": {Scripts: scripts, Store: store, KeyHMAC: key, Lease: time.Millisecond},
-		"long lease":  {Scripts: scripts, Store: store, KeyHMAC: key, Lease: time.Minute},
+	for name, f := range map[string]func() (*Keeper, error){
+		"no store":    func() (*Keeper, error) { return New(scripts, nil, key, Options{}) },
+		"zero key":    func() (*Keeper, error) { return New(scripts, store, secrets.HMACKey{}, Options{}) },
+		"short lease": func() (*Keeper, error) { return New(scripts, store, key, Options{Lease: time.Millisecond}) },
+		"long lease":  func() (*Keeper, error) { return New(scripts, store, key, Options{Lease: time.Minute}) },
 	} {
-		if _, err := New(cfg); err == nil {
+		if _, err := f(); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := New(Config{Scripts: scripts, Store: store, KeyHMAC: key}); err != nil {
+	reg := prometheus.NewRegistry()
+	if _, err := New(scripts, store, key, Options{Registerer: reg}); err != nil {
 		t.Fatal(err)
+	}
+	if _, err := New(scripts, store, key, Options{Registerer: reg}); err == nil {
+		t.Error("registering twice on one registry: accepted")
+	}
+	// Without scripts, a call fails with runtime.ErrNoClient (and, Redis being
+	// unusable, fails closed), never a panic.
+	k, err := New(nil, store, key, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := Request{Scope: vm1.IdemScopeMessageSend, UserID: "0b9a3f0e-4c3e-4f7e-9a51-6f0b8f1f2a01", Key: "client-key-1", Fingerprint: Fingerprint([]byte("x"))}
+	if _, err := k.Do(context.Background(), req, nil); !errors.Is(err, runtime.ErrNoClient) {
+		t.Errorf("nil scripts: %v, want ErrNoClient", err)
 	}
 }
 

@@ -18,18 +18,21 @@ const (
 	resultLeaseLost   = "lease_lost"  // the claim was taken over; rolled back
 )
 
-// Metrics counts idempotency outcomes (seed 000 §11: hit, conflict, fallback)
+// metrics count idempotency outcomes (seed 000 §11: hit, conflict, fallback)
 // by scope (enum idem_scope) and result, and Redis failures the flow absorbed by
 // operation. No label holds a user, a key or a value.
-type Metrics struct {
+type metrics struct {
 	outcomes    *prometheus.CounterVec
 	redisErrors *prometheus.CounterVec
 }
 
-// NewMetrics registers han_api_idempotency_total and
-// han_api_idempotency_redis_errors_total on reg.
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{
+// newMetrics registers han_api_idempotency_total and
+// han_api_idempotency_redis_errors_total on reg (nil: a private registry).
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m := &metrics{
 		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "han_api_idempotency_total",
 			Help: "Idempotent calls of api-backend by scope and result (executed, hit, fallback, conflict, in_progress, unavailable, transient, failed, lease_lost).",
@@ -47,14 +50,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-func (m *Metrics) outcome(scope vm1.IdemScope, result string) {
-	if m != nil {
-		m.outcomes.WithLabelValues(string(scope), result).Inc()
-	}
+func (m *metrics) outcome(scope vm1.IdemScope, result string) {
+	m.outcomes.WithLabelValues(string(scope), result).Inc()
 }
 
-func (m *Metrics) redisError(op string) {
-	if m != nil {
-		m.redisErrors.WithLabelValues(op).Inc()
-	}
+func (m *metrics) redisError(op string) {
+	m.redisErrors.WithLabelValues(op).Inc()
 }

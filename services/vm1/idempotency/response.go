@@ -8,8 +8,8 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/runtime/keypart"
+	"github.com/hanchat/luagen/services/msgpackcheck"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -205,7 +205,7 @@ func (r *Response) UnmarshalMsgpack(b []byte) error {
 		return fmt.Errorf("%d bytes, the limit is %d: %w", len(b), MaxResponseBytes, ErrResponseTooLarge)
 	}
 	// One well-formed value whose every length fits inside b, before any decoding.
-	if err := runtime.CheckMsgpack(b, MaxResponseBytes); err != nil {
+	if err := msgpackcheck.Check(b, MaxResponseBytes); err != nil {
 		return fmt.Errorf("%w (%w)", ErrCorruptResponse, err)
 	}
 	rd := bytes.NewReader(b)

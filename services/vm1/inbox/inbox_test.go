@@ -14,6 +14,7 @@ import (
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/pgtest"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/services/degraded"
 	"github.com/hanchat/luagen/services/vm1/inbox"
 	"github.com/hanchat/luagen/services/vm1/pubsub"
 	"github.com/hanchat/luagen/services/vm1/ratelimit"
@@ -31,7 +32,7 @@ type env struct {
 	reg  *prometheus.Registry
 }
 
-func newEnv(t *testing.T, degraded ratelimit.Degraded) *env {
+func newEnv(t *testing.T, policy degraded.Policy) *env {
 	t.Helper()
 	srv := redistest.Start(t)
 	short := func(db int) *redis.Client {
@@ -44,11 +45,11 @@ func newEnv(t *testing.T, degraded ratelimit.Degraded) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	limiter, err := ratelimit.New(ratelimit.Config{Scripts: scripts, Policy: ratelimit.Policy{
-		vm1.APIRouteInternalInbox: {Algorithm: ratelimit.TokenBucket, Degraded: degraded, Limits: []ratelimit.Limit{
+	limiter, err := ratelimit.New(scripts, ratelimit.Policy{
+		vm1.APIRouteInternalInbox: {Algorithm: ratelimit.TokenBucket, Degraded: policy, Limits: []ratelimit.Limit{
 			{Scope: ratelimit.ScopeService, Limit: 1000000, Window: time.Hour},
 		}},
-	}})
+	}, ratelimit.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,10 +57,7 @@ func newEnv(t *testing.T, degraded ratelimit.Degraded) *env {
 	if err != nil {
 		t.Fatal(err)
 	}
-	pub, err := pubsub.NewPublisher(short(vm1.DB1), contract)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub := pubsub.NewPublisher(short(vm1.DB1), contract)
 	pool := pgtest.Schema(t, 32)
 	reg := prometheus.NewRegistry()
 	in, err := inbox.New(pool, limiter, inbox.Options{Publisher: pub, Registerer: reg})
@@ -87,15 +85,15 @@ type sent struct {
 // acknowledged meanwhile).
 func TestRedisOutageDuringDeliveryLosesNoItem(t *testing.T) {
 	for _, tc := range []struct {
-		name     string
-		degraded ratelimit.Degraded
-	}{{"fail-open route", ratelimit.FailOpen}, {"fail-closed route", ratelimit.FailClosed}} {
+		name   string
+		policy degraded.Policy
+	}{{"fail-open route", degraded.FailOpen}, {"fail-closed route", degraded.FailClosed}} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 			defer cancel()
-			e := newEnv(t, tc.degraded)
+			e := newEnv(t, tc.policy)
 			const senders, each = 8, 150
-			var attempts, unavailable, degraded, duplicates atomic.Int64
+			var attempts, unavailable, degradedAcks, duplicates atomic.Int64
 			results := make([][]sent, senders)
 			var wg sync.WaitGroup
 			for s := 0; s < senders; s++ {
@@ -112,7 +110,7 @@ func TestRedisOutageDuringDeliveryLosesNoItem(t *testing.T) {
 							dcancel()
 							if err == nil {
 								if r.Degraded {
-									degraded.Add(1)
+									degradedAcks.Add(1)
 								}
 								if r.Duplicate {
 									duplicates.Add(1)
@@ -211,18 +209,18 @@ func TestRedisOutageDuringDeliveryLosesNoItem(t *testing.T) {
 			}
 			dropped := resultCount(t, e.reg, "han_api_inbox_notifications_total", "dropped")
 			t.Logf("%d faults; %d attempts for %d items: %d answered unavailable, %d acknowledged as degraded, %d as duplicates; %v notifications dropped",
-				faults, attempts.Load(), len(all), unavailable.Load(), degraded.Load(), duplicates.Load(), dropped)
+				faults, attempts.Load(), len(all), unavailable.Load(), degradedAcks.Load(), duplicates.Load(), dropped)
 			if faults == 0 || dropped == 0 {
 				t.Fatalf("no delivery met an outage (%d faults, %v notifications dropped): the test proved nothing", faults, dropped)
 			}
-			switch tc.degraded {
-			case ratelimit.FailOpen:
-				if degraded.Load() == 0 || unavailable.Load() != 0 {
-					t.Fatalf("fail-open: %d degraded receipts, %d unavailable answers; want some of the first, none of the second", degraded.Load(), unavailable.Load())
+			switch tc.policy {
+			case degraded.FailOpen:
+				if degradedAcks.Load() == 0 || unavailable.Load() != 0 {
+					t.Fatalf("fail-open: %d degraded receipts, %d unavailable answers; want some of the first, none of the second", degradedAcks.Load(), unavailable.Load())
 				}
-			case ratelimit.FailClosed:
-				if unavailable.Load() == 0 || degraded.Load() != 0 {
-					t.Fatalf("fail-closed: %d unavailable answers, %d degraded receipts; want some of the first, none of the second", unavailable.Load(), degraded.Load())
+			case degraded.FailClosed:
+				if unavailable.Load() == 0 || degradedAcks.Load() != 0 {
+					t.Fatalf("fail-closed: %d unavailable answers, %d degraded receipts; want some of the first, none of the second", unavailable.Load(), degradedAcks.Load())
 				}
 			}
 		})
@@ -257,7 +255,7 @@ func resultCount(t *testing.T, reg *prometheus.Registry, name, value string) flo
 // refused: none of them writes a second row.
 func TestRetriesDuplicatesAndConflicts(t *testing.T) {
 	ctx := context.Background()
-	e := newEnv(t, ratelimit.FailClosed)
+	e := newEnv(t, degraded.FailClosed)
 	it := inbox.Item{Service: "bitrix-sync", DeliveryID: uuid.NewString(), Kind: "bitrix.deal.updated", RecipientID: uuid.NewString(), Payload: []byte(`{"a":1}`)}
 	first, err := e.in.Deliver(ctx, it)
 	if err != nil || first.Duplicate || first.Degraded || !first.Notified {

@@ -25,12 +25,13 @@ type NegativeCache struct {
 	scripts *vm1.Scripts
 }
 
-// NewNegativeCache returns a NegativeCache running vm1's scripts (DB0).
-func NewNegativeCache(scripts *vm1.Scripts) (*NegativeCache, error) {
+// New returns a NegativeCache running vm1's scripts, which need a DB0 client
+// (without one, every call fails with runtime.ErrNoClient).
+func New(scripts *vm1.Scripts) *NegativeCache {
 	if scripts == nil {
-		return nil, errors.New("jwks: scripts is nil")
+		scripts = &vm1.Scripts{}
 	}
-	return &NegativeCache{scripts: scripts}, nil
+	return &NegativeCache{scripts: scripts}
 }
 
 func checkKID(kid string) error {

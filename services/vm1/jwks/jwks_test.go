@@ -10,6 +10,7 @@ import (
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/luatest"
+	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -26,10 +27,7 @@ func TestNegativeMarkerLives30Seconds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := NewNegativeCache(scripts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	c := New(scripts)
 	const kid = "2024-rotated:key{1}*"
 	if missing, err := c.KnownMissing(ctx, kid); err != nil || missing {
 		t.Fatalf("before marking: %v %v", missing, err)
@@ -80,7 +78,7 @@ func TestNegativeMarkerLives30Seconds(t *testing.T) {
 
 func TestInvalidKIDsAreRefused(t *testing.T) {
 	scripts, _ := vm1.NewScripts(vm1.Clients{})
-	c, _ := NewNegativeCache(scripts)
+	c := New(scripts)
 	for _, kid := range []string{"", strings.Repeat("k", MaxKIDBytes+1)} {
 		if _, err := c.MarkMissing(context.Background(), kid); !errors.Is(err, ErrInvalidKID) {
 			t.Errorf("mark %d bytes: %v", len(kid), err)
@@ -89,8 +87,9 @@ func TestInvalidKIDsAreRefused(t *testing.T) {
 			t.Errorf("check %d bytes: %v", len(kid), err)
 		}
 	}
-	if _, err := NewNegativeCache(nil); err == nil {
-		t.Error("nil scripts accepted")
+	// Without scripts, a valid kid fails with runtime.ErrNoClient, never a panic.
+	if _, err := New(nil).KnownMissing(context.Background(), "kid-1"); !errors.Is(err, runtime.ErrNoClient) {
+		t.Errorf("nil scripts: %v, want ErrNoClient", err)
 	}
 }
 
@@ -104,7 +103,7 @@ func TestNegativeMarkerOnRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, _ := NewNegativeCache(scripts)
+	c := New(scripts)
 	if _, err := c.MarkMissing(ctx, "kid-1"); err != nil {
 		t.Fatal(err)
 	}

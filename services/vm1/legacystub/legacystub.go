@@ -68,12 +68,13 @@ type Stub struct {
 	drained  chan struct{} // closed once inFlight is 0 after Close
 }
 
-// New returns a Stub on scripts, which must have a DB2 client.
-func New(scripts *vm1.Scripts) (*Stub, error) {
+// New returns a Stub on scripts, which need a DB2 client (without one, every
+// call fails with runtime.ErrNoClient).
+func New(scripts *vm1.Scripts) *Stub {
 	if scripts == nil {
-		return nil, errors.New("legacystub: New: nil scripts")
+		scripts = &vm1.Scripts{}
 	}
-	return &Stub{scripts: scripts, drained: make(chan struct{})}, nil
+	return &Stub{scripts: scripts, drained: make(chan struct{})}
 }
 
 // Close stops the stub for the cutover: Create and Poll fail with ErrCutOver from

@@ -14,6 +14,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
 	"github.com/google/uuid"
 
 	"github.com/hanchat/luagen/generated/vm1"
@@ -40,11 +41,12 @@ type Presence struct {
 }
 
 // New returns a Presence for the service instance named instance (1..64
-// characters of [A-Za-z0-9._-]), recorded in each connection it makes;
-// scripts must have a DB1 client.
+// characters of [A-Za-z0-9._-], validated), recorded in each connection it
+// makes; scripts need a DB1 client (without one, every call fails with
+// runtime.ErrNoClient).
 func New(scripts *vm1.Scripts, instance string) (*Presence, error) {
 	if scripts == nil {
-		return nil, errors.New("presence: New: nil scripts")
+		scripts = &vm1.Scripts{}
 	}
 	if !keypart.Name(instance, 64) {
 		return nil, errors.New("presence: New: instance: want 1..64 characters of [A-Za-z0-9._-]")

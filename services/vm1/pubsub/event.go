@@ -28,11 +28,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/google/uuid"
 	"reflect"
 
-	"github.com/hanchat/luagen/runtime"
+	"github.com/google/uuid"
+
 	"github.com/hanchat/luagen/runtime/keypart"
+	"github.com/hanchat/luagen/services/msgpackcheck"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -172,7 +173,7 @@ func (c *Contract) Encode(ev Event, maxBytes int) ([]byte, error) {
 func (c *Contract) Decode(b []byte, maxBytes int) (ev Event, err error) {
 	// The decoder allocates what a length header claims: check first that b is
 	// one value, within the limit, whose every length fits in b.
-	if err := runtime.CheckMsgpack(b, maxBytes); err != nil {
+	if err := msgpackcheck.Check(b, maxBytes); err != nil {
 		return Event{}, fmt.Errorf("%w: %w", ErrMalformed, err)
 	}
 	defer func() {
@@ -204,7 +205,7 @@ func (c *Contract) Decode(b []byte, maxBytes int) (ev Event, err error) {
 	if err != nil {
 		return Event{}, fmt.Errorf("event entity: %w", err)
 	}
-	// The array holds exactly five values and nothing follows it (CheckMsgpack):
+	// The array holds exactly five values and nothing follows it (msgpackcheck.Check):
 	// once the DTO is read, the payload is.
 	dto := reflect.New(want)
 	if err := dec.DecodeValue(dto.Elem()); err != nil {

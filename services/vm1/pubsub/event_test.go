@@ -3,12 +3,13 @@ package pubsub_test
 import (
 	"bytes"
 	"errors"
-	"github.com/google/uuid"
 	"runtime"
 	"strings"
 	"testing"
 
-	lgruntime "github.com/hanchat/luagen/runtime"
+	"github.com/google/uuid"
+
+	"github.com/hanchat/luagen/services/msgpackcheck"
 	"github.com/hanchat/luagen/services/vm1/pubsub"
 	"github.com/vmihailenco/msgpack/v5"
 )
@@ -157,10 +158,10 @@ func TestDecodeRefusesMalformedPayloads(t *testing.T) {
 }
 
 // A payload that is not exactly one well-formed MessagePack value within the
-// limit is refused by runtime.CheckMsgpack before any decoding: its error
-// matches runtime.ErrMalformedMsgpack as well as ErrMalformed. A well-formed
+// limit is refused by msgpackcheck.Check before any decoding: its error
+// matches msgpackcheck.ErrMalformed as well as ErrMalformed. A well-formed
 // value that is not an event matches ErrMalformed only.
-func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
+func TestDecodeChecksTheShapeWithMsgpackcheck(t *testing.T) {
 	c := testContract(t)
 	good, err := c.Encode(pubsub.Event{ID: newUUID(t), Type: "dialog.read", Entity: newUUID(t), DTO: dialogRead{UserID: newUUID(t), UpTo: 9}}, 4096)
 	if err != nil {
@@ -175,15 +176,15 @@ func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
 		"id claims 3 GB":  []byte("\x95\x01\xdb\xc3C\xa3\xce4\xc4\x100000000000000000"),
 		"too large":       append(append([]byte{}, good...), make([]byte, 4096)...),
 	} {
-		if _, err := c.Decode(b, 4096); !errors.Is(err, pubsub.ErrMalformed) || !errors.Is(err, lgruntime.ErrMalformedMsgpack) {
-			t.Errorf("%s: %v, want ErrMalformed and runtime.ErrMalformedMsgpack", name, err)
+		if _, err := c.Decode(b, 4096); !errors.Is(err, pubsub.ErrMalformed) || !errors.Is(err, msgpackcheck.ErrMalformed) {
+			t.Errorf("%s: %v, want ErrMalformed and msgpackcheck.ErrMalformed", name, err)
 		}
 	}
-	if _, err := c.Decode(good, len(good)-1); !errors.Is(err, lgruntime.ErrMalformedMsgpack) {
+	if _, err := c.Decode(good, len(good)-1); !errors.Is(err, msgpackcheck.ErrMalformed) {
 		t.Errorf("one byte above the limit: %v", err)
 	}
 	notEvent, _ := msgpack.Marshal(map[string]int{"a": 1})
-	if _, err := c.Decode(notEvent, 4096); !errors.Is(err, pubsub.ErrMalformed) || errors.Is(err, lgruntime.ErrMalformedMsgpack) {
+	if _, err := c.Decode(notEvent, 4096); !errors.Is(err, pubsub.ErrMalformed) || errors.Is(err, msgpackcheck.ErrMalformed) {
 		t.Errorf("a well-formed value that is not an event: %v", err)
 	}
 }

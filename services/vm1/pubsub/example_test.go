@@ -28,13 +28,11 @@ func ExampleSubscriber() {
 	if err != nil {
 		panic(err)
 	}
-	sub, err := pubsub.NewSubscriber(client, pubsub.Options{
-		Contract: contract,
-		Reconcile: func(ctx context.Context, g pubsub.Gap) error {
-			// GET /dialogs/{id}/messages?since=... for each channel of g
-			return nil
-		},
-	}, dialog)
+	reconcile := func(ctx context.Context, g pubsub.Gap) error {
+		// GET /dialogs/{id}/messages?since=... for each channel of g
+		return nil
+	}
+	sub, err := pubsub.NewSubscriber(client, contract, reconcile, pubsub.Options{Channels: []pubsub.Channel{dialog}})
 	if err != nil {
 		panic(err)
 	}

@@ -52,12 +52,9 @@ type Publisher struct {
 }
 
 // NewPublisher returns a Publisher on c (a client of VM1; Pub/Sub ignores the
-// database).
-func NewPublisher(c Publishing, contract *Contract) (*Publisher, error) {
-	if c == nil || contract == nil {
-		return nil, errors.New("pubsub: NewPublisher: nil client or contract")
-	}
-	return &Publisher{c: c, contract: contract}, nil
+// database) that encodes events with contract.
+func NewPublisher(c Publishing, contract *Contract) *Publisher {
+	return &Publisher{c: c, contract: contract}
 }
 
 // Publish sends ev on ch and returns how many subscribers received it (zero is
@@ -66,6 +63,9 @@ func NewPublisher(c Publishing, contract *Contract) (*Publisher, error) {
 func (p *Publisher) Publish(ctx context.Context, ch Channel, ev Event) (int64, error) {
 	if ch.name == "" {
 		return 0, errors.New("pubsub: publish: empty Channel (build it with Dialog or User)")
+	}
+	if p.c == nil || p.contract == nil {
+		return 0, errors.New("pubsub: publish: the Publisher has no client or no contract (NewPublisher with nil)")
 	}
 	b, err := p.contract.Encode(ev, ch.maxBytes)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/serverconf"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/promtest"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/services/vm1/pubsub"
 	"github.com/prometheus/client_golang/prometheus"
@@ -22,26 +23,6 @@ import (
 // fillerDTO is a DTO that fills most of a channel's 4 KiB.
 type fillerDTO struct {
 	Pad string `msgpack:"p"`
-}
-
-// gaugeValue is the value of an unlabelled gauge or counter in reg.
-func gaugeValue(t *testing.T, reg *prometheus.Registry, name string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() == name && len(mf.GetMetric()) == 1 {
-			m := mf.GetMetric()[0]
-			if m.Gauge != nil {
-				return m.Gauge.GetValue()
-			}
-			return m.GetCounter().GetValue()
-		}
-	}
-	t.Fatalf("no metric %s", name)
-	return 0
 }
 
 // pubsubClient is the one pubsub-type client of the server, as CLIENT LIST shows
@@ -111,27 +92,27 @@ func TestSlowSubscriberHitsTheGeneratedOutputBufferLimit(t *testing.T) {
 	gate := make(chan struct{})
 	blocked := make(chan struct{})
 	reg := prometheus.NewRegistry()
-	sub, err := pubsub.NewSubscriber(srv.Client(vm1.DB1), pubsub.Options{
-		Contract: contract,
-		Reconcile: func(ctx context.Context, g pubsub.Gap) error {
-			mu.Lock()
-			gaps = append(gaps, g)
-			mu.Unlock()
-			if g.Reason == pubsub.Subscribed && slices.Contains(g.Channels, stalled) {
-				close(blocked)
-				select { // a REST reconciliation that hangs: the session reads nothing meanwhile
-				case <-gate:
-				case <-ctx.Done():
-				}
+	reconcile := func(ctx context.Context, g pubsub.Gap) error {
+		mu.Lock()
+		gaps = append(gaps, g)
+		mu.Unlock()
+		if g.Reason == pubsub.Subscribed && slices.Contains(g.Channels, stalled) {
+			close(blocked)
+			select { // a REST reconciliation that hangs: the session reads nothing meanwhile
+			case <-gate:
+			case <-ctx.Done():
 			}
-			return nil
-		},
+		}
+		return nil
+	}
+	sub, err := pubsub.NewSubscriber(srv.Client(vm1.DB1), contract, reconcile, pubsub.Options{
+		Channels:    []pubsub.Channel{fast},
 		Registerer:  reg,
 		Monitor:     admin,
 		SampleEvery: 20 * time.Millisecond,
 		MinBackoff:  10 * time.Millisecond,
 		MaxBackoff:  100 * time.Millisecond,
-	}, fast)
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -144,7 +125,7 @@ func TestSlowSubscriberHitsTheGeneratedOutputBufferLimit(t *testing.T) {
 			seen.Store(d.Event.ID, true)
 		}
 	}()
-	if !redistest.WaitFor(ctx, 10*time.Second, func() bool { return gaugeValue(t, reg, "han_rt_pubsub_subscribers") == 1 }) {
+	if !redistest.WaitFor(ctx, 10*time.Second, func() bool { return promtest.Value(t, reg, "han_rt_pubsub_subscribers", nil) == 1 }) {
 		t.Fatal("the Subscriber did not subscribe")
 	}
 	addr, _, ok := pubsubClient(t, admin)
@@ -160,10 +141,7 @@ func TestSlowSubscriberHitsTheGeneratedOutputBufferLimit(t *testing.T) {
 		t.Fatal("the reconciliation of the new channel never started")
 	}
 
-	pub, err := pubsub.NewPublisher(admin, contract)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub := pubsub.NewPublisher(admin, contract)
 	ev := func() pubsub.Event {
 		return pubsub.Event{ID: uuid.NewString(), Type: "test.filler", Entity: uuid.NewString(), DTO: fillerDTO{Pad: strings.Repeat("x", 3900)}}
 	}
@@ -180,8 +158,8 @@ func TestSlowSubscriberHitsTheGeneratedOutputBufferLimit(t *testing.T) {
 	for _, omem, _ := pubsubClient(t, admin); omem < watermark; _, omem, _ = pubsubClient(t, admin) {
 		publish(16)
 	}
-	if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return gaugeValue(t, reg, "han_rt_pubsub_output_buffer_bytes") >= watermark }) {
-		t.Fatalf("han_rt_pubsub_output_buffer_bytes is %v, the server holds at least %d for the connection", gaugeValue(t, reg, "han_rt_pubsub_output_buffer_bytes"), watermark)
+	if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return promtest.Value(t, reg, "han_rt_pubsub_output_buffer_bytes", nil) >= watermark }) {
+		t.Fatalf("han_rt_pubsub_output_buffer_bytes is %v, the server holds at least %d for the connection", promtest.Value(t, reg, "han_rt_pubsub_output_buffer_bytes", nil), watermark)
 	}
 	// Go on until the server drops the connection at the hard limit.
 	published := int64(0)
@@ -202,11 +180,11 @@ func TestSlowSubscriberHitsTheGeneratedOutputBufferLimit(t *testing.T) {
 
 	close(gate)
 	if !redistest.WaitFor(ctx, 10*time.Second, func() bool {
-		return sub.Stats().Reconnects == 1 && gaugeValue(t, reg, "han_rt_pubsub_subscribers") == 1
+		return sub.Stats().Reconnects == 1 && promtest.Value(t, reg, "han_rt_pubsub_subscribers", nil) == 1
 	}) {
 		t.Fatalf("no reconnect after the disconnect: %+v", sub.Stats())
 	}
-	if got := gaugeValue(t, reg, "han_rt_pubsub_reconnects_total"); got != 1 {
+	if got := promtest.Value(t, reg, "han_rt_pubsub_reconnects_total", nil); got != 1 {
 		t.Fatalf("han_rt_pubsub_reconnects_total %v, want 1", got)
 	}
 	if !redistest.WaitFor(ctx, 10*time.Second, func() bool {
@@ -231,32 +209,9 @@ func TestSlowSubscriberHitsTheGeneratedOutputBufferLimit(t *testing.T) {
 	}) {
 		t.Fatal("no event delivered after the reconnect")
 	}
-	if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return gaugeValue(t, reg, "han_rt_pubsub_output_buffer_bytes") < 64<<10 }) {
-		t.Fatalf("the sampled output buffer stays at %v after the reconnect", gaugeValue(t, reg, "han_rt_pubsub_output_buffer_bytes"))
+	if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return promtest.Value(t, reg, "han_rt_pubsub_output_buffer_bytes", nil) < 64<<10 }) {
+		t.Fatalf("the sampled output buffer stays at %v after the reconnect", promtest.Value(t, reg, "han_rt_pubsub_output_buffer_bytes", nil))
 	}
-}
-
-// labelled is the value of name{label=value} in reg.
-func labelled(t *testing.T, reg *prometheus.Registry, name, label, value string) float64 {
-	t.Helper()
-	mfs, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, mf := range mfs {
-		if mf.GetName() != name {
-			continue
-		}
-		for _, m := range mf.GetMetric() {
-			for _, lp := range m.GetLabel() {
-				if lp.GetName() == label && lp.GetValue() == value {
-					return m.GetCounter().GetValue()
-				}
-			}
-		}
-	}
-	t.Fatalf("no %s{%s=%q}", name, label, value)
-	return 0
 }
 
 // Drops are exported by reason, exactly as the Subscriber counts them: with an
@@ -273,24 +228,22 @@ func TestSubscriberExportsDrops(t *testing.T) {
 	}
 	ch, _ := pubsub.Dialog(uuid.NewString())
 	reg := prometheus.NewRegistry()
-	opts := pubsub.Options{Contract: contract, Reconcile: func(context.Context, pubsub.Gap) error { return nil }, Buffer: 1, Registerer: reg}
-	if _, err := pubsub.NewSubscriber(srv.Client(vm1.DB1), opts, ch); err != nil {
+	reconcile := func(context.Context, pubsub.Gap) error { return nil }
+	opts := pubsub.Options{Channels: []pubsub.Channel{ch}, Buffer: 1, Registerer: reg}
+	if _, err := pubsub.NewSubscriber(srv.Client(vm1.DB1), contract, reconcile, opts); err != nil {
 		t.Fatal(err)
 	}
-	sub, err := pubsub.NewSubscriber(srv.Client(vm1.DB1), opts, ch)
+	sub, err := pubsub.NewSubscriber(srv.Client(vm1.DB1), contract, reconcile, opts)
 	if err != nil {
 		t.Fatalf("a second Subscriber on the same Registerer: %v", err)
 	}
 	runDone := make(chan struct{})
 	go func() { defer close(runDone); _ = sub.Run(ctx) }()
 	defer func() { cancel(); <-runDone }()
-	if !redistest.WaitFor(ctx, 10*time.Second, func() bool { return gaugeValue(t, reg, "han_rt_pubsub_subscribers") == 1 }) {
+	if !redistest.WaitFor(ctx, 10*time.Second, func() bool { return promtest.Value(t, reg, "han_rt_pubsub_subscribers", nil) == 1 }) {
 		t.Fatal("the Subscriber did not subscribe")
 	}
-	pub, err := pubsub.NewPublisher(srv.Client(vm1.DB1), contract)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pub := pubsub.NewPublisher(srv.Client(vm1.DB1), contract)
 	for i := 0; i < 5; i++ {
 		if _, err := pub.Publish(ctx, ch, pubsub.Event{ID: uuid.NewString(), Type: "test.filler", Entity: uuid.NewString(), DTO: fillerDTO{}}); err != nil {
 			t.Fatal(err)
@@ -312,13 +265,13 @@ func TestSubscriberExportsDrops(t *testing.T) {
 	if st.Delivered != 1 || st.Overflowed != 4 {
 		t.Fatalf("stats %+v, want 1 delivered and 4 overflowed", st)
 	}
-	if got := labelled(t, reg, "han_rt_pubsub_dropped_total", "reason", "overflow"); got != 4 {
+	if got := promtest.Value(t, reg, "han_rt_pubsub_dropped_total", map[string]string{"reason": "overflow"}); got != 4 {
 		t.Errorf("dropped{overflow} %v, want 4", got)
 	}
-	if got := labelled(t, reg, "han_rt_pubsub_dropped_total", "reason", "malformed"); got != 2 {
+	if got := promtest.Value(t, reg, "han_rt_pubsub_dropped_total", map[string]string{"reason": "malformed"}); got != 2 {
 		t.Errorf("dropped{malformed} %v, want 2", got)
 	}
-	if got := labelled(t, reg, "han_rt_pubsub_reconciles_total", "result", "ok"); got != 1 {
+	if got := promtest.Value(t, reg, "han_rt_pubsub_reconciles_total", map[string]string{"result": "ok"}); got != 1 {
 		t.Errorf("reconciles{ok} %v, want 1 (the first subscription)", got)
 	}
 }

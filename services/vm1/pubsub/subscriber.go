@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"math/rand/v2"
 	"net"
 	"slices"
@@ -44,16 +45,17 @@ type Delivery struct {
 	Event   Event
 }
 
-// Options configure a Subscriber.
+// ReconcileFunc runs the application's REST reconciliation of the gap's
+// channels. The Subscriber calls it from its own goroutine, after the channels
+// are subscribed (so no later event is missed), and reads no events until it
+// returns; an error makes it call again after a backoff until it succeeds or
+// Run ends.
+type ReconcileFunc func(ctx context.Context, g Gap) error
+
+// Options configure a Subscriber. The zero value is valid.
 type Options struct {
-	// Contract decodes payloads. Required.
-	Contract *Contract
-	// Reconcile runs the application's REST reconciliation of the gap's
-	// channels. Required. The Subscriber calls it from its own goroutine,
-	// after the channels are subscribed (so no later event is missed), and
-	// reads no events until it returns; an error makes it call again after a
-	// backoff until it succeeds or Run ends.
-	Reconcile func(ctx context.Context, g Gap) error
+	// Channels are subscribed when Run starts; Subscribe adds more later.
+	Channels []Channel
 	// Buffer is the capacity of Events; zero means 256. When it is full, events
 	// are dropped and their channels reconciled once the reader caught up.
 	Buffer int
@@ -64,12 +66,6 @@ type Options struct {
 	// PingEvery is how long the connection may stay silent before a PING; with
 	// no answer for as long again it counts as lost. Zero means 30s.
 	PingEvery time.Duration
-	// OnMalformed, when set, is told about each dropped malformed payload. The
-	// error names what was wrong, never the payload.
-	OnMalformed func(channel string, err error)
-	// OnConnectionLost, when set, is told why each connection ended (network
-	// error, silence, a failed SUBSCRIBE) before the Subscriber reconnects.
-	OnConnectionLost func(err error)
 	// Registerer receives the metrics (seed 000 §11): subscribers, reconnects,
 	// drops, reconciliations and the sampled output buffer. Nil: a private
 	// registry. Subscribers of one process may share it and count together.
@@ -82,6 +78,10 @@ type Options struct {
 	// SampleEvery is the sampling interval, at least 10ms; zero means
 	// DefaultSampleEvery.
 	SampleEvery time.Duration
+	// Logger receives a warning for each dropped malformed payload (the channel
+	// and what was wrong, never the payload) and for each lost connection (why:
+	// a network error, silence, a failed SUBSCRIBE). Nil: no log.
+	Logger *slog.Logger
 }
 
 // Stats are a Subscriber's counters since it was made.
@@ -90,18 +90,21 @@ type Stats struct {
 	Malformed       uint64 // payloads dropped as malformed or not allowed
 	Overflowed      uint64 // events dropped because Events was full
 	Reconnects      uint64 // connections lost and made again
-	Reconciles      uint64 // Reconcile calls that succeeded
-	ReconcileErrors uint64 // Reconcile calls that failed
+	Reconciles      uint64 // ReconcileFunc calls that succeeded
+	ReconcileErrors uint64 // ReconcileFunc calls that failed
 }
 
 // Subscriber receives the events of a set of channels on one connection of its
-// own, reconnects when the connection is lost, and calls Options.Reconcile for
+// own, reconnects when the connection is lost, and calls its ReconcileFunc for
 // every channel whose events may have been missed. Run runs it; Subscribe and
 // Unsubscribe change its channels at any time.
 type Subscriber struct {
-	client redis.UniversalClient
-	o      Options
-	events chan Delivery
+	client    redis.UniversalClient
+	contract  *Contract
+	reconcile ReconcileFunc
+	o         Options
+	log       *slog.Logger
+	events    chan Delivery
 
 	// sendMu keeps Subscribe and Unsubscribe in order: each updates the state
 	// and sends its command before the next one starts, so Redis sees the
@@ -124,12 +127,10 @@ type Subscriber struct {
 	delivered, malformed, overflowed, reconnects, reconciles, reconcileErrors atomic.Uint64
 }
 
-// NewSubscriber returns a Subscriber of channels on client (a client of VM1;
-// Pub/Sub ignores the database). It connects when Run is called.
-func NewSubscriber(client redis.UniversalClient, o Options, channels ...Channel) (*Subscriber, error) {
-	if client == nil || o.Contract == nil || o.Reconcile == nil {
-		return nil, errors.New("pubsub: NewSubscriber: client, Options.Contract and Options.Reconcile are required")
-	}
+// NewSubscriber returns a Subscriber on client (a client of VM1; Pub/Sub
+// ignores the database) that decodes payloads with contract and calls
+// reconcile for every gap. It validates o; it connects when Run is called.
+func NewSubscriber(client redis.UniversalClient, contract *Contract, reconcile ReconcileFunc, o Options) (*Subscriber, error) {
 	if o.Buffer == 0 {
 		o.Buffer = 256
 	}
@@ -162,9 +163,16 @@ func NewSubscriber(client redis.UniversalClient, o Options, channels ...Channel)
 	if err != nil {
 		return nil, fmt.Errorf("pubsub: NewSubscriber: metrics: %w", err)
 	}
+	log := o.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	s := &Subscriber{
 		client:    client,
+		contract:  contract,
+		reconcile: reconcile,
 		o:         o,
+		log:       log,
 		events:    make(chan Delivery, o.Buffer),
 		channels:  map[string]Channel{},
 		awaiting:  map[string]*pending{},
@@ -172,9 +180,9 @@ func NewSubscriber(client redis.UniversalClient, o Options, channels ...Channel)
 		overflow:  map[string]bool{},
 		m:         m,
 	}
-	for _, c := range channels {
+	for _, c := range o.Channels {
 		if c.name == "" {
-			return nil, errors.New("pubsub: NewSubscriber: empty Channel (build it with Dialog or User)")
+			return nil, errors.New("pubsub: NewSubscriber: Options.Channels: empty Channel (build it with Dialog or User)")
 		}
 		s.channels[c.name] = c
 	}
@@ -200,7 +208,7 @@ func (s *Subscriber) Stats() Stats {
 	}
 }
 
-// Subscribe adds channels. Once Redis confirms them, Reconcile is called for
+// Subscribe adds channels. Once Redis confirms them, the ReconcileFunc is called for
 // them with reason Subscribed. When the live connection cannot take the
 // command, the Subscriber reconnects, which subscribes and reconciles every
 // channel; so Subscribe fails only for an empty Channel.
@@ -285,9 +293,7 @@ func (s *Subscriber) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		if s.o.OnConnectionLost != nil {
-			s.o.OnConnectionLost(err)
-		}
+		s.log.Warn("pubsub: connection lost; reconnecting", "err", err)
 		if subscribed {
 			backoff = s.o.MinBackoff
 		}
@@ -354,7 +360,7 @@ func (s *Subscriber) session(ctx context.Context, reason GapReason) (subscribed 
 			s.countReconnect(reason)
 		}
 		for _, g := range gaps {
-			if err := s.reconcile(ctx, g); err != nil {
+			if err := s.reconcileGap(ctx, g); err != nil {
 				return err
 			}
 		}
@@ -486,13 +492,11 @@ func (s *Subscriber) handle(m *redis.Message) {
 	if !ok {
 		return // unsubscribed meanwhile
 	}
-	ev, err := s.o.Contract.Decode([]byte(m.Payload), ch.maxBytes)
+	ev, err := s.contract.Decode([]byte(m.Payload), ch.maxBytes)
 	if err != nil {
 		s.malformed.Add(1)
 		s.m.dropped.WithLabelValues(dropMalformed).Inc()
-		if s.o.OnMalformed != nil {
-			s.o.OnMalformed(ch.name, err)
-		}
+		s.log.Warn("pubsub: malformed payload dropped", "channel", ch.name, "err", err)
 		return
 	}
 	select {
@@ -521,14 +525,14 @@ func (s *Subscriber) reconcileOverflow(ctx context.Context) error {
 		return nil
 	}
 	slices.SortFunc(cs, func(a, b Channel) int { return strings.Compare(a.name, b.name) })
-	return s.reconcile(ctx, Gap{Reason: Overflow, Channels: cs})
+	return s.reconcileGap(ctx, Gap{Reason: Overflow, Channels: cs})
 }
 
-// reconcile calls Options.Reconcile until it succeeds or ctx ends.
-func (s *Subscriber) reconcile(ctx context.Context, g Gap) error {
+// reconcileGap calls the ReconcileFunc until it succeeds or ctx ends.
+func (s *Subscriber) reconcileGap(ctx context.Context, g Gap) error {
 	backoff := s.o.MinBackoff
 	for {
-		err := s.o.Reconcile(ctx, g)
+		err := s.reconcile(ctx, g)
 		if err == nil {
 			s.reconciles.Add(1)
 			s.m.reconciles.WithLabelValues(reconcileOK).Inc()

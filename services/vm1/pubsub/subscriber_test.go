@@ -13,8 +13,11 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/logtest"
+	"github.com/hanchat/luagen/internal/promtest"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/services/vm1/pubsub"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -27,14 +30,7 @@ type app struct {
 	applied   map[string]bool
 	delivered []string // event ids in delivery order
 	gaps      []pubsub.Gap
-	lost      []error // why connections ended
-	fail      int     // reconcile calls still to fail
-}
-
-func (a *app) connectionLost(err error) {
-	a.mu.Lock()
-	a.lost = append(a.lost, err)
-	a.mu.Unlock()
+	fail      int // reconcile calls still to fail
 }
 
 func newApp() *app { return &app{applied: map[string]bool{}} }
@@ -219,8 +215,16 @@ func (g *dialGate) dial(ctx context.Context, network, addr string) (net.Conn, er
 	return newGatedConn(c, g), nil
 }
 
+// The messages the Subscriber logs.
+const (
+	lostMsg      = "pubsub: connection lost; reconnecting"
+	malformedMsg = "pubsub: malformed payload dropped"
+)
+
 type rig struct {
 	srv  *redistest.Server
+	logs *logtest.Recorder // what the Subscriber logged
+	reg  *prometheus.Registry
 	pub  *pubsub.Publisher
 	raw  *redis.Client // a plain client for PUBSUB, CLIENT and raw PUBLISH
 	sub  *pubsub.Subscriber
@@ -237,28 +241,22 @@ func startRig(t *testing.T, protocol int, o pubsub.Options, channels ...pubsub.C
 // startRigApp is startRig with an app the test prepared before Run starts.
 func startRigApp(t *testing.T, protocol int, o pubsub.Options, a *app, channels ...pubsub.Channel) *rig {
 	t.Helper()
-	r := &rig{srv: redistest.Start(t), app: a, gate: &dialGate{}}
+	r := &rig{srv: redistest.Start(t), app: a, gate: &dialGate{}, reg: prometheus.NewRegistry()}
 	r.raw = r.srv.Client(vm1.DB1)
-	var err error
-	if r.pub, err = pubsub.NewPublisher(r.srv.Client(vm1.DB1), testContract(t)); err != nil {
-		t.Fatal(err)
-	}
+	r.pub = pubsub.NewPublisher(r.srv.Client(vm1.DB1), testContract(t))
 	subClient := r.srv.Client(vm1.DB1, func(o *redis.Options) {
 		o.Protocol = protocol
 		o.Dialer = r.gate.dial
 		o.MaxRetries = -1
 	})
-	o.Contract = testContract(t)
-	if o.Reconcile == nil {
-		o.Reconcile = r.app.reconcile
-	}
-	if o.OnConnectionLost == nil {
-		o.OnConnectionLost = r.app.connectionLost
-	}
+	o.Logger, r.logs = logtest.New()
+	o.Registerer = r.reg
+	o.Channels = channels
 	if o.MinBackoff == 0 {
 		o.MinBackoff, o.MaxBackoff = 10*time.Millisecond, 100*time.Millisecond
 	}
-	if r.sub, err = pubsub.NewSubscriber(subClient, o, channels...); err != nil {
+	var err error
+	if r.sub, err = pubsub.NewSubscriber(subClient, testContract(t), r.app.reconcile, o); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -425,10 +423,11 @@ func TestSubscriberLossThenReconcile(t *testing.T) {
 			if s.Reconnects != 1 || s.Reconciles != 2 || s.Delivered != 2 || s.Malformed != 0 {
 				t.Fatalf("stats %+v", s)
 			}
-			r.app.mu.Lock()
-			defer r.app.mu.Unlock()
-			if len(r.app.lost) != 1 || r.app.lost[0] == nil {
-				t.Fatalf("connection losses reported: %v, want the one CLIENT KILL caused", r.app.lost)
+			if lost := r.logs.Records(lostMsg); len(lost) != 1 || lost[0].Attrs["err"] == "" {
+				t.Fatalf("connection losses logged: %+v, want the one CLIENT KILL caused", lost)
+			}
+			if n := promtest.Value(t, r.reg, "han_rt_pubsub_reconnects_total", nil); n != 1 {
+				t.Fatalf("han_rt_pubsub_reconnects_total = %v, want 1", n)
 			}
 		})
 	}
@@ -492,16 +491,7 @@ func TestSubscriberReplacesASilentConnection(t *testing.T) {
 func TestSubscriberDropsMalformedPayloads(t *testing.T) {
 	ctx := context.Background()
 	ch := dialog(t)
-	var mu sync.Mutex
-	var reports []error
-	r := startRig(t, 3, pubsub.Options{OnMalformed: func(channel string, err error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if channel != ch.String() {
-			t.Errorf("malformed report for %s", channel)
-		}
-		reports = append(reports, err)
-	}}, ch)
+	r := startRig(t, 3, pubsub.Options{}, ch)
 	r.waitGaps(t, 1)
 	bad := [][]byte{
 		[]byte("SECRET-PAYLOAD"),
@@ -532,12 +522,17 @@ func TestSubscriberDropsMalformedPayloads(t *testing.T) {
 	if s.Malformed != uint64(len(bad)) || s.Delivered != 1 || s.Reconnects != 0 {
 		t.Fatalf("stats %+v, want %d malformed", s, len(bad))
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, err := range reports {
-		if !errors.Is(err, pubsub.ErrMalformed) || strings.Contains(err.Error(), "SECRET-PAYLOAD") {
-			t.Errorf("report %v", err)
+	reports := r.logs.Records(malformedMsg)
+	if len(reports) != len(bad) {
+		t.Fatalf("%d malformed payloads logged, want %d", len(reports), len(bad))
+	}
+	for _, rec := range reports {
+		if rec.Attrs["channel"] != ch.String() || !strings.Contains(rec.Attrs["err"], pubsub.ErrMalformed.Error()) || strings.Contains(rec.Line(), "SECRET-PAYLOAD") {
+			t.Errorf("logged %q", rec.Line())
 		}
+	}
+	if n := promtest.Value(t, r.reg, "han_rt_pubsub_dropped_total", map[string]string{"reason": "malformed"}); n != float64(len(bad)) {
+		t.Errorf("han_rt_pubsub_dropped_total{reason=malformed} = %v, want %d", n, len(bad))
 	}
 }
 
@@ -682,22 +677,26 @@ func TestSubscriberRetriesAFailedReconcile(t *testing.T) {
 }
 
 func TestNewSubscriberRefusesBadOptions(t *testing.T) {
-	srv := redistest.Start(t)
-	c := srv.Client(vm1.DB1)
+	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"}) // never dialled
+	t.Cleanup(func() { _ = c.Close() })
 	rec := func(context.Context, pubsub.Gap) error { return nil }
 	ct := testContract(t)
 	for name, o := range map[string]pubsub.Options{
-		"no contract":  {Reconcile: rec},
-		"no reconcile": {Contract: ct},
-		"buffer -1":    {Contract: ct, Reconcile: rec, Buffer: -1},
-		"backoff":      {Contract: ct, Reconcile: rec, MinBackoff: time.Second, MaxBackoff: time.Millisecond},
+		"buffer -1":     {Buffer: -1},
+		"backoff":       {MinBackoff: time.Second, MaxBackoff: time.Millisecond},
+		"ping -1":       {PingEvery: -time.Second},
+		"empty channel": {Channels: []pubsub.Channel{{}}},
 	} {
-		if _, err := pubsub.NewSubscriber(c, o); err == nil {
+		if _, err := pubsub.NewSubscriber(c, ct, rec, o); err == nil {
 			t.Errorf("%s: accepted", name)
 		}
 	}
-	if _, err := pubsub.NewSubscriber(c, pubsub.Options{Contract: ct, Reconcile: rec}, pubsub.Channel{}); err == nil {
-		t.Error("an empty Channel was accepted")
+	// A Registerer that refuses the collectors (another collector of the
+	// same name with another description) is an error.
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(prometheus.NewCounter(prometheus.CounterOpts{Name: "han_rt_pubsub_reconnects_total", Help: "something else"}))
+	if _, err := pubsub.NewSubscriber(c, ct, rec, pubsub.Options{Registerer: reg}); err == nil {
+		t.Error("a Registerer that refuses the metrics: accepted")
 	}
 	if _, err := pubsub.Dialog("dialog:*"); err == nil {
 		t.Error("a forging dialog id was accepted")

@@ -5,19 +5,20 @@ import (
 	"errors"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/runtime"
-	"github.com/prometheus/client_golang/prometheus"
+	"github.com/hanchat/luagen/services/degraded"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/redis/go-redis/v9"
 )
 
 // deadLimiter is a Limiter whose Redis was started and then killed.
-func deadLimiter(t *testing.T, p Policy, opts ...func(*Config)) *Limiter {
+func deadLimiter(t *testing.T, p Policy, opts ...func(*Options)) *Limiter {
 	t.Helper()
 	srv := redistest.Start(t)
 	c := srv.Client(vm1.DB0, func(o *redis.Options) { o.MaxRetries = -1; o.DialerRetries = 1; o.DialTimeout = time.Second })
@@ -26,11 +27,11 @@ func deadLimiter(t *testing.T, p Policy, opts ...func(*Config)) *Limiter {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg := Config{Scripts: scripts, Policy: p, IPKey: testIPKey}
-	for _, o := range opts {
-		o(&cfg)
+	o := Options{IPKey: testIPKey}
+	for _, f := range opts {
+		f(&o)
 	}
-	l, err := New(cfg)
+	l, err := New(scripts, p, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,12 +42,8 @@ func deadLimiter(t *testing.T, p Policy, opts ...func(*Config)) *Limiter {
 // open under the edge's limits, public routes use a bounded local limiter.
 func TestRedisDownFollowsTheRoutesDegradedMode(t *testing.T) {
 	ctx := context.Background()
-	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	l := deadLimiter(t, DefaultPolicy(), func(c *Config) { c.Metrics = m })
+	l := deadLimiter(t, DefaultPolicy())
+	m := l.metrics
 	s := Subject{UserID: userA, DialogID: dialogA, IP: netip.MustParseAddr("203.0.113.5")}
 
 	d, err := l.Allow(ctx, s, vm1.APIRouteMessagesSend)
@@ -79,43 +76,57 @@ func TestRedisDownFollowsTheRoutesDegradedMode(t *testing.T) {
 	}
 }
 
-// The local fallback is exact under concurrency, divides limits by the number
-// of instances, and once its table is full it denies subjects it does not hold.
-func TestLocalLimiter(t *testing.T) {
-	ll := newLocalLimiter(2, 4)
-	limits := []Limit{{Scope: ScopeIP, Limit: 100, Window: time.Minute}}
-	now := t0
+// The LocalLimit fallback is exact under concurrency, divides limits by the
+// number of instances, and once its table is full it denies subjects it does
+// not hold.
+func TestLocalLimitFallback(t *testing.T) {
+	var now atomic.Pointer[time.Time]
+	now.Store(&t0)
+	at := func(d time.Duration) { t := t0.Add(d); now.Store(&t) }
+	l := deadLimiter(t, Policy{vm1.APIRoutePublicGet: {Algorithm: FixedWindow, Degraded: degraded.LocalLimit, Limits: []Limit{
+		{Scope: ScopeIP, Limit: 100, Window: time.Minute},
+	}}}, func(o *Options) {
+		o.LocalDivisor, o.LocalMaxEntries = 4, 2
+		o.Now = func() time.Time { return *now.Load() }
+	})
+	ctx := context.Background()
+	ip := func(last byte) Subject { return Subject{IP: netip.AddrFrom4([4]byte{203, 0, 113, last})} }
 	var wg sync.WaitGroup
-	var mu sync.Mutex
-	allowed := 0
+	var allowed atomic.Int64
 	for i := 0; i < 200; i++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if ll.allow(now, vm1.APIRoutePublicGet, limits, []string{"a"}, 1, false).Allowed {
-				mu.Lock()
-				allowed++
-				mu.Unlock()
+			d, err := l.Allow(ctx, ip(1), vm1.APIRoutePublicGet)
+			if err != nil || !d.Degraded {
+				t.Errorf("%+v %v: want a local decision", d, err)
+			}
+			if d.Allowed {
+				allowed.Add(1)
 			}
 		}()
 	}
 	wg.Wait()
-	if allowed != 25 {
-		t.Fatalf("allowed %d, want 100/4 = 25", allowed)
+	if allowed.Load() != 25 {
+		t.Fatalf("allowed %d, want 100/4 = 25", allowed.Load())
 	}
-	if d := ll.allow(now.Add(30*time.Second), vm1.APIRoutePublicGet, limits, []string{"a"}, 1, false); d.Allowed || d.RetryAfter != 30*time.Second {
+	at(30 * time.Second)
+	if d, _ := l.Allow(ctx, ip(1), vm1.APIRoutePublicGet); d.Allowed || d.Limit != 25 || d.RetryAfter != 30*time.Second || d.ResetAfter != 30*time.Second {
 		t.Fatalf("denied: %+v", d)
 	}
-	if d := ll.allow(now, vm1.APIRoutePublicGet, limits, []string{"b"}, 1, true); !d.Allowed || d.Remaining != 24 {
+	if d, _ := l.Peek(ctx, ip(2), vm1.APIRoutePublicGet, 1); !d.Allowed || d.Remaining != 24 {
 		t.Fatalf("a peek: %+v", d)
 	}
-	ll.allow(now, vm1.APIRoutePublicGet, limits, []string{"b"}, 1, false)
-	if d := ll.allow(now, vm1.APIRoutePublicGet, limits, []string{"c"}, 1, false); d.Allowed {
+	if d, _ := l.Allow(ctx, ip(2), vm1.APIRoutePublicGet); !d.Allowed || d.Remaining != 24 {
+		t.Fatalf("the peek took a unit: %+v", d)
+	}
+	if d, _ := l.Allow(ctx, ip(3), vm1.APIRoutePublicGet); d.Allowed {
 		t.Fatalf("a third subject in a table of 2: %+v", d)
 	}
 	// Windows that are over make room again.
-	if d := ll.allow(now.Add(time.Minute), vm1.APIRoutePublicGet, limits, []string{"c"}, 1, false); !d.Allowed {
-		t.Fatalf("after the windows ended: %+v", d)
+	at(time.Minute)
+	if d, _ := l.Allow(ctx, ip(3), vm1.APIRoutePublicGet); !d.Allowed {
+		t.Fatalf("after the first window ended: %+v", d)
 	}
 }
 
@@ -141,12 +152,11 @@ func TestHungRedisPastTheDeadlineIsAnOutage(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reg := prometheus.NewRegistry()
-			m, _ := NewMetrics(reg)
-			l, err := New(Config{Scripts: scripts, Policy: DefaultPolicy(), IPKey: testIPKey, Metrics: m})
+			l, err := New(scripts, DefaultPolicy(), Options{IPKey: testIPKey})
 			if err != nil {
 				t.Fatal(err)
 			}
+			m := l.metrics
 			s := Subject{UserID: userA, DialogID: dialogA, IP: netip.MustParseAddr("203.0.113.5")}
 			allow := func(route vm1.APIRoute) (Decision, error) {
 				ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
@@ -196,18 +206,17 @@ func TestNOPERMNeverTriggersTheDegradedMode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reg := prometheus.NewRegistry()
-			m, _ := NewMetrics(reg)
 			p := Policy{
-				vm1.APIRouteProfileGet:    {Algorithm: FixedWindow, Degraded: FailOpen, Limits: []Limit{{Scope: ScopeUser, Limit: 5, Window: time.Minute}}},
-				vm1.APIRoutePublicGet:     {Algorithm: SlidingWindow, Degraded: LocalLimit, Limits: []Limit{{Scope: ScopeIP, Limit: 5, Window: time.Minute}}},
-				vm1.APIRouteInternalInbox: {Algorithm: TokenBucket, Degraded: FailOpen, Limits: []Limit{{Scope: ScopeService, Limit: 5, Window: time.Minute}}},
-				vm1.APIRouteMessagesSend:  {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{{Scope: ScopeUser, Limit: 5, Window: time.Minute}}},
+				vm1.APIRouteProfileGet:    {Algorithm: FixedWindow, Degraded: degraded.FailOpen, Limits: []Limit{{Scope: ScopeUser, Limit: 5, Window: time.Minute}}},
+				vm1.APIRoutePublicGet:     {Algorithm: SlidingWindow, Degraded: degraded.LocalLimit, Limits: []Limit{{Scope: ScopeIP, Limit: 5, Window: time.Minute}}},
+				vm1.APIRouteInternalInbox: {Algorithm: TokenBucket, Degraded: degraded.FailOpen, Limits: []Limit{{Scope: ScopeService, Limit: 5, Window: time.Minute}}},
+				vm1.APIRouteMessagesSend:  {Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: []Limit{{Scope: ScopeUser, Limit: 5, Window: time.Minute}}},
 			}
-			l, err := New(Config{Scripts: scripts, Policy: p, IPKey: testIPKey, Metrics: m})
+			l, err := New(scripts, p, Options{IPKey: testIPKey})
 			if err != nil {
 				t.Fatal(err)
 			}
+			m := l.metrics
 			s := Subject{UserID: userA, IP: netip.MustParseAddr("203.0.113.5"), Service: "bitrix-sync"}
 			for route, rt := range p {
 				d, err := l.Allow(context.Background(), s, route)
@@ -238,15 +247,14 @@ func TestWrongTypedBucketIsReplacedThroughTheLimiter(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			reg := prometheus.NewRegistry()
-			m, _ := NewMetrics(reg)
 			route := vm1.APIRouteHistoryGet
-			l, err := New(Config{Scripts: scripts, IPKey: testIPKey, Metrics: m, Policy: Policy{
-				route: {Algorithm: alg, Degraded: FailOpen, Limits: []Limit{{Scope: ScopeUser, Limit: 3, Window: time.Minute}}},
-			}})
+			l, err := New(scripts, Policy{
+				route: {Algorithm: alg, Degraded: degraded.FailOpen, Limits: []Limit{{Scope: ScopeUser, Limit: 3, Window: time.Minute}}},
+			}, Options{IPKey: testIPKey})
 			if err != nil {
 				t.Fatal(err)
 			}
+			m := l.metrics
 			key, _ := vm1.NewAPIRLUserKey(userA, route, 60)
 			// What the other algorithms would have left.
 			foreign := map[Algorithm][]any{
@@ -320,16 +328,15 @@ func TestFailedRefundIsCountedAndTheDenialStands(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg := prometheus.NewRegistry()
-	m, _ := NewMetrics(reg)
-	l, err := New(Config{Scripts: scripts, IPKey: testIPKey, Metrics: m, Policy: Policy{vm1.APIRouteMessagesSend: {
-		Algorithm: SlidingWindow, Degraded: FailOpen, Limits: []Limit{
+	l, err := New(scripts, Policy{vm1.APIRouteMessagesSend: {
+		Algorithm: SlidingWindow, Degraded: degraded.FailOpen, Limits: []Limit{
 			{Scope: ScopeUser, Limit: 5, Window: time.Minute},
 			{Scope: ScopeIP, Limit: 1, Window: time.Minute},
-		}}}})
+		}}}, Options{IPKey: testIPKey})
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := l.metrics
 	s := Subject{UserID: userA, IP: netip.MustParseAddr("203.0.113.9")}
 	if d, err := l.Allow(ctx, s, vm1.APIRouteMessagesSend); err != nil || !d.Allowed {
 		t.Fatalf("first: %+v %v", d, err)

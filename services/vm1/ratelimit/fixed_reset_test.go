@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
-	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/degraded"
 	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/redis/go-redis/v9"
 )
@@ -176,14 +176,13 @@ func TestLimiterFixedWindowResetAndRefundsOnRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ipKey := testIPKey(t)
 	route := vm1.APIRouteProfileGet
-	l, err := ratelimit.New(ratelimit.Config{Scripts: scripts, IPKey: ipKey, Policy: ratelimit.Policy{
-		route: {Algorithm: ratelimit.FixedWindow, Degraded: ratelimit.FailClosed, Limits: []ratelimit.Limit{
+	l, err := ratelimit.New(scripts, ratelimit.Policy{
+		route: {Algorithm: ratelimit.FixedWindow, Degraded: degraded.FailClosed, Limits: []ratelimit.Limit{
 			{Scope: ratelimit.ScopeUser, Limit: 100000, Window: time.Minute},
 			{Scope: ratelimit.ScopeIP, Limit: 2, Window: 2 * time.Minute},
 		}},
-	}})
+	}, ratelimit.Options{IPKey: ipKey})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -232,15 +231,6 @@ func TestLimiterFixedWindowResetAndRefundsOnRedis(t *testing.T) {
 	if got, err := rdb.Get(ctx, userKey.String()).Int64(); err != nil || got != 2 {
 		t.Fatalf("the user counter holds %d (%v), want 2: a refund missed its window", got, err)
 	}
-}
-
-func testIPKey(t *testing.T) runtime.HMACKey {
-	t.Helper()
-	k, err := runtime.NewHMACKey([]byte("fixed reset test secret, at least 32 bytes long"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
 }
 
 // onlyKey is the one key of rdb's database that matches pattern.

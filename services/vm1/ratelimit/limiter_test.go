@@ -11,14 +11,14 @@ import (
 
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/luatest"
-	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/secrets"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
 var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
-var testIPKey, _ = runtime.NewHMACKey([]byte("ratelimit test secret, at least 32 bytes long"))
+var testIPKey, _ = secrets.NewHMACKey([]byte("ratelimit test secret, at least 32 bytes long"))
 
 const (
 	userA   = "0b9a3f0e-4c3e-4f7e-9a51-6f0b8f1f2a01"
@@ -28,7 +28,7 @@ const (
 
 // harness runs the limiter on the gopher-lua harness with a fake clock; every
 // script run is checked for undeclared keys and keys left without TTL.
-func harness(t *testing.T, p Policy, opts ...func(*Config)) (*luatest.Server, *Limiter) {
+func harness(t *testing.T, p Policy, opts ...func(*Options)) (*luatest.Server, *Limiter) {
 	t.Helper()
 	h := luatest.NewServer(luatest.NewClock(t0))
 	sc := h.Scripter()
@@ -41,11 +41,11 @@ func harness(t *testing.T, p Policy, opts ...func(*Config)) (*luatest.Server, *L
 			t.Errorf("a script broke a rule: %v", err)
 		}
 	})
-	cfg := Config{Scripts: scripts, Policy: p, IPKey: testIPKey, Now: h.Clock().Now}
-	for _, o := range opts {
-		o(&cfg)
+	o := Options{IPKey: testIPKey, Now: h.Clock().Now}
+	for _, f := range opts {
+		f(&o)
 	}
-	l, err := New(cfg)
+	l, err := New(scripts, p, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -179,7 +179,7 @@ func TestSlidingWindowThroughTheLimiter(t *testing.T) {
 
 // Jitter from Go lengthens each bucket's TTL by 0..MaxJitter, whole milliseconds.
 func TestJitterStaysWithinItsBound(t *testing.T) {
-	h, l := harness(t, one(SlidingWindow, ScopeUser, 5, time.Second), func(c *Config) { c.MaxJitter = 2 * time.Second })
+	h, l := harness(t, one(SlidingWindow, ScopeUser, 5, time.Second), func(o *Options) { o.MaxJitter = 2 * time.Second })
 	spread := map[time.Duration]bool{}
 	for i := 0; i < 50; i++ {
 		u := strings.Replace(userA, "2a01", "2"+strings.Repeat("0", 3-len(itoa(i)))+itoa(i), 1)
@@ -436,11 +436,8 @@ func TestBadInputIsAnErrorAndWritesNothing(t *testing.T) {
 
 func TestMetricsCountByRouteNeverBySubject(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	m, err := NewMetrics(reg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, l := harness(t, one(SlidingWindow, ScopeUser, 1, time.Minute), func(c *Config) { c.Metrics = m })
+	_, l := harness(t, one(SlidingWindow, ScopeUser, 1, time.Minute), func(o *Options) { o.Registerer = reg })
+	m := l.metrics
 	s := Subject{UserID: userA}
 	mustAllow(t, l, s, 1, false)
 	mustAllow(t, l, s, 1, false)
@@ -468,7 +465,8 @@ func TestMetricsCountByRouteNeverBySubject(t *testing.T) {
 			}
 		}
 	}
-	if _, err := NewMetrics(reg); err == nil {
+	scripts, _ := vm1.NewScripts(vm1.Clients{})
+	if _, err := New(scripts, one(SlidingWindow, ScopeUser, 1, time.Minute), Options{Registerer: reg}); err == nil {
 		t.Error("registering twice on one registry: accepted")
 	}
 }

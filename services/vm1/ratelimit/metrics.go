@@ -14,18 +14,21 @@ const (
 	resultDegradedDenied  = "degraded_denied"
 )
 
-// Metrics counts rate-limit decisions (seed 000 §11). Its labels are the route
+// metrics count rate-limit decisions (seed 000 §11). Their labels are the route
 // (a value of the api_route allow-list), the deciding limit's scope and the
 // result; never a subject, an address or a key.
-type Metrics struct {
+type metrics struct {
 	decisions     *prometheus.CounterVec
 	refundsFailed *prometheus.CounterVec
 }
 
-// NewMetrics registers han_api_ratelimit_decisions_total and
-// han_api_ratelimit_refund_failures_total on reg.
-func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
-	m := &Metrics{
+// newMetrics registers han_api_ratelimit_decisions_total and
+// han_api_ratelimit_refund_failures_total on reg (nil: a private registry).
+func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	if reg == nil {
+		reg = prometheus.NewRegistry()
+	}
+	m := &metrics{
 		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "han_api_ratelimit_decisions_total",
 			Help: "Rate-limit decisions of api-backend by route, deciding scope and result (allowed, denied, unavailable, degraded_allowed, degraded_denied).",
@@ -43,16 +46,10 @@ func NewMetrics(reg prometheus.Registerer) (*Metrics, error) {
 	return m, nil
 }
 
-func (m *Metrics) observe(route vm1.APIRoute, scope Scope, result string) {
-	if m == nil {
-		return
-	}
+func (m *metrics) observe(route vm1.APIRoute, scope Scope, result string) {
 	m.decisions.WithLabelValues(string(route), string(scope), result).Inc()
 }
 
-func (m *Metrics) refundFailed(route vm1.APIRoute, scope Scope) {
-	if m == nil {
-		return
-	}
+func (m *metrics) refundFailed(route vm1.APIRoute, scope Scope) {
 	m.refundsFailed.WithLabelValues(string(route), string(scope)).Inc()
 }

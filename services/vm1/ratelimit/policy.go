@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/services/degraded"
 )
 
 // Algorithm is how a route's limits count requests. Each algorithm keeps its
@@ -55,26 +56,6 @@ func (s Scope) Valid() bool {
 	return s == ScopeUser || s == ScopeIP || s == ScopeDialog || s == ScopeService
 }
 
-// Degraded is what a route does when Redis cannot answer (seed 000 §10).
-type Degraded string
-
-const (
-	// FailClosed refuses the request with an error matching ErrUnavailable,
-	// which StatusCode maps to 503. The zero value means FailClosed.
-	FailClosed Degraded = "fail_closed"
-	// FailOpen allows the request, marked Degraded; the edge's own limits
-	// still apply (profile and history reads, internal inbox).
-	FailOpen Degraded = "fail_open"
-	// LocalLimit applies the route's limits in this process only, with a
-	// bounded table that denies once full (a conservative local limiter).
-	LocalLimit Degraded = "local_limit"
-)
-
-// Valid reports whether d is a declared Degraded mode (the empty string is FailClosed).
-func (d Degraded) Valid() bool {
-	return d == "" || d == FailClosed || d == FailOpen || d == LocalLimit
-}
-
 // Limit is one limit of a route: at most Limit units per Window for one Scope.
 type Limit struct {
 	Scope Scope
@@ -90,7 +71,14 @@ type Limit struct {
 type Route struct {
 	Algorithm Algorithm
 	Limits    []Limit
-	Degraded  Degraded
+	// Degraded is what the route does when Redis cannot answer (seed 000 §10):
+	// degraded.FailClosed (the zero value) refuses with an error matching
+	// ErrUnavailable, which StatusCode maps to 503; degraded.FailOpen allows,
+	// marked Degraded, under the edge's own limits (profile and history reads,
+	// internal inbox); degraded.LocalLimit applies the route's limits in this
+	// process only, divided by Options.LocalDivisor, in a bounded table that
+	// denies once full.
+	Degraded degraded.Policy
 }
 
 // Policy binds routes of the api_route allow-list (keyspec.yaml) to their limits.
@@ -198,50 +186,50 @@ func (p Policy) Validate() error {
 func DefaultPolicy() Policy {
 	minute := time.Minute
 	return Policy{
-		vm1.APIRouteAuthLogin: {Algorithm: SlidingWindow, Degraded: LocalLimit, Limits: []Limit{
+		vm1.APIRouteAuthLogin: {Algorithm: SlidingWindow, Degraded: degraded.LocalLimit, Limits: []Limit{
 			{Scope: ScopeIP, Limit: 10, Window: minute},
 			{Scope: ScopeIP, Limit: 50, Window: time.Hour},
 		}},
-		vm1.APIRouteAuthRefresh: {Algorithm: SlidingWindow, Degraded: LocalLimit, Limits: []Limit{
+		vm1.APIRouteAuthRefresh: {Algorithm: SlidingWindow, Degraded: degraded.LocalLimit, Limits: []Limit{
 			{Scope: ScopeIP, Limit: 60, Window: minute},
 		}},
-		vm1.APIRouteMessagesSend: {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{
+		vm1.APIRouteMessagesSend: {Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: []Limit{
 			{Scope: ScopeUser, Limit: 30, Window: minute},
 			{Scope: ScopeDialog, Limit: 60, Window: minute},
 			{Scope: ScopeIP, Limit: 120, Window: minute},
 		}},
-		vm1.APIRouteMessagesList: {Algorithm: FixedWindow, Degraded: FailOpen, Limits: []Limit{
+		vm1.APIRouteMessagesList: {Algorithm: FixedWindow, Degraded: degraded.FailOpen, Limits: []Limit{
 			{Scope: ScopeUser, Limit: 120, Window: minute},
 		}},
-		vm1.APIRouteDialogsList: {Algorithm: FixedWindow, Degraded: FailOpen, Limits: []Limit{
+		vm1.APIRouteDialogsList: {Algorithm: FixedWindow, Degraded: degraded.FailOpen, Limits: []Limit{
 			{Scope: ScopeUser, Limit: 60, Window: minute},
 		}},
-		vm1.APIRouteDialogsCreate: {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{
+		vm1.APIRouteDialogsCreate: {Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: []Limit{
 			{Scope: ScopeUser, Limit: 10, Window: minute},
 		}},
-		vm1.APIRouteAttachmentsInit: {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{
+		vm1.APIRouteAttachmentsInit: {Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: []Limit{
 			{Scope: ScopeUser, Limit: 20, Window: minute},
 		}},
-		vm1.APIRouteAttachmentsDownloadURL: {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{
+		vm1.APIRouteAttachmentsDownloadURL: {Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: []Limit{
 			{Scope: ScopeUser, Limit: 60, Window: minute},
 		}},
-		vm1.APIRouteProfileGet: {Algorithm: FixedWindow, Degraded: FailOpen, Limits: []Limit{
+		vm1.APIRouteProfileGet: {Algorithm: FixedWindow, Degraded: degraded.FailOpen, Limits: []Limit{
 			{Scope: ScopeUser, Limit: 60, Window: minute},
 		}},
-		vm1.APIRouteProfileUpdate: {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{
+		vm1.APIRouteProfileUpdate: {Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: []Limit{
 			{Scope: ScopeUser, Limit: 10, Window: minute},
 		}},
-		vm1.APIRouteHistoryGet: {Algorithm: FixedWindow, Degraded: FailOpen, Limits: []Limit{
+		vm1.APIRouteHistoryGet: {Algorithm: FixedWindow, Degraded: degraded.FailOpen, Limits: []Limit{
 			{Scope: ScopeUser, Limit: 60, Window: minute},
 		}},
-		vm1.APIRoutePublicGet: {Algorithm: FixedWindow, Degraded: LocalLimit, Limits: []Limit{
+		vm1.APIRoutePublicGet: {Algorithm: FixedWindow, Degraded: degraded.LocalLimit, Limits: []Limit{
 			{Scope: ScopeIP, Limit: 120, Window: minute},
 		}},
-		vm1.APIRouteRealtimeConnect: {Algorithm: SlidingWindow, Degraded: FailClosed, Limits: []Limit{
+		vm1.APIRouteRealtimeConnect: {Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: []Limit{
 			{Scope: ScopeUser, Limit: 10, Window: minute},
 			{Scope: ScopeIP, Limit: 30, Window: minute},
 		}},
-		vm1.APIRouteInternalInbox: {Algorithm: TokenBucket, Degraded: FailOpen, Limits: []Limit{
+		vm1.APIRouteInternalInbox: {Algorithm: TokenBucket, Degraded: degraded.FailOpen, Limits: []Limit{
 			{Scope: ScopeService, Limit: 600, Window: minute},
 		}},
 	}

@@ -137,16 +137,26 @@ func TestSlidingWindowIsCappedAt10000(t *testing.T) {
 
 func TestNewRefusesBadConfig(t *testing.T) {
 	scripts, _ := vm1.NewScripts(vm1.Clients{})
-	if _, err := New(Config{Policy: DefaultPolicy()}); err == nil {
-		t.Error("no scripts: accepted")
-	}
-	if _, err := New(Config{Scripts: scripts, Policy: DefaultPolicy()}); err == nil || !strings.Contains(err.Error(), "IPKey") {
+	if _, err := New(scripts, DefaultPolicy(), Options{}); err == nil || !strings.Contains(err.Error(), "IPKey") {
 		t.Errorf("ip limits without an HMAC key: %v", err)
 	}
-	if _, err := New(Config{Scripts: scripts, Policy: DefaultPolicy(), IPKey: testIPKey, MaxJitter: 3 * time.Second}); err == nil {
+	if _, err := New(scripts, DefaultPolicy(), Options{IPKey: testIPKey, MaxJitter: 3 * time.Second}); err == nil {
 		t.Error("a jitter above the spec's max_jitter: accepted")
 	}
-	if _, err := New(Config{Scripts: scripts, Policy: Policy{"nope": {}}, IPKey: testIPKey}); err == nil {
+	if _, err := New(scripts, Policy{"nope": {}}, Options{IPKey: testIPKey}); err == nil {
 		t.Error("an invalid policy: accepted")
+	}
+	for _, o := range []Options{{IPKey: testIPKey, LocalMaxEntries: -1}, {IPKey: testIPKey, LocalDivisor: -1}} {
+		if _, err := New(scripts, DefaultPolicy(), o); err == nil {
+			t.Errorf("%+v: accepted", o)
+		}
+	}
+	// Without scripts, every call fails with runtime.ErrNoClient, never a panic.
+	l, err := New(nil, one(SlidingWindow, ScopeUser, 1, time.Minute), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Allow(context.Background(), Subject{UserID: userA}, vm1.APIRouteMessagesSend); !errors.Is(err, runtime.ErrNoClient) {
+		t.Errorf("nil scripts: %v, want ErrNoClient", err)
 	}
 }

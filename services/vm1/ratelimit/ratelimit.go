@@ -15,13 +15,13 @@
 // gives back what the earlier limits took (refund scripts), so limits stay
 // exact on routes with several of them.
 //
-// When Redis cannot answer (runtime.Unavailable: down, timed out, the caller's
-// deadline, loading, out of memory), the route's Degraded mode decides: fail
+// When Redis cannot answer (degraded.Unavailable: down, timed out, the caller's
+// deadline, loading, out of memory), the route's degraded.Policy decides: fail
 // closed with an error matching ErrUnavailable (503), fail open under the edge's
-// limits, or a bounded local limiter. A refusal (NOPERM, a script error, a reply
+// limits, or a bounded local limiter (degraded.Limiter). A refusal (NOPERM, a script error, a reply
 // of the wrong shape) and the caller's own cancellation are errors, never a
 // degraded decision. Decisions are counted by route, scope and result, never by
-// subject.
+// subject, on the Registerer of Options.
 package ratelimit
 
 import (
@@ -38,6 +38,9 @@ import (
 
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/degraded"
+	"github.com/hanchat/luagen/services/secrets"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Errors callers match with errors.Is. Each returned error also names the route
@@ -90,21 +93,19 @@ type Decision struct {
 	ResetAt time.Time
 	// ResetAfter is ResetAt less the limiter's clock at the decision, at least 0.
 	ResetAfter time.Duration
-	// Degraded reports a decision made without Redis, by the route's Degraded mode.
+	// Degraded reports a decision made without Redis, by the route's degraded.Policy.
 	Degraded bool
 }
 
-// Config configures a Limiter.
-type Config struct {
-	// Scripts runs the rate-limit scripts; it needs a DB0 client.
-	Scripts *vm1.Scripts
-	// Policy binds routes to limits; it is validated and copied.
-	Policy Policy
+// Options configure a Limiter. The zero value suits a policy without ip limits.
+type Options struct {
 	// IPKey hashes client addresses; required when a limit has ScopeIP. Build it
-	// with runtime.NewHMACKey from a secret in the service's config.
-	IPKey runtime.HMACKey
-	// Metrics counts decisions; nil counts nothing.
-	Metrics *Metrics
+	// with secrets.NewHMACKey from a secret in the service's config.
+	IPKey secrets.HMACKey
+	// Registerer receives han_api_ratelimit_decisions_total and
+	// han_api_ratelimit_refund_failures_total. Nil: a private registry, so the
+	// decisions are counted but exported nowhere.
+	Registerer prometheus.Registerer
 	// MaxJitter bounds the random time added to each bucket's TTL (spreads
 	// expiries); 0 means none, at most vm1.APIRLUserMaxJitter (2 s).
 	MaxJitter time.Duration
@@ -123,65 +124,78 @@ type Config struct {
 type Limiter struct {
 	scripts   *vm1.Scripts
 	policy    Policy
-	ipKey     runtime.HMACKey
-	metrics   *Metrics
+	ipKey     secrets.HMACKey
+	metrics   *metrics
 	jitterMS  int64
 	now       func() time.Time
-	local     *localLimiter
+	local     *degraded.Limiter[localKey]
+	divisor   int64
 	noncePfx  string
 	nonceNext atomic.Uint64
 }
 
-// New validates cfg and returns a Limiter.
-func New(cfg Config) (*Limiter, error) {
-	if cfg.Scripts == nil {
-		return nil, errors.New("ratelimit: Config.Scripts is nil")
+// localKey is one window of the LocalLimit fallback.
+type localKey struct {
+	route  vm1.APIRoute
+	scope  Scope
+	window time.Duration
+	id     string // the subject part of the Redis key: a UUID, an HMAC or a service name
+}
+
+// New returns a Limiter that applies policy through scripts (which need a DB0
+// client). It validates policy and o: an invalid policy is a *PolicyError.
+func New(scripts *vm1.Scripts, policy Policy, o Options) (*Limiter, error) {
+	if scripts == nil {
+		scripts = &vm1.Scripts{} // every call fails with runtime.ErrNoClient
 	}
-	if err := cfg.Policy.Validate(); err != nil {
+	if err := policy.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.MaxJitter < 0 || cfg.MaxJitter > vm1.APIRLUserMaxJitter {
-		return nil, fmt.Errorf("ratelimit: MaxJitter %s: want 0..%s (keyspec.yaml max_jitter)", cfg.MaxJitter, vm1.APIRLUserMaxJitter)
+	if o.MaxJitter < 0 || o.MaxJitter > vm1.APIRLUserMaxJitter {
+		return nil, fmt.Errorf("ratelimit: MaxJitter %s: want 0..%s (keyspec.yaml max_jitter)", o.MaxJitter, vm1.APIRLUserMaxJitter)
 	}
-	policy := make(Policy, len(cfg.Policy))
+	own := make(Policy, len(policy))
 	needIPKey := false
-	for r, rt := range cfg.Policy {
+	for r, rt := range policy {
 		rt.Limits = append([]Limit(nil), rt.Limits...)
-		if rt.Degraded == "" {
-			rt.Degraded = FailClosed
-		}
+		rt.Degraded = rt.Degraded.OrFailClosed()
 		for _, l := range rt.Limits {
 			needIPKey = needIPKey || l.Scope == ScopeIP
 		}
-		policy[r] = rt
+		own[r] = rt
 	}
-	if needIPKey && cfg.IPKey.IsZero() {
-		return nil, errors.New("ratelimit: the policy has ip limits but Config.IPKey is the zero key; build it with runtime.NewHMACKey")
+	if needIPKey && o.IPKey.IsZero() {
+		return nil, errors.New("ratelimit: the policy has ip limits but Options.IPKey is the zero key; build it with secrets.NewHMACKey")
 	}
-	if cfg.LocalMaxEntries < 0 || cfg.LocalDivisor < 0 {
+	if o.LocalMaxEntries < 0 || o.LocalDivisor < 0 {
 		return nil, errors.New("ratelimit: LocalMaxEntries and LocalDivisor must not be negative")
 	}
-	if cfg.LocalMaxEntries == 0 {
-		cfg.LocalMaxEntries = 10000
+	if o.LocalMaxEntries == 0 {
+		o.LocalMaxEntries = 10000
 	}
-	if cfg.LocalDivisor == 0 {
-		cfg.LocalDivisor = 1
+	if o.LocalDivisor == 0 {
+		o.LocalDivisor = 1
 	}
-	if cfg.Now == nil {
-		cfg.Now = time.Now
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("ratelimit: metrics: %w", err)
 	}
 	var pfx [12]byte
 	if _, err := rand.Read(pfx[:]); err != nil {
 		return nil, fmt.Errorf("ratelimit: nonce prefix: %w", err)
 	}
 	return &Limiter{
-		scripts:  cfg.Scripts,
-		policy:   policy,
-		ipKey:    cfg.IPKey,
-		metrics:  cfg.Metrics,
-		jitterMS: cfg.MaxJitter.Milliseconds(),
-		now:      cfg.Now,
-		local:    newLocalLimiter(cfg.LocalMaxEntries, cfg.LocalDivisor),
+		scripts:  scripts,
+		policy:   own,
+		ipKey:    o.IPKey,
+		metrics:  m,
+		jitterMS: o.MaxJitter.Milliseconds(),
+		now:      o.Now,
+		local:    degraded.NewLimiter[localKey](o.LocalMaxEntries),
+		divisor:  o.LocalDivisor,
 		noncePfx: base64.RawURLEncoding.EncodeToString(pfx[:]) + "-",
 	}, nil
 }
@@ -191,7 +205,7 @@ func New(cfg Config) (*Limiter, error) {
 // what the earlier limits took is given back (refund scripts), so a denied
 // request leaves no charge anywhere, and the later limits are only peeked, so
 // that RetryAfter is the first moment all of them allow it. Decisions are
-// counted in Metrics; peeks are not.
+// counted in the metrics; peeks are not.
 func (l *Limiter) Allow(ctx context.Context, s Subject, route vm1.APIRoute) (Decision, error) {
 	return l.eval(ctx, s, route, 1, false)
 }
@@ -267,7 +281,7 @@ func (l *Limiter) eval(ctx context.Context, s Subject, route vm1.APIRoute, cost 
 		d, err := l.run(ctx, rt.Algorithm, keys[i], lim, cost, peek, nonce)
 		if err != nil {
 			err = ownCancel(ctx, err)
-			if !runtime.Unavailable(err) {
+			if !degraded.Unavailable(err) {
 				// The caller gave up, or Redis refused the call (NOPERM, a script
 				// error, a reply of the wrong shape): no degraded mode may hide
 				// that. What earlier limits took is given back.
@@ -279,11 +293,11 @@ func (l *Limiter) eval(ctx context.Context, s Subject, route vm1.APIRoute, cost 
 			// the whole route, since a partial Redis decision mixed with a local
 			// one would be neither. Earlier charges stay: refunds would meet the
 			// same outage, and a charge left behind only errs on the safe side.
-			if rt.Degraded == FailClosed {
+			if rt.Degraded == degraded.FailClosed {
 				observe(lim.Scope, resultUnavailable)
 				return Decision{}, fmt.Errorf("ratelimit %s: %w: %w", route, ErrUnavailable, err)
 			}
-			d := l.degraded(route, rt, ids, cost, peek)
+			d := l.withoutRedis(route, rt, ids, cost, peek)
 			result := resultDegradedDenied
 			if d.Allowed {
 				result = resultDegradedAllowed
@@ -383,14 +397,40 @@ func (l *Limiter) refund(ctx context.Context, route vm1.APIRoute, alg Algorithm,
 	}
 }
 
-func (l *Limiter) degraded(route vm1.APIRoute, rt Route, ids []string, cost int64, peek bool) Decision {
-	if rt.Degraded == FailOpen {
+// withoutRedis decides without Redis, by the route's policy (FailOpen or
+// LocalLimit; eval handled FailClosed).
+func (l *Limiter) withoutRedis(route vm1.APIRoute, rt Route, ids []string, cost int64, peek bool) Decision {
+	if rt.Degraded == degraded.FailOpen {
 		lim := rt.Limits[0]
 		return Decision{Allowed: true, Scope: lim.Scope, Limit: lim.Limit, Window: lim.Window, Remaining: lim.Limit, Degraded: true}
 	}
-	d := l.local.allow(l.now(), route, rt.Limits, ids, cost, peek)
-	d.Degraded = true
-	return d
+	now := l.now()
+	limits := make([]degraded.Limit[localKey], len(rt.Limits))
+	for i, lim := range rt.Limits {
+		limits[i] = degraded.Limit[localKey]{
+			Key:    localKey{route: route, scope: lim.Scope, window: lim.Window, id: ids[i]},
+			Units:  max(lim.Limit/l.divisor, 1),
+			Window: lim.Window,
+		}
+	}
+	var d degraded.Decision
+	if peek {
+		d = l.local.Peek(now, limits, cost)
+	} else {
+		d = l.local.Allow(now, limits, cost)
+	}
+	lim := rt.Limits[d.Index]
+	return Decision{
+		Allowed:    d.Allowed,
+		Scope:      lim.Scope,
+		Limit:      limits[d.Index].Units,
+		Window:     lim.Window,
+		Remaining:  d.Remaining,
+		RetryAfter: d.RetryAfter,
+		ResetAt:    d.ResetAt,
+		ResetAfter: max(d.ResetAt.Sub(now), 0),
+		Degraded:   true,
+	}
 }
 
 // key builds the limit's key for s; id is the subject part of the key (a UUID,

@@ -14,7 +14,7 @@ import (
 	"fmt"
 
 	"github.com/hanchat/luagen/generated/vm1"
-	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/msgpackcheck"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -37,12 +37,13 @@ type Store[T any] struct {
 	scripts *vm1.Scripts
 }
 
-// NewStore returns a Store on scripts, which must have a DB1 client.
-func NewStore[T any](scripts *vm1.Scripts) (*Store[T], error) {
+// New returns a Store on scripts, which need a DB1 client (without one, every
+// call fails with runtime.ErrNoClient).
+func New[T any](scripts *vm1.Scripts) *Store[T] {
 	if scripts == nil {
-		return nil, errors.New("settings: NewStore: nil scripts")
+		scripts = &vm1.Scripts{}
 	}
-	return &Store[T]{scripts: scripts}, nil
+	return &Store[T]{scripts: scripts}
 }
 
 // Put stores v as the snapshot of version (1..2^53-1) for 5 minutes, replacing
@@ -106,7 +107,7 @@ func Decode[T any](b []byte) (v T, err error) {
 	// The decoder allocates what a length header claims: check first that b is
 	// one value, within the limit, whose every length fits in b. Decoding it
 	// then reads all of b.
-	if err := runtime.CheckMsgpack(b, MaxBytes); err != nil {
+	if err := msgpackcheck.Check(b, MaxBytes); err != nil {
 		return zero, fmt.Errorf("decode %T: %w: %w", zero, ErrCorrupt, err)
 	}
 	defer func() {

@@ -13,6 +13,7 @@ import (
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/luatest"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/msgpackcheck"
 	"github.com/hanchat/luagen/services/vm1/settings"
 	"github.com/redis/go-redis/v9"
 	"github.com/vmihailenco/msgpack/v5"
@@ -42,11 +43,7 @@ func harness(t *testing.T) (*luatest.Server, *luatest.Scripter, *settings.Store[
 			t.Errorf("a script broke a rule: %v", err)
 		}
 	})
-	s, err := settings.NewStore[snapshot](scripts)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return h, sc, s
+	return h, sc, settings.New[snapshot](scripts)
 }
 
 func sample() snapshot {
@@ -148,10 +145,10 @@ func TestSnapshotBadInputAndCorruptValues(t *testing.T) {
 }
 
 // A stored value that is not exactly one well-formed MessagePack value within
-// MaxBytes is refused by runtime.CheckMsgpack before any decoding: its error
-// matches runtime.ErrMalformedMsgpack as well as ErrCorrupt. A well-formed value
+// MaxBytes is refused by msgpackcheck.Check before any decoding: its error
+// matches msgpackcheck.ErrMalformed as well as ErrCorrupt. A well-formed value
 // of another shape matches ErrCorrupt only.
-func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
+func TestDecodeChecksTheShapeWithMsgpackcheck(t *testing.T) {
 	good, err := msgpack.Marshal(sample())
 	if err != nil {
 		t.Fatal(err)
@@ -170,12 +167,12 @@ func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
 		"huge array head": {0xdd, 0xff, 0xff, 0xff, 0xff},
 		"too large":       tooLarge,
 	} {
-		if _, err := settings.Decode[snapshot](b); !errors.Is(err, settings.ErrCorrupt) || !errors.Is(err, runtime.ErrMalformedMsgpack) {
-			t.Errorf("%s: %v, want ErrCorrupt and runtime.ErrMalformedMsgpack", name, err)
+		if _, err := settings.Decode[snapshot](b); !errors.Is(err, settings.ErrCorrupt) || !errors.Is(err, msgpackcheck.ErrMalformed) {
+			t.Errorf("%s: %v, want ErrCorrupt and msgpackcheck.ErrMalformed", name, err)
 		}
 	}
 	str, _ := msgpack.Marshal("just a string")
-	if _, err := settings.Decode[snapshot](str); !errors.Is(err, settings.ErrCorrupt) || errors.Is(err, runtime.ErrMalformedMsgpack) {
+	if _, err := settings.Decode[snapshot](str); !errors.Is(err, settings.ErrCorrupt) || errors.Is(err, msgpackcheck.ErrMalformed) {
 		t.Errorf("a well-formed value of another shape: %v", err)
 	}
 }
@@ -227,10 +224,7 @@ func TestSnapshotOnRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := settings.NewStore[snapshot](scripts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := settings.New[snapshot](scripts)
 	for v := int64(1); v <= 3; v++ {
 		want := sample()
 		want.Version = v

@@ -25,10 +25,7 @@ func TestSnapshotTTLIsFiveMinutesOnRedis(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := settings.NewStore[snapshot](scripts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := settings.New[snapshot](scripts)
 	key, err := vm1.NewSettingsSnapshotKey(7)
 	if err != nil {
 		t.Fatal(err)

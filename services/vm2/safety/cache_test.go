@@ -11,9 +11,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/internal/promtest"
 	"github.com/hanchat/luagen/luatest"
 	"github.com/prometheus/client_golang/prometheus"
-	dto "github.com/prometheus/client_model/go"
 )
 
 // t0 is the harness clock's start.
@@ -28,7 +28,9 @@ func harness(t *testing.T) (*luatest.Server, *Client, *prometheus.Registry) {
 	h := luatest.NewServer(luatest.NewClock(t0))
 	sc := h.Scripter()
 	reg := prometheus.NewRegistry()
-	c, err := New(sc, Options{Registerer: reg, Now: h.Clock().Now})
+	// The harness answers in-process; timeouts this long are never what a test
+	// meets, however loaded the machine (the defaults, 100 ms, were).
+	c, err := New(sc, Options{Registerer: reg, Now: h.Clock().Now, CacheTimeout: time.Minute, RateLimitTimeout: time.Minute, PublishTimeout: time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,43 +54,6 @@ func newCache(t *testing.T, c *Client, p Policy) *Cache {
 func digest(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
-}
-
-// metric is the value of the series of name with exactly these labels (0 when absent).
-func metric(t *testing.T, reg prometheus.Gatherer, name string, labels map[string]string) float64 {
-	t.Helper()
-	fams, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range fams {
-		if f.GetName() != name {
-			continue
-		}
-		for _, m := range f.GetMetric() {
-			if labelsEqual(m.GetLabel(), labels) {
-				switch {
-				case m.Counter != nil:
-					return m.GetCounter().GetValue()
-				case m.Gauge != nil:
-					return m.GetGauge().GetValue()
-				}
-			}
-		}
-	}
-	return 0
-}
-
-func labelsEqual(got []*dto.LabelPair, want map[string]string) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	for _, l := range got {
-		if want[l.GetName()] != l.GetValue() {
-			return false
-		}
-	}
-	return true
 }
 
 func ttlOf(t *testing.T, h *luatest.Server, key string) time.Duration {
@@ -128,7 +93,7 @@ func TestCacheTTLFromPolicyClampedToSpecMax(t *testing.T) {
 		}
 	}
 	for kind, want := range map[Kind]float64{KindText: 1, KindVerdict: 0, KindLink: 1, KindDNS: 0} {
-		if got := metric(t, reg, "han_safety_cache_ttl_clamped_total", map[string]string{"kind": string(kind)}); got != want {
+		if got := promtest.Value(t, reg, "han_safety_cache_ttl_clamped_total", map[string]string{"kind": string(kind)}); got != want {
 			t.Errorf("clamps of %s: %v, want %v", kind, got, want)
 		}
 	}
@@ -145,10 +110,10 @@ func TestCacheTTLFromPolicyClampedToSpecMax(t *testing.T) {
 	if _, hit, _ := k.GetText(ctx, text); hit {
 		t.Fatal("the text entry outlived its TTL")
 	}
-	if got := metric(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "text", "result": "hit"}); got != 2 {
+	if got := promtest.Value(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "text", "result": "hit"}); got != 2 {
 		t.Fatalf("text hits %v, want 2", got)
 	}
-	if got := metric(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "text", "result": "miss"}); got != 1 {
+	if got := promtest.Value(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "text", "result": "miss"}); got != 1 {
 		t.Fatalf("text misses %v, want 1", got)
 	}
 }
@@ -189,10 +154,10 @@ func TestCapsAreCountedOnlyForWritesThatDidNotFail(t *testing.T) {
 	if res, err := k.SetText(ctx, textKey, TextResult{Verdict: "not-a-verdict"}); !errors.Is(err, ErrInvalidRecord) || res.Capped {
 		t.Errorf("an invalid text result: %+v %v", res, err)
 	}
-	if got := metric(t, reg, "han_safety_dns_ttl_capped_total", nil); got != 0 {
+	if got := promtest.Value(t, reg, "han_safety_dns_ttl_capped_total", nil); got != 0 {
 		t.Errorf("DNS TTL caps counted %v for refused answers, want 0", got)
 	}
-	if got := metric(t, reg, "han_safety_cache_ttl_clamped_total", map[string]string{"kind": "text"}); got != 0 {
+	if got := promtest.Value(t, reg, "han_safety_cache_ttl_clamped_total", map[string]string{"kind": "text"}); got != 0 {
 		t.Errorf("text TTL clamps counted %v for refused writes, want 0", got)
 	}
 	// The same answer and record, valid: capped, clamped and counted once each.
@@ -202,10 +167,10 @@ func TestCapsAreCountedOnlyForWritesThatDidNotFail(t *testing.T) {
 	if res, err := k.SetText(ctx, textKey, sampleText); err != nil || !res.Capped || res.TTL != vm2.SafetyTextMaxTTL {
 		t.Fatalf("a valid text result: %+v %v", res, err)
 	}
-	if got := metric(t, reg, "han_safety_dns_ttl_capped_total", nil); got != 1 {
+	if got := promtest.Value(t, reg, "han_safety_dns_ttl_capped_total", nil); got != 1 {
 		t.Errorf("DNS TTL caps counted %v, want 1", got)
 	}
-	if got := metric(t, reg, "han_safety_cache_ttl_clamped_total", map[string]string{"kind": "text"}); got != 1 {
+	if got := promtest.Value(t, reg, "han_safety_cache_ttl_clamped_total", map[string]string{"kind": "text"}); got != 1 {
 		t.Errorf("text TTL clamps counted %v, want 1", got)
 	}
 }
@@ -259,7 +224,7 @@ func TestDNSTTLIsTheAnswersCappedAt900s(t *testing.T) {
 	if res := set(key("raised.example", vm2.DNSRRTypeA), 1200*time.Second); !res.Capped || res.TTL != 900*time.Second {
 		t.Fatalf("a policy above 900 s: %+v", res)
 	}
-	if got := metric(t, reg, "han_safety_dns_ttl_capped_total", nil); got != 3 {
+	if got := promtest.Value(t, reg, "han_safety_dns_ttl_capped_total", nil); got != 3 {
 		t.Fatalf("DNS TTL caps counted %v, want 3", got)
 	}
 	// TTL 0 means "do not cache".
@@ -334,10 +299,10 @@ func TestCacheVersionStamps(t *testing.T) {
 	if err := kCur.SetPolicy(cur); !errors.Is(err, ErrStalePolicy) {
 		t.Fatalf("going back to gen 7: %v", err)
 	}
-	if got := metric(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "verdict", "result": "stale"}); got != 2 {
+	if got := promtest.Value(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "verdict", "result": "stale"}); got != 2 {
 		t.Fatalf("stale reads %v, want 2", got)
 	}
-	if got := metric(t, reg, "han_safety_cache_writes_total", map[string]string{"kind": "verdict", "result": "stale"}); got != 1 {
+	if got := promtest.Value(t, reg, "han_safety_cache_writes_total", map[string]string{"kind": "verdict", "result": "stale"}); got != 1 {
 		t.Fatalf("stale writes %v, want 1", got)
 	}
 }
@@ -393,7 +358,7 @@ func TestCacheDamagedEntries(t *testing.T) {
 			t.Fatalf("damaged value: hit %v, %v", hit, err)
 		}
 	}
-	if got := metric(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "text", "result": "corrupt"}); got != 3 {
+	if got := promtest.Value(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "text", "result": "corrupt"}); got != 3 {
 		t.Fatalf("corrupt reads %v, want 3", got)
 	}
 	if _, err := h.Do("HSET", key.String(), "stamp", "not-a-number"); err != nil {

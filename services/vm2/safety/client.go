@@ -13,6 +13,7 @@ import (
 
 	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/degraded"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 )
@@ -126,7 +127,7 @@ func New(rdb redis.Scripter, o Options) (*Client, error) {
 
 // honorsDeadlines reports whether rdb is a *redis.Client with ContextTimeoutEnabled,
 // which bounds dialing, waiting for a connection, writing and reading by the
-// context's deadline (tests/safety_degraded_test.go checks it on a hung server), so
+// context's deadline (degraded_test.go checks it on a hung server), so
 // a call needs no goroutine of its own. Rings and cluster clients, which route and
 // redirect, always get one.
 func honorsDeadlines(rdb redis.Scripter) bool {
@@ -161,10 +162,10 @@ func replyCode(err error) (string, bool) {
 }
 
 // outage classifies err: whether Redis is unavailable for this call (reason "" when
-// not), and whether that puts the Client into degraded mode. runtime.Unavailable
+// not), and whether that puts the Client into degraded mode. degraded.Unavailable
 // decides what is an outage; this only names its class for Health.
 func outage(err error) (reason string, trip bool) {
-	if !runtime.Unavailable(err) {
+	if !degraded.Unavailable(err) {
 		return "", false // an answer, a refusal of this call, or the caller's cancellation
 	}
 	var ne net.Error

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hanchat/luagen/internal/promtest"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/luatest"
 	"github.com/hanchat/luagen/runtime"
@@ -87,7 +88,7 @@ func TestDegradedModeRetriesOncePerInterval(t *testing.T) {
 	if h := c.Health(ctx); h.Status != HealthOK || h.Critical {
 		t.Fatalf("health: %+v", h)
 	}
-	if got := metric(t, reg, "han_safety_redis_degradations_total", nil); got != 1 {
+	if got := promtest.Value(t, reg, "han_safety_redis_degradations_total", nil); got != 1 {
 		t.Fatalf("degradations %v, want 1", got)
 	}
 	// The caller's own cancellation says nothing about Redis.
@@ -116,11 +117,21 @@ func TestCallerDeadlineIsAnOutageAndStuckCallsAreBounded(t *testing.T) {
 		<-release // deaf to its context, like a read waiting for go-redis's ReadTimeout
 		return 0, io.EOF
 	}
-	for i := 0; i < 10; i++ {
+	for i, outages := 0, 0; outages < 10; i++ {
+		if i == 100 {
+			t.Fatalf("%d of 100 calls were outages, want 10", outages)
+		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
 		_, err := call(ctx, c, time.Hour, hung)
 		cancel()
-		if !errors.Is(err, errUnavailable) {
+		switch {
+		case errors.Is(err, errUnavailable):
+			outages++
+		case errors.Is(err, context.DeadlineExceeded):
+			// The 10 ms ran out before the call began (a loaded machine can
+			// pause this goroutine that long): the documented error of a ctx
+			// that had already ended, not what this test is about.
+		default:
 			t.Fatalf("call %d past the caller's deadline: %v", i, err)
 		}
 	}

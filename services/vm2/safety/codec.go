@@ -4,13 +4,13 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/msgpackcheck"
 	"github.com/vmihailenco/msgpack/v5"
 	"github.com/vmihailenco/msgpack/v5/msgpcode"
 )
 
 // Every record is one MessagePack array: its tag ("text/1", ...), then its fields in
-// a fixed order. The decoder first has runtime.CheckMsgpack check that the value is
+// a fixed order. The decoder first has msgpackcheck.Check check that the value is
 // exactly one well-formed MessagePack value within the key's max_bytes, whose every
 // length fits inside it (no trailing bytes, no header claiming more than is there);
 // then it reads the record by hand, checking each field's type and each length
@@ -64,14 +64,14 @@ func (w *encoder) bytes() ([]byte, error) {
 type decoder struct {
 	record string
 	fault  error            // the sentinel of every error: ErrCorrupt, or ErrInvalidWakeup
-	d      *msgpack.Decoder // nil when CheckMsgpack refused the value
+	d      *msgpack.Decoder // nil when msgpackcheck.Check refused the value
 	err    error
 }
 
 // newDecoder starts reading a record of at most maxBytes; release it with finish.
 func newDecoder(record string, b []byte, maxBytes int, tag string, fields int, fault error) *decoder {
 	d := &decoder{record: record, fault: fault}
-	if err := runtime.CheckMsgpack(b, maxBytes); err != nil {
+	if err := msgpackcheck.Check(b, maxBytes); err != nil {
 		d.err = &RecordError{Record: record, Reason: "bad MessagePack", err: fmt.Errorf("%w: %w", fault, err)}
 		return d
 	}
@@ -211,7 +211,7 @@ func (d *decoder) uint16(field string) uint16 {
 
 // finish reports the first error and returns the MessagePack decoder to its pool.
 // Once every field is read without error, so is the whole value: each field read
-// takes exactly one MessagePack value, and CheckMsgpack made sure nothing follows
+// takes exactly one MessagePack value, and msgpackcheck.Check made sure nothing follows
 // the record's array.
 func (d *decoder) finish() error {
 	if d.d != nil {

@@ -35,7 +35,7 @@ type RecordError struct {
 	Record string // text, verdict, link, dns or wakeup
 	Field  string // e.g. "rule_ids[3]"
 	Reason string
-	err    error // ErrInvalidRecord, ErrTooLarge, ErrCorrupt or ErrInvalidWakeup, perhaps wrapping runtime.ErrMalformedMsgpack
+	err    error // ErrInvalidRecord, ErrTooLarge, ErrCorrupt or ErrInvalidWakeup, perhaps wrapping msgpackcheck.ErrMalformed
 }
 
 func (e *RecordError) Error() string {
@@ -46,7 +46,7 @@ func (e *RecordError) Error() string {
 }
 
 // Unwrap is the sentinel the error matches (with, for a value that is not one
-// well-formed MessagePack value within its limit, runtime.ErrMalformedMsgpack).
+// well-formed MessagePack value within its limit, msgpackcheck.ErrMalformed).
 func (e *RecordError) Unwrap() error { return e.err }
 
 func invalid(record, field, reason string) error {

@@ -5,35 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync"
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/services/degraded"
 	"github.com/prometheus/client_golang/prometheus"
 )
-
-// DegradedPolicy is what a caller's rate limit does while Redis is unavailable.
-type DegradedPolicy int
-
-// Degraded policies. The zero value is FailClosed: a caller is only let through
-// without Redis when the service chose so.
-const (
-	// FailClosed denies every request of the caller while Redis is unavailable.
-	FailClosed DegradedPolicy = iota
-	// FailOpen lets the caller through a local limiter of LocalLimit units per Window
-	// in this process while Redis is unavailable.
-	FailOpen
-)
-
-func (p DegradedPolicy) String() string {
-	switch p {
-	case FailClosed:
-		return "fail-closed"
-	case FailOpen:
-		return "fail-open"
-	}
-	return fmt.Sprintf("DegradedPolicy(%d)", int(p))
-}
 
 // CallerPolicy is the rate limit of one calling service.
 type CallerPolicy struct {
@@ -45,10 +22,14 @@ type CallerPolicy struct {
 	// MaxJitter, 0..2s, adds a random extra of up to this much to each window's
 	// expiry (whole milliseconds), so windows of many callers do not end together.
 	MaxJitter time.Duration
-	// Degraded is what happens while Redis is unavailable.
-	Degraded DegradedPolicy
-	// LocalLimit is, for FailOpen, how many units this process lets the caller spend
-	// per Window without Redis: 1..Limit. It must be 0 for FailClosed.
+	// Degraded is what happens while Redis is unavailable: degraded.FailClosed
+	// (the zero value) denies every request of the caller; degraded.LocalLimit lets
+	// the caller through a local limiter of LocalLimit units per Window in this
+	// process. degraded.FailOpen, which would let a caller through unbounded, is
+	// refused.
+	Degraded degraded.Policy
+	// LocalLimit is, for degraded.LocalLimit, how many units this process lets the
+	// caller spend per Window without Redis: 1..Limit. It must be 0 otherwise.
 	LocalLimit int64
 }
 
@@ -58,8 +39,8 @@ type DecisionSource string
 // Decision sources; each is also a source label of han_safety_rate_limit_decisions_total.
 const (
 	SourceRedis  DecisionSource = "redis"  // the shared counter in Redis
-	SourceLocal  DecisionSource = "local"  // FailOpen's local limiter, Redis unavailable
-	SourceClosed DecisionSource = "closed" // FailClosed, Redis unavailable
+	SourceLocal  DecisionSource = "local"  // degraded.LocalLimit's local limiter, Redis unavailable
+	SourceClosed DecisionSource = "closed" // degraded.FailClosed, Redis unavailable
 )
 
 // Decision is a rate-limit decision; the first four fields follow VM1's limiter.
@@ -79,13 +60,13 @@ type Decision struct {
 type Limiter struct {
 	c       *Client
 	callers map[string]*caller
+	local   *degraded.Limiter[string] // one window per caller, keyed by its name
 }
 
 type caller struct {
 	name   string
 	policy CallerPolicy
 	key    vm2.SafetyRLServiceKey
-	local  localWindow
 	// decisions[source][allowed] are this caller's metric series.
 	decisions map[DecisionSource][2]prometheus.Counter
 }
@@ -97,7 +78,7 @@ func NewLimiter(c *Client, callers map[string]CallerPolicy) (*Limiter, error) {
 	if c == nil {
 		return nil, errors.New("safety: NewLimiter: nil Client")
 	}
-	l := &Limiter{c: c, callers: make(map[string]*caller, len(callers))}
+	l := &Limiter{c: c, callers: make(map[string]*caller, len(callers)), local: degraded.NewLimiter[string](len(callers))}
 	for name, p := range callers {
 		bad := func(reason string) error {
 			return fmt.Errorf("safety: caller %s: %s: %w", name, reason, ErrInvalidPolicy)
@@ -109,12 +90,14 @@ func NewLimiter(c *Client, callers map[string]CallerPolicy) (*Limiter, error) {
 			return nil, bad("Window is not whole seconds in 1s..24h")
 		case p.MaxJitter < 0 || p.MaxJitter > vm2.SafetyRLServiceMaxJitter:
 			return nil, bad(fmt.Sprintf("MaxJitter outside 0..%s", vm2.SafetyRLServiceMaxJitter))
-		case p.Degraded == FailOpen && (p.LocalLimit < 1 || p.LocalLimit > p.Limit):
-			return nil, bad("FailOpen needs LocalLimit in 1..Limit")
-		case p.Degraded == FailClosed && p.LocalLimit != 0:
-			return nil, bad("FailClosed takes no LocalLimit")
-		case p.Degraded != FailOpen && p.Degraded != FailClosed:
-			return nil, bad("unknown degraded policy")
+		case p.Degraded == degraded.FailOpen:
+			return nil, bad("fail_open would let the caller through unbounded without Redis; use local_limit")
+		case p.Degraded == degraded.LocalLimit && (p.LocalLimit < 1 || p.LocalLimit > p.Limit):
+			return nil, bad("local_limit needs LocalLimit in 1..Limit")
+		case p.Degraded.OrFailClosed() == degraded.FailClosed && p.LocalLimit != 0:
+			return nil, bad("fail_closed takes no LocalLimit")
+		case !p.Degraded.Valid():
+			return nil, bad(fmt.Sprintf("unknown degraded policy %q", p.Degraded))
 		}
 		key, err := vm2.NewSafetyRLServiceKey(name, int64(p.Window/time.Second))
 		if err != nil {
@@ -133,7 +116,7 @@ func NewLimiter(c *Client, callers map[string]CallerPolicy) (*Limiter, error) {
 }
 
 // Allow spends cost units of caller's limit, 1..Limit. While Redis is unavailable the
-// caller's DegradedPolicy decides, and the call still returns within
+// caller's degraded.Policy decides, and the call still returns within
 // RateLimitTimeout (or by ctx's deadline, when sooner: Redis not answering by then
 // counts as unavailable, and the policy decides). Errors: ErrUnknownCaller,
 // ErrInvalidCost, the caller's own cancellation, a ctx that had already ended, and
@@ -160,8 +143,10 @@ func (l *Limiter) Allow(ctx context.Context, callerName string, cost int64) (Dec
 		out = Decision{Allowed: d.Allowed, Remaining: d.Remaining, RetryAfter: d.RetryAfter, ResetAt: d.ResetAt, Source: SourceRedis}
 	case !errors.Is(err, errUnavailable):
 		return Decision{}, fmt.Errorf("safety: rate limit of caller %s: %w", cl.name, err)
-	case p.Degraded == FailOpen:
-		out = cl.local.allow(l.c.opts.Now(), p.LocalLimit, p.Window, cost)
+	case p.Degraded == degraded.LocalLimit:
+		now := l.c.opts.Now()
+		ld := l.local.Allow(now, []degraded.Limit[string]{{Key: cl.name, Units: p.LocalLimit, Window: p.Window}}, cost)
+		out = Decision{Allowed: ld.Allowed, Remaining: ld.Remaining, RetryAfter: ld.RetryAfter, ResetAt: ld.ResetAt, Source: SourceLocal}
 	default:
 		retry := l.c.retryIn()
 		out = Decision{RetryAfter: retry, ResetAt: l.c.opts.Now().Add(retry), Source: SourceClosed}
@@ -179,26 +164,4 @@ func (c *Client) retryIn() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return max(c.nextTry.Sub(c.opts.Now()), time.Millisecond)
-}
-
-// localWindow is FailOpen's limiter: a fixed window in this process that, like the
-// script, opens with its first request.
-type localWindow struct {
-	mu    sync.Mutex
-	start time.Time
-	used  int64
-}
-
-func (w *localWindow) allow(now time.Time, limit int64, window time.Duration, cost int64) Decision {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	end := w.start.Add(window)
-	if w.start.IsZero() || !now.Before(end) {
-		w.start, w.used, end = now, 0, now.Add(window)
-	}
-	if w.used+cost > limit {
-		return Decision{Remaining: limit - w.used, RetryAfter: end.Sub(now), ResetAt: end, Source: SourceLocal}
-	}
-	w.used += cost
-	return Decision{Allowed: true, Remaining: limit - w.used, ResetAt: end, Source: SourceLocal}
 }

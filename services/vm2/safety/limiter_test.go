@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/internal/promtest"
+	"github.com/hanchat/luagen/services/degraded"
 )
 
 func newLimiter(t *testing.T, c *Client, callers map[string]CallerPolicy) *Limiter {
@@ -52,7 +54,7 @@ func TestLimiterExactOnTheHarness(t *testing.T) {
 		decision string
 		want     float64
 	}{{"allowed", 4}, {"denied", 2}} {
-		if got := metric(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "api-backend", "decision": c.decision, "source": "redis"}); got != c.want {
+		if got := promtest.Value(t, reg, "han_safety_rate_limit_decisions_total", map[string]string{"caller": "api-backend", "decision": c.decision, "source": "redis"}); got != c.want {
 			t.Errorf("%s: %v, want %v", c.decision, got, c.want)
 		}
 	}
@@ -86,10 +88,11 @@ func TestLimiterRefusesBadCalls(t *testing.T) {
 		"fractional window":   {Limit: 1, Window: 1500 * time.Millisecond},
 		"window over 24h":     {Limit: 1, Window: 25 * time.Hour},
 		"jitter over 2s":      {Limit: 1, Window: time.Second, MaxJitter: 3 * time.Second},
-		"fail-open no local":  {Limit: 1, Window: time.Second, Degraded: FailOpen},
-		"local above limit":   {Limit: 1, Window: time.Second, Degraded: FailOpen, LocalLimit: 2},
+		"local limit of 0":    {Limit: 1, Window: time.Second, Degraded: degraded.LocalLimit},
+		"local above limit":   {Limit: 1, Window: time.Second, Degraded: degraded.LocalLimit, LocalLimit: 2},
 		"fail-closed + local": {Limit: 1, Window: time.Second, LocalLimit: 1},
-		"unknown policy":      {Limit: 1, Window: time.Second, Degraded: 7},
+		"fail-open":           {Limit: 1, Window: time.Second, Degraded: degraded.FailOpen},
+		"unknown policy":      {Limit: 1, Window: time.Second, Degraded: "maybe"},
 	}
 	for name, p := range bad {
 		if _, err := NewLimiter(c, map[string]CallerPolicy{"x": p}); !errors.Is(err, ErrInvalidPolicy) {
@@ -98,24 +101,5 @@ func TestLimiterRefusesBadCalls(t *testing.T) {
 	}
 	if _, err := NewLimiter(c, map[string]CallerPolicy{"bad:caller*": {Limit: 1, Window: time.Second}}); err == nil {
 		t.Error("a caller name that could forge a key was accepted")
-	}
-}
-
-// FailOpen's local window: exact counts, and it reopens when the window has passed.
-func TestLocalWindow(t *testing.T) {
-	var w localWindow
-	now := t0
-	for i := 0; i < 5; i++ {
-		if d := w.allow(now, 5, time.Minute, 1); !d.Allowed || d.Remaining != int64(4-i) {
-			t.Fatalf("request %d: %+v", i+1, d)
-		}
-	}
-	now = now.Add(20 * time.Second)
-	if d := w.allow(now, 5, time.Minute, 1); d.Allowed || d.RetryAfter != 40*time.Second || !d.ResetAt.Equal(t0.Add(time.Minute)) {
-		t.Fatalf("sixth: %+v", d)
-	}
-	now = t0.Add(time.Minute)
-	if d := w.allow(now, 5, time.Minute, 5); !d.Allowed || d.Remaining != 0 {
-		t.Fatalf("next window: %+v", d)
 	}
 }

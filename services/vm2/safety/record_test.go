@@ -11,7 +11,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hanchat/luagen/generated/vm2"
-	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/msgpackcheck"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
@@ -276,11 +276,11 @@ func TestDecodeRefusesInvalidSerialization(t *testing.T) {
 	}
 }
 
-// runtime.CheckMsgpack refuses, before any field is read, a value that is not
+// msgpackcheck.Check refuses, before any field is read, a value that is not
 // exactly one well-formed MessagePack value within its key's max_bytes: the error
-// matches runtime.ErrMalformedMsgpack as well as ErrCorrupt. A well-formed value
+// matches msgpackcheck.ErrMalformed as well as ErrCorrupt. A well-formed value
 // that breaks the record's rules matches ErrCorrupt only.
-func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
+func TestDecodeChecksTheShapeWithMsgpackcheck(t *testing.T) {
 	valid, _ := EncodeText(sampleText)
 	malformed := map[string][]byte{
 		"empty":                    {},
@@ -294,8 +294,8 @@ func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
 	}
 	for name, b := range malformed {
 		for kind, decode := range decoders {
-			if _, err := decode(b); !errors.Is(err, ErrCorrupt) || !errors.Is(err, runtime.ErrMalformedMsgpack) {
-				t.Errorf("%s as %s: %v; want ErrCorrupt and runtime.ErrMalformedMsgpack", name, kind, err)
+			if _, err := decode(b); !errors.Is(err, ErrCorrupt) || !errors.Is(err, msgpackcheck.ErrMalformed) {
+				t.Errorf("%s as %s: %v; want ErrCorrupt and msgpackcheck.ErrMalformed", name, kind, err)
 			}
 		}
 	}
@@ -308,7 +308,7 @@ func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
 		if len(big) != maxBytes(kind)+1 {
 			t.Fatalf("%s: no bin value of %d bytes", kind, maxBytes(kind)+1)
 		}
-		if _, err := decode(big); !errors.Is(err, ErrCorrupt) || !errors.Is(err, runtime.ErrMalformedMsgpack) {
+		if _, err := decode(big); !errors.Is(err, ErrCorrupt) || !errors.Is(err, msgpackcheck.ErrMalformed) {
 			t.Errorf("%s above its max_bytes: %v", kind, err)
 		}
 	}
@@ -317,7 +317,7 @@ func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
 		"wrong field count": rawRecord(tagText, "allow", []string{}),
 		"unknown verdict":   rawRecord(tagText, "ok", []string{}, []string{}),
 	} {
-		if _, err := DecodeText(b); !errors.Is(err, ErrCorrupt) || errors.Is(err, runtime.ErrMalformedMsgpack) {
+		if _, err := DecodeText(b); !errors.Is(err, ErrCorrupt) || errors.Is(err, msgpackcheck.ErrMalformed) {
 			t.Errorf("%s: %v; want ErrCorrupt only", name, err)
 		}
 	}
@@ -325,7 +325,7 @@ func TestDecodeChecksTheShapeWithCheckMsgpack(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := decodeWakeup(append(payload, 0xc0)); !errors.Is(err, ErrInvalidWakeup) || !errors.Is(err, runtime.ErrMalformedMsgpack) {
+	if _, err := decodeWakeup(append(payload, 0xc0)); !errors.Is(err, ErrInvalidWakeup) || !errors.Is(err, msgpackcheck.ErrMalformed) {
 		t.Errorf("a wake-up with a trailing byte: %v", err)
 	}
 }

@@ -68,12 +68,9 @@ type TaskQueue struct {
 	pool *pgxpool.Pool
 }
 
-// NewTaskQueue returns a TaskQueue on pool.
-func NewTaskQueue(pool *pgxpool.Pool) (*TaskQueue, error) {
-	if pool == nil {
-		return nil, errors.New("safety: NewTaskQueue: nil pool")
-	}
-	return &TaskQueue{pool: pool}, nil
+// NewTaskQueue returns a TaskQueue on pool, which must not be nil.
+func NewTaskQueue(pool *pgxpool.Pool) *TaskQueue {
+	return &TaskQueue{pool: pool}
 }
 
 // Migrate creates the table and its index when they are missing.

@@ -92,10 +92,7 @@ func (h *handled) total() int {
 func taskQueue(t *testing.T) (*safety.TaskQueue, *pgxpool.Pool) {
 	t.Helper()
 	pool := pgtest.Schema(t, 32)
-	q, err := safety.NewTaskQueue(pool)
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := safety.NewTaskQueue(pool)
 	if err := q.Migrate(context.Background()); err != nil {
 		t.Fatal(err)
 	}
