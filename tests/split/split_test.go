@@ -36,8 +36,8 @@ import (
 )
 
 const (
-	password    = "split-test-api-backend-password"
-	adminLine   = "user admin on >split-test-admin ~* &* +@all\n"
+	password  = "split-test-api-backend-password"
+	adminLine = "user admin on >split-test-admin ~* &* +@all\n"
 )
 
 // splitServers starts one redis-server per server of the split vm1, each from
