@@ -60,9 +60,15 @@ func (h failoverHook) ProcessPipelineHook(next redis.ProcessPipelineHook) redis.
 // ReloadState is asynchronous and coalesces requests: one CLUSTER SLOTS at a
 // time, then a 200 ms pause.
 func (h failoverHook) after(ctx context.Context, err error) bool {
-	if err != nil && err != redis.Nil && degraded.Unavailable(err) {
+	if outage(err) {
 		h.cc.ReloadState(ctx)
 		return true
 	}
 	return false
+}
+
+// outage reports whether err means the cluster could not serve a command, as
+// opposed to a refusal of it (an error reply) or no error.
+func outage(err error) bool {
+	return err != nil && err != redis.Nil && degraded.Unavailable(err)
 }
