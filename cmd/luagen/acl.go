@@ -26,6 +26,7 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 	var pwFiles multi
 	fs.Var(&pwFiles, "password-file", "USER=PATH: the file holding USER's password (repeatable)")
 	prefix := fs.String("prefix", "", "the deployment prefix (\"acme:production:\"): required for, and only for, an instance with a deployment_prefix")
+	server := fs.String("server", "", "one server of an instance split over several (servers: in the spec); default: the instance's own server")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
@@ -35,6 +36,9 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 	}
 	spec, in, code := loadInstance(*specPath, *instance, stderr)
 	if in == nil {
+		return code
+	}
+	if code, ok := checkServer(in, *server, *specPath, stderr); !ok {
 		return code
 	}
 	switch {
@@ -78,7 +82,7 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitProblem
 	}
-	users, warnings, err := acl.Derive(spec, in, srcs, passwords)
+	users, warnings, err := acl.DeriveServer(spec, in, *server, srcs, passwords)
 	if err != nil {
 		fmt.Fprintf(stderr, "luagen acl: %v\n", err)
 		return exitProblem
@@ -103,6 +107,7 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Bind, "bind", o.Bind, "addresses to listen on: loopback or private only")
 	fs.IntVar(&o.Port, "port", o.Port, "the port")
 	fs.StringVar(&o.ACLFile, "aclfile", o.ACLFile, "the path of the aclfile luagen acl wrote")
+	server := fs.String("server", "", "one server of an instance split over several (servers: in the spec); default: the instance's own server")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
@@ -114,7 +119,10 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	if in == nil {
 		return code
 	}
-	out, err := serverconf.Render(spec, in, o)
+	if code, ok := checkServer(in, *server, *specPath, stderr); !ok {
+		return code
+	}
+	out, err := serverconf.RenderServer(spec, in, *server, o)
 	if err != nil {
 		fmt.Fprintf(stderr, "luagen config: %v\n", err)
 		return exitProblem
@@ -150,6 +158,23 @@ func loadInstance(specPath, name string, stderr io.Writer) (*keyspec.Spec, *keys
 		return nil, nil, exitProblem
 	}
 	return spec, in, 0
+}
+
+// checkServer refuses a --server the instance does not declare, and says, for a
+// split instance without --server, which server the output is for.
+func checkServer(in *keyspec.Instance, server, specPath string, stderr io.Writer) (int, bool) {
+	if in.ServerNamed(server) == nil {
+		if !in.Split() {
+			fmt.Fprintf(stderr, "luagen: --server %s: instance %s is on one server (no servers: in %s)\n", server, in.Name, specPath)
+		} else {
+			fmt.Fprintf(stderr, "luagen: --server %s: instance %s has no such server in %s (servers: %s)\n", server, in.Name, specPath, strings.Join(in.ServerNames()[1:], ", "))
+		}
+		return exitProblem, false
+	}
+	if server == "" && in.Split() {
+		fmt.Fprintf(stderr, "luagen: instance %s is split: this is for its own server; its other servers (--server NAME): %s\n", in.Name, strings.Join(in.ServerNames()[1:], ", "))
+	}
+	return 0, true
 }
 
 func findUser(spec *keyspec.Spec, in *keyspec.Instance, name string) *keyspec.User {

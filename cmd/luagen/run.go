@@ -26,9 +26,10 @@ commands:
   generate   write the generated Go packages (one per instance)
   check      exit 1 when the generated packages differ from what generate would write
   lint       report spec and Lua problems as FILE:LINE: rule: message
-  acl        print the aclfile of an instance (least privilege, from the spec and the Lua)
-  config     print the hardened redis.conf fragment of an instance
+  acl        print the aclfile of an instance or one of its servers (least privilege, from the spec and the Lua)
+  config     print the hardened redis.conf fragment of an instance or one of its servers
   init       write a minimal keyspec.yaml, one script and a Go test of it (--dir D)
+  sizing     measure an instance's keys on a scratch redis-server and print the memory a cardinality file implies
 
 run "luagen <command> -h" for a command's flags
 `
@@ -52,6 +53,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runConfig(args[1:], stdout, stderr)
 	case "init":
 		return runInit(args[1:], stdout, stderr)
+	case "sizing":
+		return runSizing(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -104,11 +104,32 @@ var pubsub = []string{"publish", "subscribe", "unsubscribe"}
 // password maps a user name to its password hash ("#<sha256 hex>"); a user
 // without one gets none and cannot log in. Warnings are returned for the caller
 // to print (a prefix no script needs is not granted, a user without password).
+// On a split instance it is the aclfile of the instance's own server
+// (DeriveServer with "").
 func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*compiler.Source, passwords map[string]string) ([]User, []string, error) {
+	return DeriveServer(spec, in, "", srcs, passwords)
+}
+
+// ErrNoServer: DeriveServer was asked for a server the instance does not declare.
+var ErrNoServer = errors.New("no such server")
+
+// DeriveServer is Derive for one server of an instance split over several
+// (servers: in the spec; "" is the instance's own server): the users of the
+// databases on it, the key prefixes its scripts take, the channel prefixes of
+// the channels placed on it, its scripts' commands and the extra commands that
+// apply there. On an instance that is not split, "" is all of it.
+func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs map[string]*compiler.Source, passwords map[string]string) ([]User, []string, error) {
+	srv := in.ServerNamed(server)
+	if srv == nil {
+		return nil, nil, fmt.Errorf("instance %s: server %q: %w (declared: %s)", in.Name, server, ErrNoServer, strings.Join(in.ServerNames()[1:], ", "))
+	}
 	var users []User
 	var warnings []string
-	writes := map[string]bool{} // write commands the instance's scripts call
+	writes := map[string]bool{} // write commands the server's scripts call
 	for _, u := range spec.UsersOf(in) {
+		if in.Split() && !onServer(spec, in, u, srv) {
+			continue
+		}
 		du := User{Name: u.Name, Password: passwords[u.Name]}
 		if du.Password == "" {
 			warnings = append(warnings, fmt.Sprintf("user %s has no password file: it cannot log in", u.Name))
@@ -116,7 +137,7 @@ func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*compiler.
 		cmds := map[string]bool{cmdPing: true}
 		access := map[*keyspec.Prefix]string{} // "R" or "RW"
 		for _, s := range spec.ScriptsOf(in) {
-			if s.DB == nil || s.DB.User != u {
+			if s.DB == nil || s.DB.User != u || s.DB.ServerOf() != srv {
 				continue
 			}
 			src := srcs[s.Name]
@@ -172,13 +193,17 @@ func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*compiler.
 			case "RW":
 				du.Keys = append(du.Keys, "~"+p.Glob())
 			default:
-				warnings = append(warnings, fmt.Sprintf("user %s: prefix %s is taken by no script; not granted", u.Name, p.Glob()))
+				if !in.Split() || coversKeyOn(spec, in, p, srv) {
+					warnings = append(warnings, fmt.Sprintf("user %s: prefix %s is taken by no script; not granted", u.Name, p.Glob()))
+				}
 			}
 		}
 		for _, p := range u.ChannelPrefixes {
-			du.Channels = append(du.Channels, "&"+p.Glob())
+			if !in.Split() || coversChannelOn(spec, in, p, srv) {
+				du.Channels = append(du.Channels, "&"+p.Glob())
+			}
 		}
-		if len(u.ChannelPrefixes) > 0 {
+		if len(du.Channels) > 0 {
 			for _, c := range pubsub {
 				cmds[c] = true
 			}
@@ -187,7 +212,7 @@ func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*compiler.
 			cmds[cmdSelect] = true
 		}
 		for _, ex := range u.ExtraCommands {
-			if ex.Live() {
+			if ex.Live() && (ex.LegacyDB == nil || ex.LegacyDB.ServerOf() == srv) {
 				cmds[ex.Command] = true
 			}
 		}
@@ -198,10 +223,46 @@ func Derive(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*compiler.
 		users = append(users, du)
 	}
 	def := User{Name: "default", Off: true}
-	if in.Server.Persistence == keyspec.PersistAOF {
+	if srv.Persistence == keyspec.PersistAOF {
 		def = aofDefault(users, writes)
 	}
 	return append([]User{def}, users...), warnings, nil
+}
+
+// onServer reports whether user u has anything on srv: a live database, or a
+// channel prefix covering a channel placed there.
+func onServer(spec *keyspec.Spec, in *keyspec.Instance, u *keyspec.User, srv *keyspec.Server) bool {
+	for _, d := range in.DBsOn(srv) {
+		if d.User == u {
+			return true
+		}
+	}
+	for _, p := range u.ChannelPrefixes {
+		if coversChannelOn(spec, in, p, srv) {
+			return true
+		}
+	}
+	return false
+}
+
+// coversKeyOn reports whether p grants a live key of a database on srv.
+func coversKeyOn(spec *keyspec.Spec, in *keyspec.Instance, p *keyspec.Prefix, srv *keyspec.Server) bool {
+	for _, k := range spec.KeysOf(in) {
+		if k.DB.ServerOf() == srv && p.Covers(k.Pattern) {
+			return true
+		}
+	}
+	return false
+}
+
+// coversChannelOn reports whether p grants a channel placed on srv.
+func coversChannelOn(spec *keyspec.Spec, in *keyspec.Instance, p *keyspec.Prefix, srv *keyspec.Server) bool {
+	for _, c := range spec.ChannelsOf(in) {
+		if c.ServerOf() == srv && p.Covers(c.Pattern) {
+			return true
+		}
+	}
+	return false
 }
 
 // coveringPrefix is the user's longest live prefix that grants every name of k.

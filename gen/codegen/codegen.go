@@ -244,7 +244,14 @@ func (g *gen) keysFile() *jen.File {
 	f.Line()
 	for _, d := range g.in.LiveDBs() {
 		n := exported(d.Name)
-		f.Add(doc(fmt.Sprintf("%s is database %d of %s%s, reached through %s as ACL user %s. %s", n, d.Index, g.in.Name, cite(d.Source), d.URLEnv, d.User.Name, d.Doc)))
+		on := ""
+		if g.in.Split() {
+			on = " on its own server"
+			if d.Server != nil {
+				on = " on its server " + d.Server.Name
+			}
+		}
+		f.Add(doc(fmt.Sprintf("%s is database %d of %s%s%s, reached through %s as ACL user %s. %s", n, d.Index, g.in.Name, on, cite(d.Source), d.URLEnv, d.User.Name, d.Doc)))
 		f.Const().Defs(
 			jen.Id(n).Op("=").Lit(d.Index),
 			jen.Comment(fmt.Sprintf("%sURLEnv is the environment variable holding the URL of %s.", n, n)),

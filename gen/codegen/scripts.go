@@ -73,7 +73,11 @@ func (g *gen) scriptsFile() *jen.File {
 		all = append(all, jen.Line().Id(exported(s.Spec.Name)+"Script"))
 	}
 	all = append(all, jen.Line())
-	f.Add(doc(fmt.Sprintf("AllScripts lists every script of %s, e.g. for runtime.Preload. The script cache is per server, so one Preload covers every database.", g.in.Name)))
+	if g.in.Split() {
+		f.Add(doc(fmt.Sprintf("AllScripts lists every script of %s, e.g. for runtime.Preload. The script cache is per server and %s is split over servers (its own and %s): preload on a client of each.", g.in.Name, g.in.Name, strings.Join(g.in.ServerNames()[1:], ", "))))
+	} else {
+		f.Add(doc(fmt.Sprintf("AllScripts lists every script of %s, e.g. for runtime.Preload. The script cache is per server, so one Preload covers every database.", g.in.Name)))
+	}
 	f.Func().Id("AllScripts").Params().Index().Op("*").Qual(runtimePkg, "Script").Block(
 		jen.Return(jen.Index().Op("*").Qual(runtimePkg, "Script").Values(all...)),
 	)

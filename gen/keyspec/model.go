@@ -51,8 +51,13 @@ type Instance struct {
 	// channel of the instance; nil when its patterns are the whole names.
 	Prefix *DeploymentPrefix
 	Forbid []Forbid
+	// Server is the instance's own server: the databases without a server of their
+	// own (every database, unless the instance is split).
 	Server Server
-	DBs    []*DB // sorted by index
+	// Servers are the other servers the instance's databases are split onto
+	// (servers: in the spec), sorted by name; empty for an instance on one server.
+	Servers []*Server
+	DBs     []*DB // sorted by index
 }
 
 // Topologies.
@@ -78,9 +83,13 @@ const (
 	MaxPrefixMaxLen     = 128
 )
 
-// Server is how the instance's redis-server is configured.
+// Server is one redis-server of an instance and how it is configured.
 type Server struct {
 	Pos
+	// Name is "" for the instance's own server, else its name under servers.
+	Name              string
+	Source            string
+	Doc               string
 	Persistence       string // PersistAOF or PersistNone
 	PersistenceSource string
 	EvictionPolicy    string // a maxmemory-policy
@@ -121,6 +130,43 @@ const (
 	ShapeGetIncrement = "get_increment"
 )
 
+// Split reports whether the instance's databases are on more than one server.
+func (in *Instance) Split() bool { return len(in.Servers) > 0 }
+
+// ServerNamed is the instance's server called name ("" for its own), or nil.
+func (in *Instance) ServerNamed(name string) *Server {
+	if name == "" {
+		return &in.Server
+	}
+	for _, s := range in.Servers {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// ServerNames lists the names of the servers of a split instance, its own
+// server first as "" .
+func (in *Instance) ServerNames() []string {
+	names := []string{""}
+	for _, s := range in.Servers {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// DBsOn are the live databases on srv, one of the instance's servers.
+func (in *Instance) DBsOn(srv *Server) []*DB {
+	var out []*DB
+	for _, d := range in.LiveDBs() {
+		if d.ServerOf() == srv {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
 // ForbidsCommand returns the rule forbidding cmd (lower case) on the instance, or nil.
 func (in *Instance) ForbidsCommand(cmd string) *Forbid {
 	for i, f := range in.Forbid {
@@ -144,6 +190,17 @@ type DB struct {
 	Source   string
 	Doc      string
 	Legacy   *Legacy // nil for a database that is not a legacy stub
+	// Server is the server the database lives on when the instance is split and
+	// it is not on the instance's own server; nil otherwise.
+	Server *Server
+}
+
+// ServerOf is the server the database lives on.
+func (d *DB) ServerOf() *Server {
+	if d.Server != nil {
+		return d.Server
+	}
+	return &d.Instance.Server
 }
 
 // Legacy marks a database that exists only until a cutover.
@@ -328,6 +385,17 @@ type Channel struct {
 	Instance *Instance
 	Pattern  Pattern
 	MaxBytes int
+	// Server is the server its messages go through when the instance is split and
+	// it is not the instance's own server; nil otherwise.
+	Server *Server
+}
+
+// ServerOf is the server the channel's messages go through.
+func (c *Channel) ServerOf() *Server {
+	if c.Server != nil {
+		return c.Server
+	}
+	return &c.Instance.Server
 }
 
 // Script is the signature of one Lua script in lua/<instance>/<name>.lua.

@@ -204,7 +204,20 @@ func (p *parser) buildInstances(raw *rawSpec) {
 		default:
 			p.errf(path+".topology", entry, "topology %q: want standalone or cluster", r.Topology)
 		}
-		in.Server = p.server(path, entry, r.Server)
+		in.Server = p.server(path+".server", entry, r.Server)
+		for _, sn := range sortedKeys(r.Servers) {
+			sp := path + ".servers." + sn
+			rs := r.Servers[sn]
+			srv := p.server(sp, fmt.Sprintf("%s server %q", entry, sn), &rs)
+			srv.Name = sn
+			if !identOK(sn) {
+				p.errf(sp, entry, "server %q: name must be [a-z][a-z0-9_]*", sn)
+			}
+			in.Servers = append(in.Servers, &srv)
+		}
+		if len(r.Servers) > 0 && r.Topology == TopologyCluster {
+			p.errf(path+".servers", entry, "servers: a cluster instance is one cluster; to split it, declare another instance")
+		}
 		in.Prefix = p.deploymentPrefix(path, entry, r.DeploymentPrefix)
 		for i, f := range r.Forbid {
 			in.Forbid = append(in.Forbid, p.forbid(fmt.Sprintf("%s.forbid[%d]", path, i), entry, f))
@@ -238,6 +251,11 @@ func (p *parser) buildInstances(raw *rawSpec) {
 				p.errf(dp+".url_env", dentry, "url_env %s is also used by db %s", rd.URLEnv, other)
 			}
 			envs[rd.URLEnv] = d.ID()
+			if rd.Server != "" {
+				if d.Server = in.ServerNamed(rd.Server); d.Server == nil {
+					p.errf(dp+".server", dentry, "server %q is not declared under %s's servers", rd.Server, name)
+				}
+			}
 			if rd.Legacy != nil {
 				lp := dp + ".legacy"
 				lg := &Legacy{Pos: p.pos(lp), State: rd.Legacy.State}
@@ -250,6 +268,24 @@ func (p *parser) buildInstances(raw *rawSpec) {
 			p.dbs[d.ID()] = d
 		}
 		sort.Slice(in.DBs, func(i, j int) bool { return in.DBs[i].Index < in.DBs[j].Index })
+		if in.Split() {
+			for _, srv := range append([]*Server{&in.Server}, in.Servers...) {
+				n := 0
+				for _, d := range in.DBs {
+					if d.ServerOf() == srv {
+						n++
+					}
+				}
+				if n > 0 {
+					continue
+				}
+				if srv.Name == "" {
+					p.errf(path, entry, "every database has a server of its own: leave at least one on the instance's own server (server:), the others are under servers:")
+				} else {
+					p.errf(path+".servers."+srv.Name, entry, "server %q holds no database: put server: %s on the databases it holds, or remove it", srv.Name, srv.Name)
+				}
+			}
+		}
 		p.instances[name] = in
 		p.spec.Instances = append(p.spec.Instances, in)
 	}
@@ -258,13 +294,13 @@ func (p *parser) buildInstances(raw *rawSpec) {
 // evictionPolicies are Redis's maxmemory-policy values.
 var evictionPolicies = set("noeviction", "allkeys-lru", "allkeys-lfu", "allkeys-random", "volatile-lru", "volatile-lfu", "volatile-random", "volatile-ttl")
 
-// server resolves the optional server section.
-func (p *parser) server(path, entry string, r *rawServer) Server {
-	sp := path + ".server"
+// server resolves a server section (path is its own path): the optional
+// instance's own, or one of its servers.
+func (p *parser) server(sp, entry string, r *rawServer) Server {
 	if r == nil {
 		return Server{} // optional: luagen config refuses an instance without one
 	}
-	s := Server{Pos: p.pos(sp), Persistence: r.Persistence.Mode, PersistenceSource: p.source(sp+".persistence", entry+" persistence", r.Persistence.Seed, r.Persistence.Source),
+	s := Server{Pos: p.pos(sp), Source: r.Source, Doc: r.Doc, Persistence: r.Persistence.Mode, PersistenceSource: p.source(sp+".persistence", entry+" persistence", r.Persistence.Seed, r.Persistence.Source),
 		EvictionPolicy: r.Eviction.Policy, EvictionReason: r.Eviction.Reason, TBD: r.TBD}
 	if s.Persistence != PersistAOF && s.Persistence != PersistNone {
 		p.errf(sp+".persistence", entry, "persistence mode %q: want %s or %s", s.Persistence, PersistAOF, PersistNone)
@@ -793,6 +829,11 @@ func (p *parser) buildChannels(raw *rawSpec) {
 		}
 		if r.MaxBytes <= 0 {
 			p.errf(path, entry, "max_bytes is missing: every payload is size-limited")
+		}
+		if r.Server != "" && c.Instance != nil {
+			if c.Server = c.Instance.ServerNamed(r.Server); c.Server == nil {
+				p.errf(path+".server", entry, "server %q is not declared under %s's servers", r.Server, c.Instance.Name)
+			}
 		}
 		c.Pattern = p.pattern(path, entry, r.Pattern, r.Params)
 		if c.Pattern.TagParam() != nil {

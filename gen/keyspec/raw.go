@@ -35,6 +35,7 @@ type rawInstance struct {
 	DeploymentPrefix *rawDeploymentPrefix `yaml:"deployment_prefix"`
 	Forbid           []rawForbid          `yaml:"forbid"`
 	Server           *rawServer           `yaml:"server"`
+	Servers          map[string]rawServer `yaml:"servers"`
 	DBs              map[string]rawDB     `yaml:"dbs"`
 }
 
@@ -46,6 +47,8 @@ type rawDeploymentPrefix struct {
 }
 
 type rawServer struct {
+	Source      string         `yaml:"source"`
+	Doc         string         `yaml:"doc"`
 	Persistence rawPersistence `yaml:"persistence"`
 	Eviction    rawEviction    `yaml:"eviction"`
 	TBD         []string       `yaml:"tbd"`
@@ -81,6 +84,7 @@ type rawDB struct {
 	Source string     `yaml:"source"`
 	Doc    string     `yaml:"doc"`
 	Legacy *rawLegacy `yaml:"legacy"`
+	Server string     `yaml:"server"`
 }
 
 type rawLegacy struct {
@@ -166,6 +170,7 @@ type rawChannel struct {
 	Pattern  string              `yaml:"pattern"`
 	Params   map[string]rawParam `yaml:"params"`
 	MaxBytes int                 `yaml:"max_bytes"`
+	Server   string              `yaml:"server"`
 }
 
 type rawScript struct {

@@ -32,9 +32,10 @@ type Server struct {
 	Addr string // 127.0.0.1:port
 	Dir  string // working directory: config, log, AOF/RDB files
 
-	mu   sync.Mutex
-	cmd  *exec.Cmd
-	done chan struct{}
+	mu    sync.Mutex
+	cmd   *exec.Cmd
+	done  chan struct{}
+	admin *redis.Client
 }
 
 type config struct {
@@ -302,6 +303,20 @@ func (s *Server) Client(db int, opts ...func(*redis.Options)) *redis.Client {
 	c := redis.NewClient(o)
 	s.t.Cleanup(func() { _ = c.Close() })
 	return c
+}
+
+// Admin is one client of db 0 as the default user, made on first use and
+// closed when the test ends: for polling and administration, where a new client
+// per call would pile up connections until the test ends.
+func (s *Server) Admin() *redis.Client {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.admin == nil {
+		c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, PoolSize: 2, DialTimeout: time.Second, ReadTimeout: 5 * time.Second})
+		s.admin = c
+		s.t.Cleanup(func() { _ = c.Close() })
+	}
+	return s.admin
 }
 
 // WaitFor polls cond every few milliseconds until it is true or timeout passes,

@@ -15,7 +15,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "9d862237a824ea83d140d49211ed2dc22f31202d26fc1928143a15adea3c5d25"
+	SpecSHA256 = "039088f46a1b95024ba08f20453a3a4ea9431a014f9301a6ec0c1526d35658fa"
 )
 
 // DB0 is database 0 of app, reached through REDIS_URL as ACL user cacheservice. Cache,

@@ -12,7 +12,7 @@ const (
 // SessionsKeyPatterns are the key patterns sessions's ACL grants (~pattern) in deployment
 // p.
 func SessionsKeyPatterns(p Prefix) []string {
-	return p.globs("session:*")
+	return p.globs("session:*", "ratelimit:*")
 }
 
 // SessionsChannelPatterns are the Pub/Sub channel patterns sessions's ACL grants

@@ -15,7 +15,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "9d862237a824ea83d140d49211ed2dc22f31202d26fc1928143a15adea3c5d25"
+	SpecSHA256 = "039088f46a1b95024ba08f20453a3a4ea9431a014f9301a6ec0c1526d35658fa"
 )
 
 // DB0 is database 0 of sessions, reached through SESSION_REDIS_URL as ACL user sessions.
@@ -97,6 +97,46 @@ func (p Prefix) globs(rel ...string) []string {
 		out[i] = p.s + g
 	}
 	return out
+}
+
+// LoginAttemptsKey is a key of pattern ratelimit:login:{account} (sessions.db0, zset, TTL
+// window + jitter up to 1s; source: Elang Redis doc: rate limits beside sessions).
+// One account's login attempts in the window, one member (the attempt's id) each.
+// Build it with NewLoginAttemptsKey.
+type LoginAttemptsKey struct {
+	key string
+	p   string
+}
+
+// String is the key's name in Redis.
+func (k LoginAttemptsKey) String() string {
+	return k.key
+}
+
+// LoginAttemptsPattern matches every LoginAttemptsKey of deployment p, as an ACL or SCAN MATCH pattern.
+func LoginAttemptsPattern(p Prefix) string {
+	return p.s + "ratelimit:login:*"
+}
+
+const (
+	// LoginAttemptsMaxJitter is the most a LoginAttemptsKey's TTL adds to its window.
+	LoginAttemptsMaxJitter = 1 * time.Second
+)
+
+// NewLoginAttemptsKey builds p + ratelimit:login:{account}. Each part is checked against
+// its placeholder's type, so no value can forge another name; the error names the part,
+// never its value.
+func NewLoginAttemptsKey(p Prefix, account string) (LoginAttemptsKey, error) {
+	if p.s == "" {
+		return LoginAttemptsKey{}, runtime.NoPrefix("login_attempts")
+	}
+	if err := runtime.CheckName("login_attempts", "account", account, 64); err != nil {
+		return LoginAttemptsKey{}, err
+	}
+	return LoginAttemptsKey{
+		key: p.s + "ratelimit:login:" + account,
+		p:   p.s,
+	}, nil
 }
 
 // SessionDataKey is a key of pattern session:{{session_id}}:data (sessions.db0, hash, TTL
@@ -183,6 +223,15 @@ func NewSessionLockKey(p Prefix, sessionID string) (SessionLockKey, error) {
 // checks each key is declared and has a TTL. Patterns and globs follow the deployment
 // prefix: strip it from a key before matching.
 var Keys = []runtime.KeyInfo{
+	{
+		DB:        0,
+		Glob:      "ratelimit:login:*",
+		Kind:      "rate_limit",
+		MaxJitter: 1 * time.Second,
+		Name:      "login_attempts",
+		Pattern:   "ratelimit:login:{account}",
+		TTLRule:   "window_jitter",
+	},
 	{
 		DB:      0,
 		Glob:    "session:{*}:data",

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
+	"time"
 )
 
 // Clients holds one client per database of sessions the scripts run in. A client may be
@@ -56,6 +57,7 @@ func NewScripts(c Clients, opts ...Option) (*Scripts, error) {
 // per server, so one Preload covers every database.
 func AllScripts() []*runtime.Script {
 	return []*runtime.Script{
+		LoginAttemptScript,
 		SessionLockScript,
 		SessionSaveScript,
 	}
@@ -66,6 +68,87 @@ var (
 	// session's lock. Match it with errors.Is.
 	ErrNotOwner = runtime.ErrorCode("NOT_OWNER")
 )
+
+// LoginAttemptScript is script login_attempt (lua/sessions/login_attempt.lua), run with
+// EVALSHA.
+var LoginAttemptScript = runtime.MustScript("login_attempt", loginAttemptSource, LoginAttemptSHA1, false)
+
+// LoginAttemptArgs are the ARGV of login_attempt.
+type LoginAttemptArgs struct {
+	Limit  int64
+	Window time.Duration
+	Jitter time.Duration
+	// Attempt: Unique per attempt.
+	Attempt string
+}
+
+// LoginAttemptResult is the reply of login_attempt.
+type LoginAttemptResult struct {
+	Allowed   bool
+	Remaining int64
+	// Duplicate: This attempt was counted by an earlier call.
+	Duplicate bool
+}
+
+func loginAttemptInput(prefix string, attempts LoginAttemptsKey, a LoginAttemptArgs) ([]string, []any, error) {
+	argv := make([]any, 4)
+	var err error
+	if attempts.key == "" {
+		return nil, nil, runtime.MissingKey("login_attempt", "attempts")
+	}
+	if attempts.p != prefix {
+		return nil, nil, runtime.WrongPrefix("login_attempt", "attempts")
+	}
+	if argv[0], err = runtime.ArgInt("login_attempt", "limit", a.Limit, 1, 100000); err != nil {
+		return nil, nil, err
+	}
+	if argv[1], err = runtime.ArgDuration("login_attempt", "window", a.Window, 1*time.Second, 24*time.Hour); err != nil {
+		return nil, nil, err
+	}
+	if argv[2], err = runtime.ArgDuration("login_attempt", "jitter", a.Jitter, 0, 1*time.Second); err != nil {
+		return nil, nil, err
+	}
+	if argv[3], err = runtime.ArgToken("login_attempt", "attempt", a.Attempt); err != nil {
+		return nil, nil, err
+	}
+	return []string{attempts.key}, argv, nil
+}
+
+func decodeLoginAttempt(v any) (LoginAttemptResult, error) {
+	r := runtime.ArrayReply("login_attempt", v, 3)
+	var out LoginAttemptResult
+	out.Allowed = r.Bool("allowed")
+	out.Remaining = r.Int("remaining")
+	out.Duplicate = r.Bool("duplicate")
+	return out, r.Err()
+}
+
+// LoginAttempt runs login_attempt (sessions db0). Sliding-window limit of one account's
+// login attempts: at most limit attempts in window, each a ZSET member named by its
+// attempt id. An attempt already counted is not counted again (duplicate), so a call
+// resent after a lost reply is charged once.
+func (s *Scripts) LoginAttempt(ctx context.Context, attempts LoginAttemptsKey, args LoginAttemptArgs) (LoginAttemptResult, error) {
+	var zero LoginAttemptResult
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("sessions", "db0", "login_attempt")
+	}
+	keys, argv, err := loginAttemptInput(s.prefix, attempts, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := LoginAttemptScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeLoginAttempt(v)
+}
+
+// QueueLoginAttempt adds a login_attempt call to a batch; run the batch on a client of
+// sessions db0.
+func (s *Scripts) QueueLoginAttempt(b *runtime.Batch, attempts LoginAttemptsKey, args LoginAttemptArgs) *runtime.Pending[LoginAttemptResult] {
+	keys, argv, err := loginAttemptInput(s.prefix, attempts, args)
+	return runtime.Queue(b, LoginAttemptScript, keys, argv, err, decodeLoginAttempt)
+}
 
 // SessionLockScript is script session_lock (lua/sessions/session_lock.lua), run with
 // EVALSHA.
