@@ -95,8 +95,8 @@ func TestFeatureGolden(t *testing.T) {
 func TestHANOutputIsDeterministicFormattedAndMarked(t *testing.T) {
 	a := generate(t, "../keyspec.yaml", "../lua")
 	b := generate(t, "../keyspec.yaml", "../lua")
-	if len(a) != 8 {
-		t.Fatalf("%d files, want 4 per instance: %v", len(a), a.Paths())
+	if len(a) != 12 {
+		t.Fatalf("%d files, want 4 per instance (vm1, vm2, elang): %v", len(a), a.Paths())
 	}
 	for _, p := range a.Paths() {
 		if !bytes.Equal(a[p], b[p]) {

@@ -64,7 +64,7 @@ func TestGenerateThenCheck(t *testing.T) {
 	if code, _, stderr := luagen(t, dir, "check"); code != 1 || !strings.Contains(stderr, "vm1/scripts.go: missing") {
 		t.Fatalf("check before generate: %d\n%s", code, stderr)
 	}
-	if code, stdout, stderr := luagen(t, dir, "generate"); code != 0 || !strings.Contains(stdout, "8 files") {
+	if code, stdout, stderr := luagen(t, dir, "generate"); code != 0 || !strings.Contains(stdout, "12 files") {
 		t.Fatalf("generate: %d %s %s", code, stdout, stderr)
 	}
 	if code, _, stderr := luagen(t, dir, "check"); code != 0 {
