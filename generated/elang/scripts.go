@@ -3,6 +3,7 @@
 package elang
 
 import (
+	"context"
 	"fmt"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -54,5 +55,101 @@ func NewScripts(c Clients, opts ...Option) (*Scripts, error) {
 // AllScripts lists every script of elang, e.g. for runtime.Preload. The script cache is
 // per server, so one Preload covers every database.
 func AllScripts() []*runtime.Script {
-	return []*runtime.Script{}
+	return []*runtime.Script{
+		OutboxRelayScript,
+	}
+}
+
+// OutboxRelayScript is script outbox_relay (lua/elang/outbox_relay.lua), run with EVALSHA.
+var OutboxRelayScript = runtime.MustScript("outbox_relay", outboxRelaySource, OutboxRelaySHA1, false)
+
+// OutboxRelayArgs are the ARGV of outbox_relay.
+type OutboxRelayArgs struct {
+	// MessageID: The outbox row's message_id.
+	MessageID string
+	// Kind: Event or job.
+	Kind string
+	// Channel: The event channel or the job queue.
+	Channel string
+	// Ref: The event id within its channel or the job id.
+	Ref int64
+	// Maxlen: MAXLEN of the XADD (at most the key's max_len).
+	Maxlen int64
+}
+
+// OutboxRelayResult is the reply of outbox_relay.
+type OutboxRelayResult struct {
+	// Appended: False when the dedupe key held the id of an earlier append.
+	Appended bool
+	// ID: The stream entry's id.
+	ID string
+}
+
+func outboxRelayInput(prefix string, stream OutboxStreamKey, dedupe OutboxDedupeKey, a OutboxRelayArgs) ([]string, []any, error) {
+	argv := make([]any, 6)
+	var err error
+	if stream.key == "" {
+		return nil, nil, runtime.MissingKey("outbox_relay", "stream")
+	}
+	if stream.p != prefix {
+		return nil, nil, runtime.WrongPrefix("outbox_relay", "stream")
+	}
+	if dedupe.key == "" {
+		return nil, nil, runtime.MissingKey("outbox_relay", "dedupe")
+	}
+	if dedupe.p != prefix {
+		return nil, nil, runtime.WrongPrefix("outbox_relay", "dedupe")
+	}
+	if argv[0], err = runtime.ArgUUID("outbox_relay", "message_id", a.MessageID); err != nil {
+		return nil, nil, err
+	}
+	if argv[1], err = runtime.ArgName("outbox_relay", "kind", a.Kind, 16); err != nil {
+		return nil, nil, err
+	}
+	if argv[2], err = runtime.ArgString("outbox_relay", "channel", a.Channel, 128); err != nil {
+		return nil, nil, err
+	}
+	if argv[3], err = runtime.ArgInt("outbox_relay", "ref", a.Ref, 1, 9007199254740991); err != nil {
+		return nil, nil, err
+	}
+	if argv[4], err = runtime.ArgInt("outbox_relay", "maxlen", a.Maxlen, 1, 100000); err != nil {
+		return nil, nil, err
+	}
+	argv[5] = OutboxDedupeTTL.Milliseconds()
+	return []string{stream.key, dedupe.key}, argv, nil
+}
+
+func decodeOutboxRelay(v any) (OutboxRelayResult, error) {
+	r := runtime.ArrayReply("outbox_relay", v, 2)
+	var out OutboxRelayResult
+	out.Appended = r.Bool("appended")
+	out.ID = r.String("id")
+	return out, r.Err()
+}
+
+// OutboxRelay runs outbox_relay (elang db0). Appends one committed outbox row's
+// notification to the stream, trimmed to maxlen, unless its dedupe key says it was
+// appended before; either way it answers the stream id the row lives under, which the
+// relay then marks in SQL.
+func (s *Scripts) OutboxRelay(ctx context.Context, stream OutboxStreamKey, dedupe OutboxDedupeKey, args OutboxRelayArgs) (OutboxRelayResult, error) {
+	var zero OutboxRelayResult
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("elang", "db0", "outbox_relay")
+	}
+	keys, argv, err := outboxRelayInput(s.prefix, stream, dedupe, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := OutboxRelayScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeOutboxRelay(v)
+}
+
+// QueueOutboxRelay adds a outbox_relay call to a batch; run the batch on a client of elang
+// db0.
+func (s *Scripts) QueueOutboxRelay(b *runtime.Batch, stream OutboxStreamKey, dedupe OutboxDedupeKey, args OutboxRelayArgs) *runtime.Pending[OutboxRelayResult] {
+	keys, argv, err := outboxRelayInput(s.prefix, stream, dedupe, args)
+	return runtime.Queue(b, OutboxRelayScript, keys, argv, err, decodeOutboxRelay)
 }
