@@ -1,0 +1,73 @@
+package outbox
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/hanchat/luagen/internal/logtest"
+	"github.com/hanchat/luagen/internal/promtest"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Redis lost and restarted empty (no persistence) under a running relay: SQL keeps
+// every job and every event of the replay history; the relay keeps retrying while
+// Redis is down (failures counted, rows pending) and, once Redis answers again,
+// republishes exactly the rows still pending, each once, without a restart of its
+// own process. What was delivered before the loss is not sent again: consumers
+// recover it by their SQL reconcile sweep (package consumer).
+func TestEmptyRedisRestartLosesNothingFromSQL(t *testing.T) {
+	e := newEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	reg := prometheus.NewPedanticRegistry()
+	log, rec := logtest.New()
+	r := e.relay(Options{Batch: 50, Poll: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond, PendingEvery: time.Millisecond, Registerer: reg, Logger: log})
+	done := make(chan error, 1)
+	go func() { done <- r.Work(ctx) }()
+
+	e.publish(t, "orders", 300)
+	waitFor(t, 30*time.Second, "300 rows delivered", func() bool {
+		return e.count(t, "SELECT count(*) FROM elang_outbox WHERE delivered_at IS NULL") == 0
+	})
+	e.srv.Kill()
+	e.publish(t, "orders", 200)
+	waitFor(t, 30*time.Second, "failed passes counted while Redis is down", func() bool {
+		return promtest.Value(t, reg, "elang_outbox_relay_failures_total", nil) >= 2
+	})
+	waitFor(t, 30*time.Second, "the pending metric shows the 200 rows", func() bool {
+		return promtest.Value(t, reg, "elang_outbox_pending", nil) == 200
+	})
+	if n := e.count(t, "SELECT count(*) FROM elang_outbox WHERE delivered_at IS NULL"); n != 200 {
+		t.Fatalf("%d rows pending while Redis is down, want 200", n)
+	}
+	e.srv.Restart()
+	waitFor(t, 30*time.Second, "the 200 pending rows republished", func() bool {
+		return e.count(t, "SELECT count(*) FROM elang_outbox WHERE delivered_at IS NULL") == 0
+	})
+	waitFor(t, 30*time.Second, "the pending metric back to 0", func() bool {
+		return promtest.Value(t, reg, "elang_outbox_pending", nil) == 0
+	})
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if warned := rec.Records("outbox relay pass failed; rows stay pending"); len(warned) < 2 {
+		t.Fatalf("%d warnings of failed passes, want at least 2", len(warned))
+	}
+	ents := e.entries(t)
+	if len(ents) != 200 {
+		t.Fatalf("%d entries in the restarted Redis, want the 200 pending ones", len(ents))
+	}
+	for i, en := range ents {
+		if en.ref != int64(301+i) {
+			t.Fatalf("entry %d is event %d, want %d", i, en.ref, 301+i)
+		}
+	}
+	if n := e.count(t, "SELECT count(*) FROM elang_events WHERE channel = 'orders'"); n != 500 {
+		t.Fatalf("replay history holds %d events, want 500", n)
+	}
+	if n := e.count(t, "SELECT count(*) FROM elang_outbox"); n != 500 {
+		t.Fatalf("%d outbox rows, want 500", n)
+	}
+}
