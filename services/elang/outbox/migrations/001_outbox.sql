@@ -50,3 +50,5 @@ CREATE TABLE IF NOT EXISTS elang_outbox (
 );
 CREATE INDEX IF NOT EXISTS elang_outbox_pending ON elang_outbox (id) WHERE delivered_at IS NULL;
 CREATE INDEX IF NOT EXISTS elang_outbox_delivered ON elang_outbox (delivered_at) WHERE delivered_at IS NOT NULL;
+-- Prune keeps an event's history while its notification is pending.
+CREATE INDEX IF NOT EXISTS elang_outbox_pending_ref ON elang_outbox (kind, channel, ref) WHERE delivered_at IS NULL;
