@@ -20,18 +20,19 @@ CREATE TABLE IF NOT EXISTS elang_events (
 CREATE INDEX IF NOT EXISTS elang_events_created ON elang_events (created_at);
 
 -- Jobs: the durable queue. A worker claims a ready job (FOR UPDATE SKIP LOCKED),
--- holds it until reserved_until, and finishes it (done) or releases it.
+-- holds it until reserved_until, and finishes it (done), releases it (ready) or,
+-- after its last attempt, gives it up (failed, kept for the operator).
 CREATE TABLE IF NOT EXISTS elang_jobs (
     id             bigserial   PRIMARY KEY,
     queue          text        NOT NULL,
     payload        bytea       NOT NULL,
-    state          text        NOT NULL DEFAULT 'ready' CHECK (state IN ('ready', 'reserved', 'done')),
+    state          text        NOT NULL DEFAULT 'ready' CHECK (state IN ('ready', 'reserved', 'done', 'failed')),
     attempts       integer     NOT NULL DEFAULT 0,
     reserved_until timestamptz,
     created_at     timestamptz NOT NULL DEFAULT now(),
     finished_at    timestamptz
 );
-CREATE INDEX IF NOT EXISTS elang_jobs_ready ON elang_jobs (queue, id) WHERE state <> 'done';
+CREATE INDEX IF NOT EXISTS elang_jobs_ready ON elang_jobs (queue, id) WHERE state IN ('ready', 'reserved');
 CREATE INDEX IF NOT EXISTS elang_jobs_finished ON elang_jobs (finished_at) WHERE state = 'done';
 
 -- The outbox: one row per committed event or job, written in the application's own
