@@ -81,8 +81,11 @@ func (g *Group) Ensure(ctx context.Context) error {
 // gets it again.
 func (g *Group) Read(ctx context.Context, count int, block time.Duration) ([]Notification, error) {
 	args := &redis.XReadGroupArgs{Group: g.group, Consumer: g.consumer, Streams: []string{g.stream, ">"}, Count: int64(count), Block: block}
-	if block <= 0 {
+	switch {
+	case block <= 0:
 		args.Block = -1 // go-redis: no BLOCK argument
+	case block < time.Millisecond:
+		args.Block = time.Millisecond // BLOCK 0 would wait forever
 	}
 	res, err := g.rdb.XReadGroup(ctx, args).Result()
 	if err != nil && strings.HasPrefix(err.Error(), "NOGROUP") {
