@@ -20,6 +20,18 @@ type Event struct {
 	Payload []byte
 }
 
+// Delivery is what a subscription receives: the next events of its channel in id
+// order, and whether history it had not seen was pruned before it could be read.
+type Delivery struct {
+	// Events follow the subscription's cursor in id order (none when Gap says
+	// everything up to the channel's last id is gone).
+	Events []Event
+	// Gap: events after the cursor and before Events were pruned (operations:prune)
+	// before this client read them; it must reload its application snapshot. Ids of
+	// a channel have no holes (a rollback takes its id back), so a hole is a prune.
+	Gap bool
+}
+
 // HubOptions configure a Hub. The zero value takes every default.
 type HubOptions struct {
 	// Batch bounds the notifications read at once (default 100).
@@ -63,7 +75,7 @@ type Subscription struct {
 	h       *Hub
 	channel string
 	cursor  int64 // the last event id delivered; only the hub's goroutine moves it
-	deliver func([]Event)
+	deliver func(Delivery)
 }
 
 // NewHub makes a hub reading db's history, woken through g (a group of this process
@@ -101,7 +113,7 @@ func NewHub(db *pgxpool.Pool, g *Group, o HubOptions) *Hub {
 // the next step or sweep on. deliver runs on the hub's goroutine: it must not block
 // (hand the events to the client's writer). A client whose cursor is older than the
 // history kept (operations:prune) gets what is left and must reload its snapshot.
-func (h *Hub) Subscribe(channel string, cursor int64, deliver func([]Event)) (*Subscription, error) {
+func (h *Hub) Subscribe(channel string, cursor int64, deliver func(Delivery)) (*Subscription, error) {
 	if err := outbox.CheckName("channel", channel); err != nil {
 		return nil, err
 	}
@@ -250,10 +262,17 @@ func (h *Hub) catchUp(ctx context.Context, channel string, upTo int64) error {
 				return err
 			}
 			if len(evs) == 0 {
+				if upTo > cursor { // the sweep knows of events up to upTo: all pruned
+					for _, s := range subs {
+						s.deliver(Delivery{Gap: true})
+						s.cursor = upTo
+					}
+				}
 				continue
 			}
+			d := Delivery{Events: evs, Gap: evs[0].ID != cursor+1}
 			for _, s := range subs {
-				s.deliver(evs)
+				s.deliver(d)
 				s.cursor = evs[len(evs)-1].ID
 				h.delivered.Add(float64(len(evs)))
 			}

@@ -7,16 +7,21 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/internal/promtest"
+	"github.com/hanchat/luagen/services/elang/outbox"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // client records what a hub delivered to one subscription.
 type client struct {
-	got []int64
+	got  []int64
+	gaps int
 }
 
-func (c *client) deliver(evs []Event) {
-	for _, e := range evs {
+func (c *client) deliver(d Delivery) {
+	if d.Gap {
+		c.gaps++
+	}
+	for _, e := range d.Events {
 		c.got = append(c.got, e.ID)
 	}
 }
@@ -26,6 +31,9 @@ func (c *client) want(t *testing.T, name string, from, to int64) {
 	t.Helper()
 	if int64(len(c.got)) != to-from {
 		t.Fatalf("%s got %d events %v, want %d..%d", name, len(c.got), c.got, from+1, to)
+	}
+	if c.gaps != 0 {
+		t.Fatalf("%s was told %d times to reload its snapshot", name, c.gaps)
 	}
 	for i, id := range c.got {
 		if id != from+1+int64(i) {
@@ -128,4 +136,47 @@ func TestHubSweepRecoversLostNotifications(t *testing.T) {
 	}
 	b.want(t, "room:b after the second sweep", 0, 3)
 	a.want(t, "room:a after the second sweep", 0, 25)
+}
+
+// A client whose cursor lies before the history operations:prune removed gets what
+// is left, told to reload its snapshot (Gap); a client within the history is not.
+func TestHubTellsAClientBehindPrunedHistoryToReload(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	h := NewHub(e.db, e.group(t, "realtime:p3", "hub"), HubOptions{Block: time.Millisecond})
+	e.publish(t, "room:a", 10)
+	e.publish(t, "room:b", 4)
+	e.drain(t)
+	if _, err := e.db.Exec(ctx, "UPDATE elang_events SET created_at = now() - interval '30 days' WHERE id <= 6"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := outbox.Prune(ctx, e.db, outbox.Retention{}, nil); err != nil {
+		t.Fatal(err)
+	}
+	away, recent, gone := &client{}, &client{}, &client{}
+	for _, s := range []struct {
+		ch     string
+		cursor int64
+		c      *client
+	}{{"room:a", 2, away}, {"room:a", 6, recent}, {"room:b", 1, gone}} {
+		if _, err := h.Subscribe(s.ch, s.cursor, s.c.deliver); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.publish(t, "room:a", 1)
+	e.drain(t)
+	if err := h.Step(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if away.gaps != 1 || len(away.got) != 5 || away.got[0] != 7 {
+		t.Fatalf("client away since event 2: %d gaps, events %v; want one gap and 7..11", away.gaps, away.got)
+	}
+	recent.want(t, "client at event 6", 6, 11)
+	// room:b had no new event: the sweep finds its last id 4 and nothing left after 1.
+	if err := h.Sweep(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if gone.gaps != 1 || len(gone.got) != 0 {
+		t.Fatalf("client of room:b: %d gaps, events %v; want one gap and nothing", gone.gaps, gone.got)
+	}
 }
