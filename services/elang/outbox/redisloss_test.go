@@ -7,11 +7,12 @@ import (
 
 	"github.com/hanchat/luagen/internal/logtest"
 	"github.com/hanchat/luagen/internal/promtest"
+	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
 // Redis lost and restarted empty (no persistence) under a running relay: SQL keeps
-// every job and every event of the replay history; the relay keeps retrying while
+// every job (50 queued during the outage) and every event of the replay history; the relay keeps retrying while
 // Redis is down (failures counted, rows pending) and, once Redis answers again,
 // republishes exactly the rows still pending, each once, without a restart of its
 // own process. What was delivered before the loss is not sent again: consumers
@@ -31,7 +32,15 @@ func TestEmptyRedisRestartLosesNothingFromSQL(t *testing.T) {
 		return e.count(t, "SELECT count(*) FROM elang_outbox WHERE delivered_at IS NULL") == 0
 	})
 	e.srv.Kill()
-	e.publish(t, "orders", 200)
+	e.publish(t, "orders", 150)
+	e.tx(t, false, func(tx pgx.Tx) error { // jobs queued while Redis is down
+		for i := 0; i < 50; i++ {
+			if _, err := (Queue{}).Push(context.Background(), tx, "mail", nil); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 	waitFor(t, 30*time.Second, "failed passes counted while Redis is down", func() bool {
 		return promtest.Value(t, reg, "elang_outbox_relay_failures_total", nil) >= 2
 	})
@@ -59,13 +68,21 @@ func TestEmptyRedisRestartLosesNothingFromSQL(t *testing.T) {
 	if len(ents) != 200 {
 		t.Fatalf("%d entries in the restarted Redis, want the 200 pending ones", len(ents))
 	}
-	for i, en := range ents {
-		if en.ref != int64(301+i) {
-			t.Fatalf("entry %d is event %d, want %d", i, en.ref, 301+i)
+	for i, en := range ents[:150] {
+		if en.kind != KindEvent || en.ref != int64(301+i) {
+			t.Fatalf("entry %d is %s %d, want event %d", i, en.kind, en.ref, 301+i)
 		}
 	}
-	if n := e.count(t, "SELECT count(*) FROM elang_events WHERE channel = 'orders'"); n != 500 {
-		t.Fatalf("replay history holds %d events, want 500", n)
+	for _, en := range ents[150:] {
+		if en.kind != KindJob || en.channel != "mail" {
+			t.Fatalf("entry %+v, want a job of mail", en)
+		}
+	}
+	if n := e.count(t, "SELECT count(*) FROM elang_events WHERE channel = 'orders'"); n != 450 {
+		t.Fatalf("replay history holds %d events, want 450", n)
+	}
+	if n := e.count(t, "SELECT count(*) FROM elang_jobs WHERE state = 'ready'"); n != 50 {
+		t.Fatalf("%d jobs ready, want the 50 queued while Redis was down", n)
 	}
 	if n := e.count(t, "SELECT count(*) FROM elang_outbox"); n != 500 {
 		t.Fatalf("%d outbox rows, want 500", n)
