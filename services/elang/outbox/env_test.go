@@ -3,7 +3,6 @@ package outbox
 import (
 	"context"
 	"fmt"
-	"os"
 	"testing"
 	"time"
 
@@ -126,5 +125,3 @@ func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
 		t.Fatalf("not within %s: %s", d, what)
 	}
 }
-
-func getenv(k string) string { return os.Getenv(k) }
