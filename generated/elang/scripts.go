@@ -5,6 +5,7 @@ package elang
 import (
 	"context"
 	"fmt"
+
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 )
@@ -19,7 +20,7 @@ type Clients struct {
 // Scripts runs the Lua scripts of elang through typed wrappers. It is safe for concurrent
 // use.
 type Scripts struct {
-	c      Clients
+	db0    runtime.DB
 	prefix string
 }
 
@@ -37,17 +38,16 @@ func WithPrefix(p Prefix) Option {
 // *redis.Client or *redis.Ring), so a script never runs in the wrong one, and binds the
 // Scripts to the deployment prefix WithPrefix names (required).
 func NewScripts(c Clients, opts ...Option) (*Scripts, error) {
-	s := &Scripts{c: c}
+	s := &Scripts{}
+	var err error
 	for _, o := range opts {
 		o(s)
 	}
 	if s.prefix == "" {
 		return nil, fmt.Errorf("elang: NewScripts needs WithPrefix: every key of elang starts with a deployment prefix: %w", runtime.ErrInvalidPrefix)
 	}
-	if c.DB0 != nil {
-		if err := runtime.CheckDB(c.DB0, DB0); err != nil {
-			return nil, fmt.Errorf("elang db0: %w", err)
-		}
+	if s.db0, err = runtime.Bind(c.DB0, "elang db0", DB0); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -60,10 +60,10 @@ func AllScripts() []*runtime.Script {
 	}
 }
 
-// OutboxRelayScript is script outbox_relay (lua/elang/outbox_relay.lua), run with EVALSHA.
+// OutboxRelayScript is lua/elang/outbox_relay.lua.
 var OutboxRelayScript = runtime.MustScript("outbox_relay", outboxRelaySource, OutboxRelaySHA1, false)
 
-// OutboxRelayArgs are the ARGV of outbox_relay.
+// OutboxRelayArgs are the ARGV of OutboxRelay.
 type OutboxRelayArgs struct {
 	// MessageID: The outbox row's message_id.
 	MessageID string
@@ -85,71 +85,35 @@ type OutboxRelayResult struct {
 	ID string
 }
 
-func outboxRelayInput(prefix string, stream OutboxStreamKey, dedupe OutboxDedupeKey, a OutboxRelayArgs) ([]string, []any, error) {
-	argv := make([]any, 6)
-	var err error
-	if stream.key == "" {
-		return nil, nil, runtime.MissingKey("outbox_relay", "stream")
-	}
-	if stream.p != prefix {
-		return nil, nil, runtime.WrongPrefix("outbox_relay", "stream")
-	}
-	if dedupe.key == "" {
-		return nil, nil, runtime.MissingKey("outbox_relay", "dedupe")
-	}
-	if dedupe.p != prefix {
-		return nil, nil, runtime.WrongPrefix("outbox_relay", "dedupe")
-	}
-	if argv[0], err = runtime.ArgUUID("outbox_relay", "message_id", a.MessageID); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgName("outbox_relay", "kind", a.Kind, 16); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgString("outbox_relay", "channel", a.Channel, 128); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgInt("outbox_relay", "ref", a.Ref, 1, 9007199254740991); err != nil {
-		return nil, nil, err
-	}
-	if argv[4], err = runtime.ArgInt("outbox_relay", "maxlen", a.Maxlen, 1, 100000); err != nil {
-		return nil, nil, err
-	}
-	argv[5] = OutboxDedupeTTL.Milliseconds()
-	return []string{stream.key, dedupe.key}, argv, nil
+func outboxRelayInput(prefix string, stream OutboxStreamKey, dedupe OutboxDedupeKey, a OutboxRelayArgs) runtime.Input {
+	in := OutboxRelayScript.PrefixedInput(prefix, 2, 6)
+	in.PrefixedKey("stream", stream.key, stream.p)
+	in.PrefixedKey("dedupe", dedupe.key, dedupe.p)
+	in.UUID("message_id", a.MessageID)
+	in.Name("kind", a.Kind, 16)
+	in.String("channel", a.Channel, 128)
+	in.Int("ref", a.Ref, 1, 9007199254740991)
+	in.Int("maxlen", a.Maxlen, 1, 100000)
+	in.Millis(OutboxDedupeTTL)
+	return in
 }
 
 func decodeOutboxRelay(v any) (OutboxRelayResult, error) {
-	r := runtime.ArrayReply("outbox_relay", v, 2)
+	r := OutboxRelayScript.ArrayReply(v, 2)
 	var out OutboxRelayResult
 	out.Appended = r.Bool("appended")
 	out.ID = r.String("id")
 	return out, r.Err()
 }
 
-// OutboxRelay runs outbox_relay (elang db0). Appends one committed outbox row's
-// notification to the stream, trimmed to maxlen, unless its dedupe key says it was
-// appended before; either way it answers the stream id the row lives under, which the
-// relay then marks in SQL.
+// OutboxRelay runs outbox_relay on db0. Appends one committed outbox row's notification to
+// the stream, trimmed to maxlen, unless its dedupe key says it was appended before; either
+// way it answers the stream id the row lives under, which the relay then marks in SQL.
 func (s *Scripts) OutboxRelay(ctx context.Context, stream OutboxStreamKey, dedupe OutboxDedupeKey, args OutboxRelayArgs) (OutboxRelayResult, error) {
-	var zero OutboxRelayResult
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("elang", "db0", "outbox_relay")
-	}
-	keys, argv, err := outboxRelayInput(s.prefix, stream, dedupe, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := OutboxRelayScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeOutboxRelay(v)
+	return runtime.Run(ctx, s.db0, outboxRelayInput(s.prefix, stream, dedupe, args), decodeOutboxRelay)
 }
 
-// QueueOutboxRelay adds a outbox_relay call to a batch; run the batch on a client of elang
-// db0.
+// QueueOutboxRelay is OutboxRelay in a batch, run on a client of db0.
 func (s *Scripts) QueueOutboxRelay(b *runtime.Batch, stream OutboxStreamKey, dedupe OutboxDedupeKey, args OutboxRelayArgs) *runtime.Pending[OutboxRelayResult] {
-	keys, argv, err := outboxRelayInput(s.prefix, stream, dedupe, args)
-	return runtime.Queue(b, OutboxRelayScript, keys, argv, err, decodeOutboxRelay)
+	return runtime.Queue(b, outboxRelayInput(s.prefix, stream, dedupe, args), decodeOutboxRelay)
 }
