@@ -58,8 +58,11 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return exitUsage
 	}
 	cmd, rest := args[0], args[1:]
-	c := &cli{ctx: ctx, getenv: getenv, stdout: stdout, stderr: stderr,
-		log: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))}
+	c := &cli{ctx: ctx, getenv: getenv, stdout: stdout}
+	// Everything written to stderr (log records, progress, a job program's output)
+	// passes through the redaction of the URLs and passwords the command read.
+	c.stderr = redactingWriter{c: c, w: stderr}
+	c.log = slog.New(slog.NewTextHandler(c.stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	var err error
 	switch cmd {
 	case "-h", "--help", "help":
@@ -85,10 +88,10 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 	case errors.Is(err, flag.ErrHelp):
 		return exitOK
 	case errors.As(err, new(usageError)):
-		fmt.Fprintf(stderr, "elang %s: %s\n", cmd, c.redact(err.Error()))
+		fmt.Fprintf(c.stderr, "elang %s: %s\n", cmd, err)
 		return exitUsage
 	default:
-		fmt.Fprintf(stderr, "elang %s: %s\n", cmd, c.redact(err.Error()))
+		fmt.Fprintf(c.stderr, "elang %s: %s\n", cmd, err)
 		return exitFail
 	}
 }
@@ -99,6 +102,19 @@ type cli struct {
 	stdout, stderr io.Writer
 	log            *slog.Logger
 	secrets        []string // passwords and URLs never printed
+}
+
+// redactingWriter writes through redact; slog writes a record in one Write.
+type redactingWriter struct {
+	c *cli
+	w io.Writer
+}
+
+func (r redactingWriter) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, r.c.redact(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }
 
 // redact removes every URL and password the command read from s.

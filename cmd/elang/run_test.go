@@ -174,3 +174,28 @@ func write(t *testing.T, pool *pgxpool.Pool, events, jobs int) {
 		t.Fatal(err)
 	}
 }
+
+// Whatever reaches stderr through the command's writer (log records, a job
+// program's output) loses the URLs and passwords the command read, however the
+// password is spelled in them.
+func TestStderrIsRedacted(t *testing.T) {
+	var buf bytes.Buffer
+	c := &cli{getenv: func(k string) string {
+		return map[string]string{"ELANG_REDIS_URL": "redis://app:p%40ss-w0rd-long@db.internal:6380/0"}[k]
+	}}
+	w := redactingWriter{c: c, w: &buf}
+	if _, err := c.secretURL("ELANG_REDIS_URL", "redis"); err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		"dial redis://app:p%40ss-w0rd-long@db.internal:6380/0 failed\n",
+		"auth with p@ss-w0rd-long refused\n",
+	} {
+		if _, err := w.Write([]byte(line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out := buf.String(); strings.Contains(out, "w0rd") || strings.Count(out, "xxxxx") != 2 {
+		t.Fatalf("redacted output: %q", out)
+	}
+}
