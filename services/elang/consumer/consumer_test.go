@@ -2,6 +2,7 @@ package consumer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 	"sync/atomic"
@@ -156,10 +157,13 @@ func TestWorkersRunEachJobOnce(t *testing.T) {
 	waitFor(t, 60*time.Second, "600 mail jobs done", func() bool {
 		return e.count(t, "SELECT count(*) FROM elang_jobs WHERE queue = 'mail' AND state = 'done'") == 600
 	})
-	waitFor(t, 30*time.Second, "every notification relayed and acknowledged", func() bool {
+	waitFor(t, 30*time.Second, "all 660 notifications read by the group and acknowledged", func() bool {
 		p, err := e.srv.Admin().XPending(ctx, e.prefix.String()+"outbox:stream", "queue").Result()
-		n, _ := e.srv.Admin().XLen(ctx, e.prefix.String()+"outbox:stream").Result()
-		return err == nil && p.Count == 0 && n == 660
+		if err != nil || p.Count != 0 {
+			return false
+		}
+		gs, err := e.srv.Admin().XInfoGroups(ctx, e.prefix.String()+"outbox:stream").Result()
+		return err == nil && len(gs) == 1 && gs[0].EntriesRead == 660 && gs[0].Lag == 0
 	})
 	cancel()
 	wg.Wait()
@@ -245,5 +249,24 @@ func TestDeadConsumerIsReclaimed(t *testing.T) {
 	}
 	if got := promtest.Sum(t, reg, "elang_queue_jobs_total", map[string]string{"outcome": "retry"}); got != 2 {
 		t.Fatalf("%v retries, want 2", got)
+	}
+}
+
+// With Redis down a worker still runs what SQL holds: each step sweeps the jobs
+// table and reports the Redis error beside the count.
+func TestWorkerRunsJobsWhileRedisIsDown(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	var ran atomic.Int64
+	w := NewWorker(e.db, e.group(t, "queue", "w1"), func(context.Context, Job) error { ran.Add(1); return nil },
+		WorkerOptions{Queues: []string{"mail"}, Batch: 7, Block: time.Millisecond})
+	e.srv.Kill()
+	e.push(t, "mail", 30)
+	n, err := w.Step(ctx)
+	if n != 30 || !errors.Is(err, ErrRedis) {
+		t.Fatalf("step with Redis down: ran %d, %v; want 30 and ErrRedis", n, err)
+	}
+	if ran.Load() != 30 || e.count(t, "SELECT count(*) FROM elang_jobs WHERE state = 'done'") != 30 {
+		t.Fatalf("ran %d jobs, want 30 done", ran.Load())
 	}
 }

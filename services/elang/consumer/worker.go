@@ -97,7 +97,7 @@ func NewWorker(db *pgxpool.Pool, g *Group, h Handler, o WorkerOptions) *Worker {
 }
 
 // Work runs steps until ctx ends, then returns nil. A failed step is logged and the
-// next one follows after Block.
+// next one follows after Block: while Redis is down the worker polls SQL every Block.
 func (w *Worker) Work(ctx context.Context) error {
 	if len(w.o.Queues) == 0 {
 		return errors.New("consumer: worker: no queues")
@@ -119,37 +119,41 @@ func (w *Worker) Work(ctx context.Context) error {
 	return nil
 }
 
-// Step is one round: reclaim notifications a dead consumer left, wait (at most
-// Block, only when nothing was reclaimed) for new ones, claim and run every
-// claimable job of the worker's queues from SQL in batches (whether or not a
-// notification named it: this is also the sweep for lost notifications), then
-// acknowledge the notifications. It returns how many jobs it ran.
+// Step is one round: reclaim notifications a dead consumer left, read a batch of
+// new ones (waiting at most Block, only when nothing was reclaimed or run), claim
+// and run every claimable job of the worker's queues from SQL in batches (whether
+// or not a notification named it: this is also the sweep for lost notifications),
+// then acknowledge the notifications. While Redis cannot answer, the step still
+// runs what SQL holds and returns the Redis error with the count. It returns how
+// many jobs it ran.
 func (w *Worker) Step(ctx context.Context) (int, error) {
 	if w.o.Relay != nil {
 		if _, err := w.o.Relay.Dispatch(ctx); err != nil && ctx.Err() == nil {
 			w.o.Logger.Warn("queue worker: relay pass failed", "err", err)
 		}
 	}
-	notes, err := w.g.Reclaim(ctx, w.o.ReclaimIdle, w.o.Batch)
-	if err != nil {
-		return 0, err
-	}
+	notes, redisErr := w.g.Reclaim(ctx, w.o.ReclaimIdle, w.o.Batch)
 	w.reclaimed.Add(float64(len(notes)))
 	ran, err := w.drain(ctx)
+	if err != nil || redisErr != nil {
+		return ran, errors.Join(redisErr, err)
+	}
+	block := w.o.Block
+	if len(notes) > 0 || ran > 0 {
+		block = 0 // there was work: read what is there, wait for nothing
+	}
+	read, err := w.g.Read(ctx, w.o.Batch, block)
 	if err != nil {
 		return ran, err
 	}
-	if len(notes) == 0 && ran == 0 {
-		if notes, err = w.g.Read(ctx, w.o.Batch, w.o.Block); err != nil {
-			return ran, err
-		}
+	if len(read) > 0 {
 		n, err := w.drain(ctx)
 		ran += n
 		if err != nil {
 			return ran, err
 		}
 	}
-	return ran, w.g.Ack(ctx, notes)
+	return ran, w.g.Ack(ctx, append(notes, read...))
 }
 
 // drain claims and runs jobs until a claim finds less than a batch.
