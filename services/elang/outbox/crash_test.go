@@ -52,7 +52,7 @@ func TestRelayCrashChild(t *testing.T) {
 	r.afterAppend = func(ctx context.Context, appended int) {
 		fmt.Printf("APPENDED %d\n", appended)
 		_ = os.Stdout.Sync()
-		select {} // the parent's SIGKILL ends the process here, before the mark
+		time.Sleep(time.Hour) // the parent's SIGKILL ends the process here, before the mark
 	}
 	_, err = r.Dispatch(ctx)
 	t.Fatalf("the pass returned (%v): the hook should have blocked it", err)
