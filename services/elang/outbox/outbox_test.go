@@ -148,7 +148,8 @@ func TestStreamNeverExceedsItsBound(t *testing.T) {
 }
 
 // 10,000 outbox rows written by 20 concurrent transactions (each 250 events over
-// two channels and 250 jobs), of which 5 (a quarter) roll back, while a relay runs:
+// two channels and 250 jobs), of which 5 (a quarter) roll back, while three relays
+// run:
 // exactly the 7,500 committed rows reach the stream, each once, none from a
 // rolled-back transaction, and every channel's events are in the stream in id
 // order 1..n without a gap.
@@ -156,9 +157,17 @@ func TestTenThousandRowsExactlyOnceInChannelOrder(t *testing.T) {
 	e := newEnv(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	r := e.relay(Options{Batch: 500, Poll: 5 * time.Millisecond})
-	done := make(chan error, 1)
-	go func() { done <- r.Work(ctx) }()
+	// Three relays run side by side (as three outbox:work processes would): the
+	// advisory lock serialises their passes, so none repeats another's work (no
+	// dedupe hit at all), and order and counts hold.
+	const relays = 3
+	done := make(chan error, relays)
+	regs := make([]*prometheus.Registry, relays)
+	for i := range regs {
+		regs[i] = prometheus.NewPedanticRegistry()
+		r := e.relay(Options{Batch: 500, Poll: 5 * time.Millisecond, Registerer: regs[i]})
+		go func() { done <- r.Work(ctx) }()
+	}
 
 	const txs, perTx = 20, 500
 	var (
@@ -230,8 +239,18 @@ func TestTenThousandRowsExactlyOnceInChannelOrder(t *testing.T) {
 		return e.count(t, "SELECT count(*) FROM elang_outbox WHERE delivered_at IS NULL") == 0
 	})
 	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
+	for i := 0; i < relays; i++ {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+	var relayed, deduped float64
+	for _, reg := range regs {
+		relayed += promtest.Value(t, reg, "elang_outbox_relayed_total", nil)
+		deduped += promtest.Value(t, reg, "elang_outbox_deduplicated_total", nil)
+	}
+	if relayed != want || deduped != 0 {
+		t.Fatalf("the relays marked %v rows with %v dedupe hits, want %d and 0", relayed, deduped, want)
 	}
 	if n := e.count(t, "SELECT count(*) FROM elang_outbox"); n != want {
 		t.Fatalf("%d outbox rows committed, want %d", n, want)

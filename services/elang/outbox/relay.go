@@ -24,7 +24,10 @@ const (
 )
 
 // relayLock is the advisory lock a relay pass holds for its transaction: one pass at
-// a time per database, so two relays never interleave a channel's rows in the stream.
+// a time per database, so relays running side by side never repeat each other's
+// appends. (A channel's order would hold without it: every pass sends its rows in
+// id order on one connection, and a row's dedupe key makes its first append the only
+// one.)
 const relayLock = 0x656c616e67_01 // "elang", 1
 
 // ErrRedis: Redis refused or did not answer a relay pass; the rows stay pending and
@@ -210,16 +213,19 @@ func (r *Relay) pass(ctx context.Context) (Pass, error) {
 	if r.afterAppend != nil {
 		r.afterAppend(ctx, p.Appended)
 	}
+	var marked int64
 	if len(ids) > 0 {
-		if _, err := tx.Exec(ctx, `UPDATE elang_outbox o SET delivered_at = now(), stream_id = u.sid
-			FROM unnest($1::bigint[], $2::text[]) AS u(id, sid) WHERE o.id = u.id AND o.delivered_at IS NULL`, ids, sids); err != nil {
+		tag, err := tx.Exec(ctx, `UPDATE elang_outbox o SET delivered_at = now(), stream_id = u.sid
+			FROM unnest($1::bigint[], $2::text[]) AS u(id, sid) WHERE o.id = u.id AND o.delivered_at IS NULL`, ids, sids)
+		if err != nil {
 			return p, fmt.Errorf("outbox: relay: mark %d rows: %w", len(ids), err)
 		}
+		marked = tag.RowsAffected()
 	}
 	if err := tx.Commit(ctx); err != nil {
 		return p, fmt.Errorf("outbox: relay: commit the mark of %d rows: %w", len(ids), err)
 	}
-	r.relayed.Add(float64(len(ids)))
+	r.relayed.Add(float64(marked))
 	r.deduped.Add(float64(p.Deduplicated))
 	return p, firstErr
 }
