@@ -2,7 +2,7 @@
 // one subcommand per process role.
 //
 //	elang platform:setup                         create the service tables (idempotent)
-//	elang outbox:work [--batch N]                relay committed outbox rows continuously
+//	elang outbox:work [--batch N] [--metrics ADDR] relay committed outbox rows continuously
 //	elang outbox:dispatch [--batch N]            relay what is pending once, then exit
 //	elang queue:work --queue Q[,Q...] --exec PROGRAM [-- ARGS...]
 //	                                             run jobs: each job's payload on PROGRAM's stdin

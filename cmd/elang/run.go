@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"net/url"
 	"os/exec"
 	"strings"
@@ -18,6 +20,8 @@ import (
 	"github.com/hanchat/luagen/services/elang/outbox"
 	"github.com/hanchat/luagen/services/secrets"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -238,6 +242,7 @@ func (c *cli) relay(args []string, continuous bool) error {
 	fs := c.flags(name)
 	batch := fs.Int("batch", outbox.DefaultBatch, "rows per pass (one SQL transaction, one Redis pipeline), 1..10000")
 	poll := fs.Duration("poll", outbox.DefaultPoll, "outbox:work: wait after a pass that found less than a batch")
+	metricsAddr := fs.String("metrics", "", "outbox:work: serve Prometheus metrics (elang_outbox_pending, ...) on this address, e.g. 127.0.0.1:9464")
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
@@ -254,8 +259,14 @@ func (c *cli) relay(args []string, continuous bool) error {
 		return err
 	}
 	defer rdb.Close()
-	r := outbox.NewRelay(db, rdb, scripts, p, outbox.Options{Batch: *batch, Poll: *poll, Logger: c.log})
+	reg := prometheus.NewRegistry()
+	r := outbox.NewRelay(db, rdb, scripts, p, outbox.Options{Batch: *batch, Poll: *poll, Logger: c.log, Registerer: reg})
 	if continuous {
+		stop, err := c.serveMetrics(*metricsAddr, reg)
+		if err != nil {
+			return err
+		}
+		defer stop()
 		c.log.Info("outbox:work: relaying", "prefix", p.String(), "batch", *batch)
 		return r.Work(c.ctx)
 	}
@@ -314,6 +325,7 @@ func (c *cli) queueWork(args []string) error {
 	batch := fs.Int("batch", 10, "notifications and jobs per step")
 	lease := fs.Duration("lease", 30*time.Second, "how long a claimed job is this worker's; the program is killed after it")
 	relay := fs.Bool("relay", false, "also relay outbox rows before each wait")
+	metricsAddr := fs.String("metrics", "", "serve Prometheus metrics (elang_queue_jobs_total, ...) on this address, e.g. 127.0.0.1:9465")
 	if err := c.parse(fs, args); err != nil {
 		return err
 	}
@@ -343,10 +355,16 @@ func (c *cli) queueWork(args []string) error {
 	if err != nil {
 		return usageError{err.Error()}
 	}
-	o := consumer.WorkerOptions{Queues: qs, Batch: *batch, Lease: *lease, Logger: c.log}
+	reg := prometheus.NewRegistry()
+	o := consumer.WorkerOptions{Queues: qs, Batch: *batch, Lease: *lease, Logger: c.log, Registerer: reg}
 	if *relay {
-		o.Relay = outbox.NewRelay(db, rdb, scripts, p, outbox.Options{Logger: c.log})
+		o.Relay = outbox.NewRelay(db, rdb, scripts, p, outbox.Options{Logger: c.log, Registerer: reg})
 	}
+	stop, err := c.serveMetrics(*metricsAddr, reg)
+	if err != nil {
+		return err
+	}
+	defer stop()
 	extra := fs.Args()
 	h := func(ctx context.Context, j consumer.Job) error {
 		ctx, cancel := context.WithTimeout(ctx, *lease)
@@ -359,4 +377,22 @@ func (c *cli) queueWork(args []string) error {
 	}
 	c.log.Info("queue:work: running", "queues", *queues, "group", *group, "consumer", *consumerName)
 	return consumer.NewWorker(db, g, h, o).Work(c.ctx)
+}
+
+// serveMetrics serves reg on addr (/metrics) until stop is called; an empty addr
+// serves nothing.
+func (c *cli) serveMetrics(addr string, reg *prometheus.Registry) (stop func(), err error) {
+	if addr == "" {
+		return func() {}, nil
+	}
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, usageError{"--metrics " + addr + ": " + err.Error()}
+	}
+	mux := http.NewServeMux()
+	mux.Handle("/metrics", promhttp.HandlerFor(reg, promhttp.HandlerOpts{}))
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	c.log.Info("metrics served", "addr", l.Addr().String())
+	return func() { _ = srv.Close() }, nil
 }

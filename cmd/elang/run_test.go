@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -141,6 +144,34 @@ func TestCommandsEndToEnd(t *testing.T) {
 	var pending int64
 	if err := pool.QueryRow(ctx, "SELECT count(*) FROM elang_outbox WHERE delivered_at IS NULL").Scan(&pending); err != nil || pending != 5 {
 		t.Fatalf("pending %d %v, want 5", pending, err)
+	}
+	// outbox:work serves its metrics: with Redis down the pending count is 5 and
+	// failed passes are counted; SIGINT (here: the context) ends it with exit 0.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	_ = l.Close()
+	wctx, cancel = context.WithCancel(ctx)
+	go func() {
+		code, _, _ := call(wctx, env, "outbox:work", "--poll", "10ms", "--metrics", addr)
+		done <- code
+	}()
+	if !redistest.WaitFor(ctx, 30*time.Second, func() bool {
+		resp, err := http.Get("http://" + addr + "/metrics")
+		if err != nil {
+			return false
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return strings.Contains(string(b), "\nelang_outbox_pending 5\n") && !strings.Contains(string(b), "\nelang_outbox_relay_failures_total 0\n")
+	}) {
+		t.Fatal("outbox:work's /metrics never showed 5 pending rows and a failed pass")
+	}
+	cancel()
+	if code := <-done; code != 0 {
+		t.Fatalf("outbox:work stopped with exit %d, want 0", code)
 	}
 	// A wrong password is refused without printing either password.
 	srv.Restart()
