@@ -228,6 +228,10 @@ func TestHANACLs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		if in.Prefix != nil {
+			// As luagen acl --prefix does: one deployment's aclfile (elang).
+			users = acl.Deploy(users, "acme:production:")
+		}
 		files[in.Name] = acl.Render(users)
 	}
 	if m := regexp.MustCompile(`han:safety|message_safety`).FindString(files["vm1"]); m != "" {

@@ -3,9 +3,11 @@
 package elang
 
 import (
+	"context"
 	"fmt"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
+	"time"
 )
 
 // Clients holds one client per database of elang the scripts run in. A client may be nil
@@ -54,5 +56,769 @@ func NewScripts(c Clients, opts ...Option) (*Scripts, error) {
 // AllScripts lists every script of elang, e.g. for runtime.Preload. The script cache is
 // per server, so one Preload covers every database.
 func AllScripts() []*runtime.Script {
-	return []*runtime.Script{}
+	return []*runtime.Script{
+		ElangCacheDeleteScript,
+		ElangCacheGetScript,
+		ElangCacheSetScript,
+		ElangLockAcquireScript,
+		ElangLockRefreshScript,
+		ElangLockReleaseScript,
+		ElangRateLimitFixedScript,
+		ElangRateLimitSlidingScript,
+		ElangSessionDestroyScript,
+		ElangSessionOpenScript,
+		ElangSessionSaveScript,
+	}
+}
+
+var (
+	// ErrBadArg is the error reply BAD_ARG of elang_rate_limit_fixed,
+	// elang_rate_limit_sliding. Cost above limit, or an argument the script cannot use. Match
+	// it with errors.Is.
+	ErrBadArg = runtime.ErrorCode("BAD_ARG")
+	// ErrLocked is the error reply LOCKED of elang_session_save. Another owner holds the
+	// session's lock. Match it with errors.Is.
+	ErrLocked = runtime.ErrorCode("LOCKED")
+	// ErrStale is the error reply STALE of elang_session_save. The session changed (or was
+	// created or ended) since the writer read it. Match it with errors.Is.
+	ErrStale = runtime.ErrorCode("STALE")
+)
+
+// ElangCacheDeleteScript is script elang_cache_delete (lua/elang/elang_cache_delete.lua),
+// run with EVALSHA.
+var ElangCacheDeleteScript = runtime.MustScript("elang_cache_delete", elangCacheDeleteSource, ElangCacheDeleteSHA1, false)
+
+func elangCacheDeleteInput(prefix string, entry ElangCacheKey) ([]string, []any, error) {
+	var argv []any
+	if entry.key == "" {
+		return nil, nil, runtime.MissingKey("elang_cache_delete", "entry")
+	}
+	if entry.p != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_cache_delete", "entry")
+	}
+	return []string{entry.key}, argv, nil
+}
+
+func decodeElangCacheDelete(v any) (bool, error) {
+	r := runtime.ValueReply("elang_cache_delete", v)
+	out := r.Bool("deleted")
+	return out, r.Err()
+}
+
+// ElangCacheDelete runs elang_cache_delete (elang db0). Deletes a cache entry.
+func (s *Scripts) ElangCacheDelete(ctx context.Context, entry ElangCacheKey) (bool, error) {
+	var zero bool
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("elang", "db0", "elang_cache_delete")
+	}
+	keys, argv, err := elangCacheDeleteInput(s.prefix, entry)
+	if err != nil {
+		return zero, err
+	}
+	v, err := ElangCacheDeleteScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeElangCacheDelete(v)
+}
+
+// QueueElangCacheDelete adds a elang_cache_delete call to a batch; run the batch on a
+// client of elang db0.
+func (s *Scripts) QueueElangCacheDelete(b *runtime.Batch, entry ElangCacheKey) *runtime.Pending[bool] {
+	keys, argv, err := elangCacheDeleteInput(s.prefix, entry)
+	return runtime.Queue(b, ElangCacheDeleteScript, keys, argv, err, decodeElangCacheDelete)
+}
+
+// ElangCacheGetScript is script elang_cache_get (lua/elang/elang_cache_get.lua), run with
+// EVALSHA_RO.
+var ElangCacheGetScript = runtime.MustScript("elang_cache_get", elangCacheGetSource, ElangCacheGetSHA1, true)
+
+func elangCacheGetInput(prefix string, entry ElangCacheKey) ([]string, []any, error) {
+	var argv []any
+	if entry.key == "" {
+		return nil, nil, runtime.MissingKey("elang_cache_get", "entry")
+	}
+	if entry.p != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_cache_get", "entry")
+	}
+	return []string{entry.key}, argv, nil
+}
+
+func decodeElangCacheGet(v any) (*[]byte, error) {
+	r := runtime.ValueReply("elang_cache_get", v)
+	out := runtime.Nullable(&r, "value", r.Bytes)
+	return out, r.Err()
+}
+
+// ElangCacheGet runs elang_cache_get (elang db0). Reads a cache entry; nil when there is
+// none.
+func (s *Scripts) ElangCacheGet(ctx context.Context, entry ElangCacheKey) (*[]byte, error) {
+	var zero *[]byte
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("elang", "db0", "elang_cache_get")
+	}
+	keys, argv, err := elangCacheGetInput(s.prefix, entry)
+	if err != nil {
+		return zero, err
+	}
+	v, err := ElangCacheGetScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeElangCacheGet(v)
+}
+
+// QueueElangCacheGet adds a elang_cache_get call to a batch; run the batch on a client of
+// elang db0.
+func (s *Scripts) QueueElangCacheGet(b *runtime.Batch, entry ElangCacheKey) *runtime.Pending[*[]byte] {
+	keys, argv, err := elangCacheGetInput(s.prefix, entry)
+	return runtime.Queue(b, ElangCacheGetScript, keys, argv, err, decodeElangCacheGet)
+}
+
+// ElangCacheSetScript is script elang_cache_set (lua/elang/elang_cache_set.lua), run with
+// EVALSHA.
+var ElangCacheSetScript = runtime.MustScript("elang_cache_set", elangCacheSetSource, ElangCacheSetSHA1, false)
+
+// ElangCacheSetArgs are the ARGV of elang_cache_set.
+type ElangCacheSetArgs struct {
+	Value []byte
+	TTL   time.Duration
+}
+
+func elangCacheSetInput(prefix string, entry ElangCacheKey, a ElangCacheSetArgs) ([]string, []any, error) {
+	argv := make([]any, 2)
+	var err error
+	if entry.key == "" {
+		return nil, nil, runtime.MissingKey("elang_cache_set", "entry")
+	}
+	if entry.p != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_cache_set", "entry")
+	}
+	if argv[0], err = runtime.ArgBytes("elang_cache_set", "value", a.Value, 1048576); err != nil {
+		return nil, nil, err
+	}
+	if argv[1], err = runtime.ArgDuration("elang_cache_set", "ttl", a.TTL, 1*time.Millisecond, 720*time.Hour); err != nil {
+		return nil, nil, err
+	}
+	return []string{entry.key}, argv, nil
+}
+
+func decodeElangCacheSet(v any) (bool, error) {
+	r := runtime.ValueReply("elang_cache_set", v)
+	out := r.Bool("stored")
+	return out, r.Err()
+}
+
+// ElangCacheSet runs elang_cache_set (elang db0). Stores a cache entry for ttl (SET PX).
+func (s *Scripts) ElangCacheSet(ctx context.Context, entry ElangCacheKey, args ElangCacheSetArgs) (bool, error) {
+	var zero bool
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("elang", "db0", "elang_cache_set")
+	}
+	keys, argv, err := elangCacheSetInput(s.prefix, entry, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := ElangCacheSetScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeElangCacheSet(v)
+}
+
+// QueueElangCacheSet adds a elang_cache_set call to a batch; run the batch on a client of
+// elang db0.
+func (s *Scripts) QueueElangCacheSet(b *runtime.Batch, entry ElangCacheKey, args ElangCacheSetArgs) *runtime.Pending[bool] {
+	keys, argv, err := elangCacheSetInput(s.prefix, entry, args)
+	return runtime.Queue(b, ElangCacheSetScript, keys, argv, err, decodeElangCacheSet)
+}
+
+// ElangLockAcquireScript is script elang_lock_acquire (lua/elang/elang_lock_acquire.lua),
+// run with EVALSHA.
+var ElangLockAcquireScript = runtime.MustScript("elang_lock_acquire", elangLockAcquireSource, ElangLockAcquireSHA1, false)
+
+// ElangLockAcquireArgs are the ARGV of elang_lock_acquire.
+type ElangLockAcquireArgs struct {
+	Owner string
+	Lease time.Duration
+}
+
+// ElangLockGrant is the reply of elang_lock_acquire.
+type ElangLockGrant struct {
+	Acquired bool
+	// TTL: The lease left: this owner's when acquired, else the holder's.
+	TTL time.Duration
+}
+
+func elangLockAcquireInput(prefix string, lock ElangLockKey, a ElangLockAcquireArgs) ([]string, []any, error) {
+	argv := make([]any, 2)
+	var err error
+	if lock.key == "" {
+		return nil, nil, runtime.MissingKey("elang_lock_acquire", "lock")
+	}
+	if lock.p != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_lock_acquire", "lock")
+	}
+	if argv[0], err = runtime.ArgToken("elang_lock_acquire", "owner", a.Owner); err != nil {
+		return nil, nil, err
+	}
+	if argv[1], err = runtime.ArgDuration("elang_lock_acquire", "lease", a.Lease, 1*time.Millisecond, 10*time.Minute); err != nil {
+		return nil, nil, err
+	}
+	return []string{lock.key}, argv, nil
+}
+
+func decodeElangLockAcquire(v any) (ElangLockGrant, error) {
+	r := runtime.ArrayReply("elang_lock_acquire", v, 2)
+	var out ElangLockGrant
+	out.Acquired = r.Bool("acquired")
+	out.TTL = r.Duration("ttl")
+	return out, r.Err()
+}
+
+// ElangLockAcquire runs elang_lock_acquire (elang db0). SET NX PX with the owner's token.
+// The owner that already holds the lock gets it again with a fresh lease; anyone else is
+// told how long the holder's lease runs.
+func (s *Scripts) ElangLockAcquire(ctx context.Context, lock ElangLockKey, args ElangLockAcquireArgs) (ElangLockGrant, error) {
+	var zero ElangLockGrant
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("elang", "db0", "elang_lock_acquire")
+	}
+	keys, argv, err := elangLockAcquireInput(s.prefix, lock, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := ElangLockAcquireScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeElangLockAcquire(v)
+}
+
+// QueueElangLockAcquire adds a elang_lock_acquire call to a batch; run the batch on a
+// client of elang db0.
+func (s *Scripts) QueueElangLockAcquire(b *runtime.Batch, lock ElangLockKey, args ElangLockAcquireArgs) *runtime.Pending[ElangLockGrant] {
+	keys, argv, err := elangLockAcquireInput(s.prefix, lock, args)
+	return runtime.Queue(b, ElangLockAcquireScript, keys, argv, err, decodeElangLockAcquire)
+}
+
+// ElangLockRefreshScript is script elang_lock_refresh (lua/elang/elang_lock_refresh.lua),
+// run with EVALSHA.
+var ElangLockRefreshScript = runtime.MustScript("elang_lock_refresh", elangLockRefreshSource, ElangLockRefreshSHA1, false)
+
+// ElangLockRefreshArgs are the ARGV of elang_lock_refresh.
+type ElangLockRefreshArgs struct {
+	Owner string
+	Lease time.Duration
+}
+
+func elangLockRefreshInput(prefix string, lock ElangLockKey, a ElangLockRefreshArgs) ([]string, []any, error) {
+	argv := make([]any, 2)
+	var err error
+	if lock.key == "" {
+		return nil, nil, runtime.MissingKey("elang_lock_refresh", "lock")
+	}
+	if lock.p != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_lock_refresh", "lock")
+	}
+	if argv[0], err = runtime.ArgToken("elang_lock_refresh", "owner", a.Owner); err != nil {
+		return nil, nil, err
+	}
+	if argv[1], err = runtime.ArgDuration("elang_lock_refresh", "lease", a.Lease, 1*time.Millisecond, 10*time.Minute); err != nil {
+		return nil, nil, err
+	}
+	return []string{lock.key}, argv, nil
+}
+
+func decodeElangLockRefresh(v any) (LockOutcome, error) {
+	r := runtime.ValueReply("elang_lock_refresh", v)
+	out := LockOutcome(r.Enum("outcome", lockOutcomeStrings))
+	return out, r.Err()
+}
+
+// ElangLockRefresh runs elang_lock_refresh (elang db0). Compare-and-expire; says whether
+// the lock was this owner's, gone, or another owner's.
+func (s *Scripts) ElangLockRefresh(ctx context.Context, lock ElangLockKey, args ElangLockRefreshArgs) (LockOutcome, error) {
+	var zero LockOutcome
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("elang", "db0", "elang_lock_refresh")
+	}
+	keys, argv, err := elangLockRefreshInput(s.prefix, lock, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := ElangLockRefreshScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeElangLockRefresh(v)
+}
+
+// QueueElangLockRefresh adds a elang_lock_refresh call to a batch; run the batch on a
+// client of elang db0.
+func (s *Scripts) QueueElangLockRefresh(b *runtime.Batch, lock ElangLockKey, args ElangLockRefreshArgs) *runtime.Pending[LockOutcome] {
+	keys, argv, err := elangLockRefreshInput(s.prefix, lock, args)
+	return runtime.Queue(b, ElangLockRefreshScript, keys, argv, err, decodeElangLockRefresh)
+}
+
+// ElangLockReleaseScript is script elang_lock_release (lua/elang/elang_lock_release.lua),
+// run with EVALSHA.
+var ElangLockReleaseScript = runtime.MustScript("elang_lock_release", elangLockReleaseSource, ElangLockReleaseSHA1, false)
+
+// ElangLockReleaseLock is a key elang_lock_release takes as KEYS[1] (lock): ElangLockKey,
+// ElangSessionLockKey.
+type ElangLockReleaseLock interface {
+	String() string
+	elangLockReleaseLock()
+}
+
+func (ElangLockKey) elangLockReleaseLock()        {}
+func (ElangSessionLockKey) elangLockReleaseLock() {}
+
+// ElangLockReleaseArgs are the ARGV of elang_lock_release.
+type ElangLockReleaseArgs struct {
+	Owner string
+}
+
+func elangLockReleaseInput(prefix string, lock ElangLockReleaseLock, a ElangLockReleaseArgs) ([]string, []any, error) {
+	argv := make([]any, 1)
+	var err error
+	var lockName string
+	var lockPrefix string
+	switch k := lock.(type) {
+	case ElangLockKey:
+		lockName = k.key
+		lockPrefix = k.p
+	case ElangSessionLockKey:
+		lockName = k.key
+		lockPrefix = k.p
+	}
+	if lockName == "" {
+		return nil, nil, runtime.MissingKey("elang_lock_release", "lock")
+	}
+	if lockPrefix != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_lock_release", "lock")
+	}
+	if argv[0], err = runtime.ArgToken("elang_lock_release", "owner", a.Owner); err != nil {
+		return nil, nil, err
+	}
+	return []string{lockName}, argv, nil
+}
+
+func decodeElangLockRelease(v any) (LockOutcome, error) {
+	r := runtime.ValueReply("elang_lock_release", v)
+	out := LockOutcome(r.Enum("outcome", lockOutcomeStrings))
+	return out, r.Err()
+}
+
+// ElangLockRelease runs elang_lock_release (elang db0). Compare-and-delete; says whether
+// the lock was this owner's, gone, or another owner's.
+func (s *Scripts) ElangLockRelease(ctx context.Context, lock ElangLockReleaseLock, args ElangLockReleaseArgs) (LockOutcome, error) {
+	var zero LockOutcome
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("elang", "db0", "elang_lock_release")
+	}
+	keys, argv, err := elangLockReleaseInput(s.prefix, lock, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := ElangLockReleaseScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeElangLockRelease(v)
+}
+
+// QueueElangLockRelease adds a elang_lock_release call to a batch; run the batch on a
+// client of elang db0.
+func (s *Scripts) QueueElangLockRelease(b *runtime.Batch, lock ElangLockReleaseLock, args ElangLockReleaseArgs) *runtime.Pending[LockOutcome] {
+	keys, argv, err := elangLockReleaseInput(s.prefix, lock, args)
+	return runtime.Queue(b, ElangLockReleaseScript, keys, argv, err, decodeElangLockRelease)
+}
+
+// ElangRateLimitFixedScript is script elang_rate_limit_fixed
+// (lua/elang/elang_rate_limit_fixed.lua), run with EVALSHA.
+var ElangRateLimitFixedScript = runtime.MustScript("elang_rate_limit_fixed", elangRateLimitFixedSource, ElangRateLimitFixedSHA1, false)
+
+// ElangRateLimitFixedArgs are the ARGV of elang_rate_limit_fixed.
+type ElangRateLimitFixedArgs struct {
+	Limit  int64
+	Window time.Duration
+	Jitter time.Duration
+	Cost   int64
+	// Peek: Evaluate without consuming.
+	Peek bool
+}
+
+// RateDecision is the reply of elang_rate_limit_fixed, elang_rate_limit_sliding.
+type RateDecision struct {
+	Allowed   bool
+	Remaining int64
+	// RetryAfter: 0 when allowed; else the exact wait until the cost fits.
+	RetryAfter time.Duration
+	// ResetAt: When the window is empty again.
+	ResetAt time.Time
+}
+
+func elangRateLimitFixedInput(prefix string, bucket ElangRLKey, a ElangRateLimitFixedArgs) ([]string, []any, error) {
+	argv := make([]any, 5)
+	var err error
+	if bucket.key == "" {
+		return nil, nil, runtime.MissingKey("elang_rate_limit_fixed", "bucket")
+	}
+	if bucket.p != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_rate_limit_fixed", "bucket")
+	}
+	if argv[0], err = runtime.ArgInt("elang_rate_limit_fixed", "limit", a.Limit, 1, 1000000); err != nil {
+		return nil, nil, err
+	}
+	if argv[1], err = runtime.ArgDuration("elang_rate_limit_fixed", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
+		return nil, nil, err
+	}
+	if argv[2], err = runtime.ArgDuration("elang_rate_limit_fixed", "jitter", a.Jitter, 0, 2*time.Second); err != nil {
+		return nil, nil, err
+	}
+	if argv[3], err = runtime.ArgInt("elang_rate_limit_fixed", "cost", a.Cost, 1, 1000000); err != nil {
+		return nil, nil, err
+	}
+	argv[4] = runtime.ArgBool(a.Peek)
+	return []string{bucket.key}, argv, nil
+}
+
+func decodeElangRateLimitFixed(v any) (RateDecision, error) {
+	r := runtime.ArrayReply("elang_rate_limit_fixed", v, 4)
+	var out RateDecision
+	out.Allowed = r.Bool("allowed")
+	out.Remaining = r.Int("remaining")
+	out.RetryAfter = r.Duration("retry_after")
+	out.ResetAt = r.Time("reset_at")
+	return out, r.Err()
+}
+
+// ElangRateLimitFixed runs elang_rate_limit_fixed (elang db0). rate_limit_fixed's
+// fixed-window counter on the deployment prefix (the same Lua but for its name): INCRBY
+// and the first PEXPIRE in one script.
+// Its declared error replies match ErrBadArg with errors.Is.
+func (s *Scripts) ElangRateLimitFixed(ctx context.Context, bucket ElangRLKey, args ElangRateLimitFixedArgs) (RateDecision, error) {
+	var zero RateDecision
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("elang", "db0", "elang_rate_limit_fixed")
+	}
+	keys, argv, err := elangRateLimitFixedInput(s.prefix, bucket, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := ElangRateLimitFixedScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeElangRateLimitFixed(v)
+}
+
+// QueueElangRateLimitFixed adds a elang_rate_limit_fixed call to a batch; run the batch on
+// a client of elang db0.
+func (s *Scripts) QueueElangRateLimitFixed(b *runtime.Batch, bucket ElangRLKey, args ElangRateLimitFixedArgs) *runtime.Pending[RateDecision] {
+	keys, argv, err := elangRateLimitFixedInput(s.prefix, bucket, args)
+	return runtime.Queue(b, ElangRateLimitFixedScript, keys, argv, err, decodeElangRateLimitFixed)
+}
+
+// ElangRateLimitSlidingScript is script elang_rate_limit_sliding
+// (lua/elang/elang_rate_limit_sliding.lua), run with EVALSHA.
+var ElangRateLimitSlidingScript = runtime.MustScript("elang_rate_limit_sliding", elangRateLimitSlidingSource, ElangRateLimitSlidingSHA1, false)
+
+// ElangRateLimitSlidingArgs are the ARGV of elang_rate_limit_sliding.
+type ElangRateLimitSlidingArgs struct {
+	Limit  int64
+	Window time.Duration
+	Jitter time.Duration
+	Cost   int64
+	// Peek: Evaluate without consuming.
+	Peek bool
+	// Nonce: Unique per request; makes the ZSET members distinct.
+	Nonce string
+}
+
+func elangRateLimitSlidingInput(prefix string, bucket ElangRLKey, a ElangRateLimitSlidingArgs) ([]string, []any, error) {
+	argv := make([]any, 6)
+	var err error
+	if bucket.key == "" {
+		return nil, nil, runtime.MissingKey("elang_rate_limit_sliding", "bucket")
+	}
+	if bucket.p != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_rate_limit_sliding", "bucket")
+	}
+	if argv[0], err = runtime.ArgInt("elang_rate_limit_sliding", "limit", a.Limit, 1, 10000); err != nil {
+		return nil, nil, err
+	}
+	if argv[1], err = runtime.ArgDuration("elang_rate_limit_sliding", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
+		return nil, nil, err
+	}
+	if argv[2], err = runtime.ArgDuration("elang_rate_limit_sliding", "jitter", a.Jitter, 0, 2*time.Second); err != nil {
+		return nil, nil, err
+	}
+	if argv[3], err = runtime.ArgInt("elang_rate_limit_sliding", "cost", a.Cost, 1, 10000); err != nil {
+		return nil, nil, err
+	}
+	argv[4] = runtime.ArgBool(a.Peek)
+	if argv[5], err = runtime.ArgToken("elang_rate_limit_sliding", "nonce", a.Nonce); err != nil {
+		return nil, nil, err
+	}
+	return []string{bucket.key}, argv, nil
+}
+
+func decodeElangRateLimitSliding(v any) (RateDecision, error) {
+	r := runtime.ArrayReply("elang_rate_limit_sliding", v, 4)
+	var out RateDecision
+	out.Allowed = r.Bool("allowed")
+	out.Remaining = r.Int("remaining")
+	out.RetryAfter = r.Duration("retry_after")
+	out.ResetAt = r.Time("reset_at")
+	return out, r.Err()
+}
+
+// ElangRateLimitSliding runs elang_rate_limit_sliding (elang db0). rate_limit_sliding's
+// sliding window over a ZSET of request timestamps on the deployment prefix (the same Lua
+// but for its name).
+// Its declared error replies match ErrBadArg with errors.Is.
+func (s *Scripts) ElangRateLimitSliding(ctx context.Context, bucket ElangRLKey, args ElangRateLimitSlidingArgs) (RateDecision, error) {
+	var zero RateDecision
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("elang", "db0", "elang_rate_limit_sliding")
+	}
+	keys, argv, err := elangRateLimitSlidingInput(s.prefix, bucket, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := ElangRateLimitSlidingScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeElangRateLimitSliding(v)
+}
+
+// QueueElangRateLimitSliding adds a elang_rate_limit_sliding call to a batch; run the
+// batch on a client of elang db0.
+func (s *Scripts) QueueElangRateLimitSliding(b *runtime.Batch, bucket ElangRLKey, args ElangRateLimitSlidingArgs) *runtime.Pending[RateDecision] {
+	keys, argv, err := elangRateLimitSlidingInput(s.prefix, bucket, args)
+	return runtime.Queue(b, ElangRateLimitSlidingScript, keys, argv, err, decodeElangRateLimitSliding)
+}
+
+// ElangSessionDestroyScript is script elang_session_destroy
+// (lua/elang/elang_session_destroy.lua), run with EVALSHA.
+var ElangSessionDestroyScript = runtime.MustScript("elang_session_destroy", elangSessionDestroySource, ElangSessionDestroySHA1, false)
+
+func elangSessionDestroyInput(prefix string, data ElangSessionDataKey, lock ElangSessionLockKey) ([]string, []any, error) {
+	var argv []any
+	if data.key == "" {
+		return nil, nil, runtime.MissingKey("elang_session_destroy", "data")
+	}
+	if data.p != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_session_destroy", "data")
+	}
+	if lock.key == "" {
+		return nil, nil, runtime.MissingKey("elang_session_destroy", "lock")
+	}
+	if lock.p != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_session_destroy", "lock")
+	}
+	if runtime.KeySegment(data.key, len(prefix), 1) != runtime.KeySegment(lock.key, len(prefix), 1) {
+		return nil, nil, runtime.MismatchedKeys("elang_session_destroy", "session_id")
+	}
+	return []string{data.key, lock.key}, argv, nil
+}
+
+func decodeElangSessionDestroy(v any) (bool, error) {
+	r := runtime.ValueReply("elang_session_destroy", v)
+	out := r.Bool("deleted")
+	return out, r.Err()
+}
+
+// ElangSessionDestroy runs elang_session_destroy (elang db0). Deletes a session and its
+// lock.
+func (s *Scripts) ElangSessionDestroy(ctx context.Context, data ElangSessionDataKey, lock ElangSessionLockKey) (bool, error) {
+	var zero bool
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("elang", "db0", "elang_session_destroy")
+	}
+	keys, argv, err := elangSessionDestroyInput(s.prefix, data, lock)
+	if err != nil {
+		return zero, err
+	}
+	v, err := ElangSessionDestroyScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeElangSessionDestroy(v)
+}
+
+// QueueElangSessionDestroy adds a elang_session_destroy call to a batch; run the batch on
+// a client of elang db0.
+func (s *Scripts) QueueElangSessionDestroy(b *runtime.Batch, data ElangSessionDataKey, lock ElangSessionLockKey) *runtime.Pending[bool] {
+	keys, argv, err := elangSessionDestroyInput(s.prefix, data, lock)
+	return runtime.Queue(b, ElangSessionDestroyScript, keys, argv, err, decodeElangSessionDestroy)
+}
+
+// ElangSessionOpenScript is script elang_session_open (lua/elang/elang_session_open.lua),
+// run with EVALSHA.
+var ElangSessionOpenScript = runtime.MustScript("elang_session_open", elangSessionOpenSource, ElangSessionOpenSHA1, false)
+
+// ElangSessionOpenArgs are the ARGV of elang_session_open.
+type ElangSessionOpenArgs struct {
+	Owner string
+}
+
+// ElangSessionOpenResult is the reply of elang_session_open.
+type ElangSessionOpenResult struct {
+	Acquired bool
+	// LockTTL: When not acquired: the lease the holder has left.
+	LockTTL time.Duration
+	// Found: The session exists.
+	Found   bool
+	Version int64
+	Subject string
+	Body    []byte
+}
+
+func elangSessionOpenInput(prefix string, data ElangSessionDataKey, lock ElangSessionLockKey, a ElangSessionOpenArgs) ([]string, []any, error) {
+	argv := make([]any, 2)
+	var err error
+	if data.key == "" {
+		return nil, nil, runtime.MissingKey("elang_session_open", "data")
+	}
+	if data.p != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_session_open", "data")
+	}
+	if lock.key == "" {
+		return nil, nil, runtime.MissingKey("elang_session_open", "lock")
+	}
+	if lock.p != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_session_open", "lock")
+	}
+	if runtime.KeySegment(data.key, len(prefix), 1) != runtime.KeySegment(lock.key, len(prefix), 1) {
+		return nil, nil, runtime.MismatchedKeys("elang_session_open", "session_id")
+	}
+	if argv[0], err = runtime.ArgToken("elang_session_open", "owner", a.Owner); err != nil {
+		return nil, nil, err
+	}
+	argv[1] = ElangSessionLockTTL.Milliseconds()
+	return []string{data.key, lock.key}, argv, nil
+}
+
+func decodeElangSessionOpen(v any) (ElangSessionOpenResult, error) {
+	r := runtime.ArrayReply("elang_session_open", v, 6)
+	var out ElangSessionOpenResult
+	out.Acquired = r.Bool("acquired")
+	out.LockTTL = r.Duration("lock_ttl")
+	out.Found = r.Bool("found")
+	out.Version = r.Int("version")
+	out.Subject = r.String("subject")
+	out.Body = r.Bytes("body")
+	return out, r.Err()
+}
+
+// ElangSessionOpen runs elang_session_open (elang db0). Takes the session's lock for owner
+// (SET NX PX; the owner that holds it gets a fresh lease) and, only when it did, reads the
+// session.
+func (s *Scripts) ElangSessionOpen(ctx context.Context, data ElangSessionDataKey, lock ElangSessionLockKey, args ElangSessionOpenArgs) (ElangSessionOpenResult, error) {
+	var zero ElangSessionOpenResult
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("elang", "db0", "elang_session_open")
+	}
+	keys, argv, err := elangSessionOpenInput(s.prefix, data, lock, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := ElangSessionOpenScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeElangSessionOpen(v)
+}
+
+// QueueElangSessionOpen adds a elang_session_open call to a batch; run the batch on a
+// client of elang db0.
+func (s *Scripts) QueueElangSessionOpen(b *runtime.Batch, data ElangSessionDataKey, lock ElangSessionLockKey, args ElangSessionOpenArgs) *runtime.Pending[ElangSessionOpenResult] {
+	keys, argv, err := elangSessionOpenInput(s.prefix, data, lock, args)
+	return runtime.Queue(b, ElangSessionOpenScript, keys, argv, err, decodeElangSessionOpen)
+}
+
+// ElangSessionSaveScript is script elang_session_save (lua/elang/elang_session_save.lua),
+// run with EVALSHA.
+var ElangSessionSaveScript = runtime.MustScript("elang_session_save", elangSessionSaveSource, ElangSessionSaveSHA1, false)
+
+// ElangSessionSaveArgs are the ARGV of elang_session_save.
+type ElangSessionSaveArgs struct {
+	Owner string
+	// Version: The version the writer read; 0 creates.
+	Version int64
+	Subject string
+	Body    []byte
+}
+
+func elangSessionSaveInput(prefix string, data ElangSessionDataKey, lock ElangSessionLockKey, a ElangSessionSaveArgs) ([]string, []any, error) {
+	argv := make([]any, 5)
+	var err error
+	if data.key == "" {
+		return nil, nil, runtime.MissingKey("elang_session_save", "data")
+	}
+	if data.p != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_session_save", "data")
+	}
+	if lock.key == "" {
+		return nil, nil, runtime.MissingKey("elang_session_save", "lock")
+	}
+	if lock.p != prefix {
+		return nil, nil, runtime.WrongPrefix("elang_session_save", "lock")
+	}
+	if runtime.KeySegment(data.key, len(prefix), 1) != runtime.KeySegment(lock.key, len(prefix), 1) {
+		return nil, nil, runtime.MismatchedKeys("elang_session_save", "session_id")
+	}
+	if argv[0], err = runtime.ArgToken("elang_session_save", "owner", a.Owner); err != nil {
+		return nil, nil, err
+	}
+	if argv[1], err = runtime.ArgInt("elang_session_save", "version", a.Version, 0, 9007199254740990); err != nil {
+		return nil, nil, err
+	}
+	if argv[2], err = runtime.ArgString("elang_session_save", "subject", a.Subject, 256); err != nil {
+		return nil, nil, err
+	}
+	if argv[3], err = runtime.ArgBytes("elang_session_save", "body", a.Body, 65536); err != nil {
+		return nil, nil, err
+	}
+	argv[4] = ElangSessionDataTTL.Milliseconds()
+	return []string{data.key, lock.key}, argv, nil
+}
+
+func decodeElangSessionSave(v any) (int64, error) {
+	r := runtime.ValueReply("elang_session_save", v)
+	out := r.Int("version")
+	return out, r.Err()
+}
+
+// ElangSessionSave runs elang_session_save (elang db0). Writes a session when the stored
+// version is the one the writer read (0: the session must not exist) and no other owner
+// holds its lock; the version becomes one more and the data lives 2 h from now. The
+// writer's own lock is kept.
+// Its declared error replies match ErrStale, ErrLocked with errors.Is.
+func (s *Scripts) ElangSessionSave(ctx context.Context, data ElangSessionDataKey, lock ElangSessionLockKey, args ElangSessionSaveArgs) (int64, error) {
+	var zero int64
+	if s.c.DB0 == nil {
+		return zero, runtime.NoClient("elang", "db0", "elang_session_save")
+	}
+	keys, argv, err := elangSessionSaveInput(s.prefix, data, lock, args)
+	if err != nil {
+		return zero, err
+	}
+	v, err := ElangSessionSaveScript.Run(ctx, s.c.DB0, keys, argv...)
+	if err != nil {
+		return zero, err
+	}
+	return decodeElangSessionSave(v)
+}
+
+// QueueElangSessionSave adds a elang_session_save call to a batch; run the batch on a
+// client of elang db0.
+func (s *Scripts) QueueElangSessionSave(b *runtime.Batch, data ElangSessionDataKey, lock ElangSessionLockKey, args ElangSessionSaveArgs) *runtime.Pending[int64] {
+	keys, argv, err := elangSessionSaveInput(s.prefix, data, lock, args)
+	return runtime.Queue(b, ElangSessionSaveScript, keys, argv, err, decodeElangSessionSave)
 }
