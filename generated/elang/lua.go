@@ -119,12 +119,12 @@ return 'ok'
 
 // ElangRateLimitFixedSHA1 is the SHA1 of lua/elang/elang_rate_limit_fixed.lua, the name
 // EVALSHA calls it by.
-const ElangRateLimitFixedSHA1 = "0e968e0927396601c2bb6aa4f99f7c77104cfbbd"
+const ElangRateLimitFixedSHA1 = "c0d451d29d1ffaeca1fdc94ab05ff83725201c9c"
 
 // elangRateLimitFixedSource is lua/elang/elang_rate_limit_fixed.lua.
 const elangRateLimitFixedSource = `-- elang_rate_limit_fixed: lua/vm1/rate_limit_fixed.lua on the Elang deployment prefix (Elang Redis doc,
 -- seed 003: rate limits). The same Lua but for the script name in its comments and
--- error text; services/elang/ratelimit's TestScriptsAreVM1Algorithms keeps it so.
+-- error text; services/elang's TestRateLimitScriptsAreVM1Algorithms keeps it so.
 --
 -- rate_limit_fixed: fixed-window counter (seed 000 §3, §8). INCRBY and the first
 -- PEXPIRE run in one script, so no counter is ever left without expiry. The window
@@ -204,12 +204,12 @@ return {allowed and 1 or 0, remaining, retry_after, reset_at}
 
 // ElangRateLimitSlidingSHA1 is the SHA1 of lua/elang/elang_rate_limit_sliding.lua, the
 // name EVALSHA calls it by.
-const ElangRateLimitSlidingSHA1 = "529c085bbe990b2a9dd264eed87ddf5027a5ab54"
+const ElangRateLimitSlidingSHA1 = "40566a567d8645bf23bb4f8dfa2f70485873f0d0"
 
 // elangRateLimitSlidingSource is lua/elang/elang_rate_limit_sliding.lua.
 const elangRateLimitSlidingSource = `-- elang_rate_limit_sliding: lua/vm1/rate_limit_sliding.lua on the Elang deployment prefix (Elang Redis doc,
 -- seed 003: rate limits). The same Lua but for the script name in its comments and
--- error text; services/elang/ratelimit's TestScriptsAreVM1Algorithms keeps it so.
+-- error text; services/elang's TestRateLimitScriptsAreVM1Algorithms keeps it so.
 --
 -- rate_limit_sliding: sliding-window limit over a ZSET of request timestamps
 -- (seed 000 §3, §8). Old entries are dropped, the window counted, this request's

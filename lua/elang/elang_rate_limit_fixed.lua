@@ -1,6 +1,6 @@
 -- elang_rate_limit_fixed: lua/vm1/rate_limit_fixed.lua on the Elang deployment prefix (Elang Redis doc,
 -- seed 003: rate limits). The same Lua but for the script name in its comments and
--- error text; services/elang/ratelimit's TestScriptsAreVM1Algorithms keeps it so.
+-- error text; services/elang's TestRateLimitScriptsAreVM1Algorithms keeps it so.
 --
 -- rate_limit_fixed: fixed-window counter (seed 000 §3, §8). INCRBY and the first
 -- PEXPIRE run in one script, so no counter is ever left without expiry. The window

@@ -1,6 +1,6 @@
 -- elang_rate_limit_sliding: lua/vm1/rate_limit_sliding.lua on the Elang deployment prefix (Elang Redis doc,
 -- seed 003: rate limits). The same Lua but for the script name in its comments and
--- error text; services/elang/ratelimit's TestScriptsAreVM1Algorithms keeps it so.
+-- error text; services/elang's TestRateLimitScriptsAreVM1Algorithms keeps it so.
 --
 -- rate_limit_sliding: sliding-window limit over a ZSET of request timestamps
 -- (seed 000 §3, §8). Old entries are dropped, the window counted, this request's
