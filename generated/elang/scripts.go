@@ -5,9 +5,10 @@ package elang
 import (
 	"context"
 	"fmt"
+	"time"
+
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
-	"time"
 )
 
 // Clients holds one client per database of elang the scripts run in. A client may be nil
@@ -20,7 +21,7 @@ type Clients struct {
 // Scripts runs the Lua scripts of elang through typed wrappers. It is safe for concurrent
 // use.
 type Scripts struct {
-	c      Clients
+	db0    runtime.DB
 	prefix string
 }
 
@@ -38,17 +39,16 @@ func WithPrefix(p Prefix) Option {
 // *redis.Client or *redis.Ring), so a script never runs in the wrong one, and binds the
 // Scripts to the deployment prefix WithPrefix names (required).
 func NewScripts(c Clients, opts ...Option) (*Scripts, error) {
-	s := &Scripts{c: c}
+	s := &Scripts{}
+	var err error
 	for _, o := range opts {
 		o(s)
 	}
 	if s.prefix == "" {
 		return nil, fmt.Errorf("elang: NewScripts needs WithPrefix: every key of elang starts with a deployment prefix: %w", runtime.ErrInvalidPrefix)
 	}
-	if c.DB0 != nil {
-		if err := runtime.CheckDB(c.DB0, DB0); err != nil {
-			return nil, fmt.Errorf("elang db0: %w", err)
-		}
+	if s.db0, err = runtime.Bind(c.DB0, "elang db0", DB0); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -73,171 +73,103 @@ func AllScripts() []*runtime.Script {
 
 var (
 	// ErrBadArg is the error reply BAD_ARG of elang_rate_limit_fixed,
-	// elang_rate_limit_sliding. Cost above limit, or an argument the script cannot use. Match
-	// it with errors.Is.
+	// elang_rate_limit_sliding: cost above limit, or an argument the script cannot use.
 	ErrBadArg = runtime.ErrorCode("BAD_ARG")
-	// ErrLocked is the error reply LOCKED of elang_session_save. Another owner holds the
-	// session's lock. Match it with errors.Is.
+	// ErrLocked is the error reply LOCKED of elang_session_save: another owner holds the
+	// session's lock.
 	ErrLocked = runtime.ErrorCode("LOCKED")
-	// ErrStale is the error reply STALE of elang_session_save. The session changed (or was
-	// created or ended) since the writer read it. Match it with errors.Is.
+	// ErrStale is the error reply STALE of elang_session_save: the session changed (or was
+	// created or ended) since the writer read it.
 	ErrStale = runtime.ErrorCode("STALE")
 )
 
-// ElangCacheDeleteScript is script elang_cache_delete (lua/elang/elang_cache_delete.lua),
-// run with EVALSHA.
+// ElangCacheDeleteScript is lua/elang/elang_cache_delete.lua.
 var ElangCacheDeleteScript = runtime.MustScript("elang_cache_delete", elangCacheDeleteSource, ElangCacheDeleteSHA1, false)
 
-func elangCacheDeleteInput(prefix string, entry ElangCacheKey) ([]string, []any, error) {
-	var argv []any
-	if entry.key == "" {
-		return nil, nil, runtime.MissingKey("elang_cache_delete", "entry")
-	}
-	if entry.p != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_cache_delete", "entry")
-	}
-	return []string{entry.key}, argv, nil
+func elangCacheDeleteInput(prefix string, entry ElangCacheKey) runtime.Input {
+	in := ElangCacheDeleteScript.PrefixedInput(prefix, 1, 0)
+	in.PrefixedKey("entry", entry.key, entry.p)
+	return in
 }
 
 func decodeElangCacheDelete(v any) (bool, error) {
-	r := runtime.ValueReply("elang_cache_delete", v)
+	r := ElangCacheDeleteScript.ValueReply(v)
 	out := r.Bool("deleted")
 	return out, r.Err()
 }
 
-// ElangCacheDelete runs elang_cache_delete (elang db0). Deletes a cache entry.
+// ElangCacheDelete runs elang_cache_delete on db0. Deletes a cache entry.
 func (s *Scripts) ElangCacheDelete(ctx context.Context, entry ElangCacheKey) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("elang", "db0", "elang_cache_delete")
-	}
-	keys, argv, err := elangCacheDeleteInput(s.prefix, entry)
-	if err != nil {
-		return zero, err
-	}
-	v, err := ElangCacheDeleteScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeElangCacheDelete(v)
+	return runtime.Run(ctx, s.db0, elangCacheDeleteInput(s.prefix, entry), decodeElangCacheDelete)
 }
 
-// QueueElangCacheDelete adds a elang_cache_delete call to a batch; run the batch on a
-// client of elang db0.
+// QueueElangCacheDelete is ElangCacheDelete in a batch, run on a client of db0.
 func (s *Scripts) QueueElangCacheDelete(b *runtime.Batch, entry ElangCacheKey) *runtime.Pending[bool] {
-	keys, argv, err := elangCacheDeleteInput(s.prefix, entry)
-	return runtime.Queue(b, ElangCacheDeleteScript, keys, argv, err, decodeElangCacheDelete)
+	return runtime.Queue(b, elangCacheDeleteInput(s.prefix, entry), decodeElangCacheDelete)
 }
 
-// ElangCacheGetScript is script elang_cache_get (lua/elang/elang_cache_get.lua), run with
-// EVALSHA_RO.
+// ElangCacheGetScript is lua/elang/elang_cache_get.lua, read-only (EVALSHA_RO).
 var ElangCacheGetScript = runtime.MustScript("elang_cache_get", elangCacheGetSource, ElangCacheGetSHA1, true)
 
-func elangCacheGetInput(prefix string, entry ElangCacheKey) ([]string, []any, error) {
-	var argv []any
-	if entry.key == "" {
-		return nil, nil, runtime.MissingKey("elang_cache_get", "entry")
-	}
-	if entry.p != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_cache_get", "entry")
-	}
-	return []string{entry.key}, argv, nil
+func elangCacheGetInput(prefix string, entry ElangCacheKey) runtime.Input {
+	in := ElangCacheGetScript.PrefixedInput(prefix, 1, 0)
+	in.PrefixedKey("entry", entry.key, entry.p)
+	return in
 }
 
 func decodeElangCacheGet(v any) (*[]byte, error) {
-	r := runtime.ValueReply("elang_cache_get", v)
+	r := ElangCacheGetScript.ValueReply(v)
 	out := runtime.Nullable(&r, "value", r.Bytes)
 	return out, r.Err()
 }
 
-// ElangCacheGet runs elang_cache_get (elang db0). Reads a cache entry; nil when there is
-// none.
+// ElangCacheGet runs elang_cache_get on db0. Reads a cache entry; nil when there is none.
 func (s *Scripts) ElangCacheGet(ctx context.Context, entry ElangCacheKey) (*[]byte, error) {
-	var zero *[]byte
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("elang", "db0", "elang_cache_get")
-	}
-	keys, argv, err := elangCacheGetInput(s.prefix, entry)
-	if err != nil {
-		return zero, err
-	}
-	v, err := ElangCacheGetScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeElangCacheGet(v)
+	return runtime.Run(ctx, s.db0, elangCacheGetInput(s.prefix, entry), decodeElangCacheGet)
 }
 
-// QueueElangCacheGet adds a elang_cache_get call to a batch; run the batch on a client of
-// elang db0.
+// QueueElangCacheGet is ElangCacheGet in a batch, run on a client of db0.
 func (s *Scripts) QueueElangCacheGet(b *runtime.Batch, entry ElangCacheKey) *runtime.Pending[*[]byte] {
-	keys, argv, err := elangCacheGetInput(s.prefix, entry)
-	return runtime.Queue(b, ElangCacheGetScript, keys, argv, err, decodeElangCacheGet)
+	return runtime.Queue(b, elangCacheGetInput(s.prefix, entry), decodeElangCacheGet)
 }
 
-// ElangCacheSetScript is script elang_cache_set (lua/elang/elang_cache_set.lua), run with
-// EVALSHA.
+// ElangCacheSetScript is lua/elang/elang_cache_set.lua.
 var ElangCacheSetScript = runtime.MustScript("elang_cache_set", elangCacheSetSource, ElangCacheSetSHA1, false)
 
-// ElangCacheSetArgs are the ARGV of elang_cache_set.
+// ElangCacheSetArgs are the ARGV of ElangCacheSet.
 type ElangCacheSetArgs struct {
 	Value []byte
 	TTL   time.Duration
 }
 
-func elangCacheSetInput(prefix string, entry ElangCacheKey, a ElangCacheSetArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if entry.key == "" {
-		return nil, nil, runtime.MissingKey("elang_cache_set", "entry")
-	}
-	if entry.p != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_cache_set", "entry")
-	}
-	if argv[0], err = runtime.ArgBytes("elang_cache_set", "value", a.Value, 1048576); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("elang_cache_set", "ttl", a.TTL, 1*time.Millisecond, 720*time.Hour); err != nil {
-		return nil, nil, err
-	}
-	return []string{entry.key}, argv, nil
+func elangCacheSetInput(prefix string, entry ElangCacheKey, a ElangCacheSetArgs) runtime.Input {
+	in := ElangCacheSetScript.PrefixedInput(prefix, 1, 2)
+	in.PrefixedKey("entry", entry.key, entry.p)
+	in.Bytes("value", a.Value, 1048576)
+	in.Duration("ttl", a.TTL, 1*time.Millisecond, 720*time.Hour)
+	return in
 }
 
 func decodeElangCacheSet(v any) (bool, error) {
-	r := runtime.ValueReply("elang_cache_set", v)
+	r := ElangCacheSetScript.ValueReply(v)
 	out := r.Bool("stored")
 	return out, r.Err()
 }
 
-// ElangCacheSet runs elang_cache_set (elang db0). Stores a cache entry for ttl (SET PX).
+// ElangCacheSet runs elang_cache_set on db0. Stores a cache entry for ttl (SET PX).
 func (s *Scripts) ElangCacheSet(ctx context.Context, entry ElangCacheKey, args ElangCacheSetArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("elang", "db0", "elang_cache_set")
-	}
-	keys, argv, err := elangCacheSetInput(s.prefix, entry, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := ElangCacheSetScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeElangCacheSet(v)
+	return runtime.Run(ctx, s.db0, elangCacheSetInput(s.prefix, entry, args), decodeElangCacheSet)
 }
 
-// QueueElangCacheSet adds a elang_cache_set call to a batch; run the batch on a client of
-// elang db0.
+// QueueElangCacheSet is ElangCacheSet in a batch, run on a client of db0.
 func (s *Scripts) QueueElangCacheSet(b *runtime.Batch, entry ElangCacheKey, args ElangCacheSetArgs) *runtime.Pending[bool] {
-	keys, argv, err := elangCacheSetInput(s.prefix, entry, args)
-	return runtime.Queue(b, ElangCacheSetScript, keys, argv, err, decodeElangCacheSet)
+	return runtime.Queue(b, elangCacheSetInput(s.prefix, entry, args), decodeElangCacheSet)
 }
 
-// ElangLockAcquireScript is script elang_lock_acquire (lua/elang/elang_lock_acquire.lua),
-// run with EVALSHA.
+// ElangLockAcquireScript is lua/elang/elang_lock_acquire.lua.
 var ElangLockAcquireScript = runtime.MustScript("elang_lock_acquire", elangLockAcquireSource, ElangLockAcquireSHA1, false)
 
-// ElangLockAcquireArgs are the ARGV of elang_lock_acquire.
+// ElangLockAcquireArgs are the ARGV of ElangLockAcquire.
 type ElangLockAcquireArgs struct {
 	Owner string
 	Lease time.Duration
@@ -250,119 +182,69 @@ type ElangLockGrant struct {
 	TTL time.Duration
 }
 
-func elangLockAcquireInput(prefix string, lock ElangLockKey, a ElangLockAcquireArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("elang_lock_acquire", "lock")
-	}
-	if lock.p != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_lock_acquire", "lock")
-	}
-	if argv[0], err = runtime.ArgToken("elang_lock_acquire", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("elang_lock_acquire", "lease", a.Lease, 1*time.Millisecond, 10*time.Minute); err != nil {
-		return nil, nil, err
-	}
-	return []string{lock.key}, argv, nil
+func elangLockAcquireInput(prefix string, lock ElangLockKey, a ElangLockAcquireArgs) runtime.Input {
+	in := ElangLockAcquireScript.PrefixedInput(prefix, 1, 2)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Token("owner", a.Owner)
+	in.Duration("lease", a.Lease, 1*time.Millisecond, 10*time.Minute)
+	return in
 }
 
 func decodeElangLockAcquire(v any) (ElangLockGrant, error) {
-	r := runtime.ArrayReply("elang_lock_acquire", v, 2)
+	r := ElangLockAcquireScript.ArrayReply(v, 2)
 	var out ElangLockGrant
 	out.Acquired = r.Bool("acquired")
 	out.TTL = r.Duration("ttl")
 	return out, r.Err()
 }
 
-// ElangLockAcquire runs elang_lock_acquire (elang db0). SET NX PX with the owner's token.
-// The owner that already holds the lock gets it again with a fresh lease; anyone else is
-// told how long the holder's lease runs.
+// ElangLockAcquire runs elang_lock_acquire on db0. SET NX PX with the owner's token. The
+// owner that already holds the lock gets it again with a fresh lease; anyone else is told
+// how long the holder's lease runs.
 func (s *Scripts) ElangLockAcquire(ctx context.Context, lock ElangLockKey, args ElangLockAcquireArgs) (ElangLockGrant, error) {
-	var zero ElangLockGrant
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("elang", "db0", "elang_lock_acquire")
-	}
-	keys, argv, err := elangLockAcquireInput(s.prefix, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := ElangLockAcquireScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeElangLockAcquire(v)
+	return runtime.Run(ctx, s.db0, elangLockAcquireInput(s.prefix, lock, args), decodeElangLockAcquire)
 }
 
-// QueueElangLockAcquire adds a elang_lock_acquire call to a batch; run the batch on a
-// client of elang db0.
+// QueueElangLockAcquire is ElangLockAcquire in a batch, run on a client of db0.
 func (s *Scripts) QueueElangLockAcquire(b *runtime.Batch, lock ElangLockKey, args ElangLockAcquireArgs) *runtime.Pending[ElangLockGrant] {
-	keys, argv, err := elangLockAcquireInput(s.prefix, lock, args)
-	return runtime.Queue(b, ElangLockAcquireScript, keys, argv, err, decodeElangLockAcquire)
+	return runtime.Queue(b, elangLockAcquireInput(s.prefix, lock, args), decodeElangLockAcquire)
 }
 
-// ElangLockRefreshScript is script elang_lock_refresh (lua/elang/elang_lock_refresh.lua),
-// run with EVALSHA.
+// ElangLockRefreshScript is lua/elang/elang_lock_refresh.lua.
 var ElangLockRefreshScript = runtime.MustScript("elang_lock_refresh", elangLockRefreshSource, ElangLockRefreshSHA1, false)
 
-// ElangLockRefreshArgs are the ARGV of elang_lock_refresh.
+// ElangLockRefreshArgs are the ARGV of ElangLockRefresh.
 type ElangLockRefreshArgs struct {
 	Owner string
 	Lease time.Duration
 }
 
-func elangLockRefreshInput(prefix string, lock ElangLockKey, a ElangLockRefreshArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("elang_lock_refresh", "lock")
-	}
-	if lock.p != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_lock_refresh", "lock")
-	}
-	if argv[0], err = runtime.ArgToken("elang_lock_refresh", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("elang_lock_refresh", "lease", a.Lease, 1*time.Millisecond, 10*time.Minute); err != nil {
-		return nil, nil, err
-	}
-	return []string{lock.key}, argv, nil
+func elangLockRefreshInput(prefix string, lock ElangLockKey, a ElangLockRefreshArgs) runtime.Input {
+	in := ElangLockRefreshScript.PrefixedInput(prefix, 1, 2)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Token("owner", a.Owner)
+	in.Duration("lease", a.Lease, 1*time.Millisecond, 10*time.Minute)
+	return in
 }
 
 func decodeElangLockRefresh(v any) (LockOutcome, error) {
-	r := runtime.ValueReply("elang_lock_refresh", v)
+	r := ElangLockRefreshScript.ValueReply(v)
 	out := LockOutcome(r.Enum("outcome", lockOutcomeStrings))
 	return out, r.Err()
 }
 
-// ElangLockRefresh runs elang_lock_refresh (elang db0). Compare-and-expire; says whether
-// the lock was this owner's, gone, or another owner's.
+// ElangLockRefresh runs elang_lock_refresh on db0. Compare-and-expire; says whether the
+// lock was this owner's, gone, or another owner's.
 func (s *Scripts) ElangLockRefresh(ctx context.Context, lock ElangLockKey, args ElangLockRefreshArgs) (LockOutcome, error) {
-	var zero LockOutcome
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("elang", "db0", "elang_lock_refresh")
-	}
-	keys, argv, err := elangLockRefreshInput(s.prefix, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := ElangLockRefreshScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeElangLockRefresh(v)
+	return runtime.Run(ctx, s.db0, elangLockRefreshInput(s.prefix, lock, args), decodeElangLockRefresh)
 }
 
-// QueueElangLockRefresh adds a elang_lock_refresh call to a batch; run the batch on a
-// client of elang db0.
+// QueueElangLockRefresh is ElangLockRefresh in a batch, run on a client of db0.
 func (s *Scripts) QueueElangLockRefresh(b *runtime.Batch, lock ElangLockKey, args ElangLockRefreshArgs) *runtime.Pending[LockOutcome] {
-	keys, argv, err := elangLockRefreshInput(s.prefix, lock, args)
-	return runtime.Queue(b, ElangLockRefreshScript, keys, argv, err, decodeElangLockRefresh)
+	return runtime.Queue(b, elangLockRefreshInput(s.prefix, lock, args), decodeElangLockRefresh)
 }
 
-// ElangLockReleaseScript is script elang_lock_release (lua/elang/elang_lock_release.lua),
-// run with EVALSHA.
+// ElangLockReleaseScript is lua/elang/elang_lock_release.lua.
 var ElangLockReleaseScript = runtime.MustScript("elang_lock_release", elangLockReleaseSource, ElangLockReleaseSHA1, false)
 
 // ElangLockReleaseLock is a key elang_lock_release takes as KEYS[1] (lock): ElangLockKey,
@@ -375,72 +257,52 @@ type ElangLockReleaseLock interface {
 func (ElangLockKey) elangLockReleaseLock()        {}
 func (ElangSessionLockKey) elangLockReleaseLock() {}
 
-// ElangLockReleaseArgs are the ARGV of elang_lock_release.
+// ElangLockReleaseArgs are the ARGV of ElangLockRelease.
 type ElangLockReleaseArgs struct {
 	Owner string
 }
 
-func elangLockReleaseInput(prefix string, lock ElangLockReleaseLock, a ElangLockReleaseArgs) ([]string, []any, error) {
-	argv := make([]any, 1)
-	var err error
-	var lockName string
-	var lockPrefix string
-	switch k := lock.(type) {
+// elangLockReleaseLockKey is the key k holds and its prefix when k is one of ElangLockKey,
+// ElangSessionLockKey itself, else the zero value (nil, a pointer, a type embedding one).
+func elangLockReleaseLockKey(k any) (string, string) {
+	switch k := k.(type) {
 	case ElangLockKey:
-		lockName = k.key
-		lockPrefix = k.p
+		return k.key, k.p
 	case ElangSessionLockKey:
-		lockName = k.key
-		lockPrefix = k.p
+		return k.key, k.p
 	}
-	if lockName == "" {
-		return nil, nil, runtime.MissingKey("elang_lock_release", "lock")
-	}
-	if lockPrefix != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_lock_release", "lock")
-	}
-	if argv[0], err = runtime.ArgToken("elang_lock_release", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	return []string{lockName}, argv, nil
+	return "", ""
+}
+
+func elangLockReleaseInput(prefix string, lock ElangLockReleaseLock, a ElangLockReleaseArgs) runtime.Input {
+	in := ElangLockReleaseScript.PrefixedInput(prefix, 1, 1)
+	lockName, lockPrefix := elangLockReleaseLockKey(lock)
+	in.PrefixedKey("lock", lockName, lockPrefix)
+	in.Token("owner", a.Owner)
+	return in
 }
 
 func decodeElangLockRelease(v any) (LockOutcome, error) {
-	r := runtime.ValueReply("elang_lock_release", v)
+	r := ElangLockReleaseScript.ValueReply(v)
 	out := LockOutcome(r.Enum("outcome", lockOutcomeStrings))
 	return out, r.Err()
 }
 
-// ElangLockRelease runs elang_lock_release (elang db0). Compare-and-delete; says whether
-// the lock was this owner's, gone, or another owner's.
+// ElangLockRelease runs elang_lock_release on db0. Compare-and-delete; says whether the
+// lock was this owner's, gone, or another owner's.
 func (s *Scripts) ElangLockRelease(ctx context.Context, lock ElangLockReleaseLock, args ElangLockReleaseArgs) (LockOutcome, error) {
-	var zero LockOutcome
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("elang", "db0", "elang_lock_release")
-	}
-	keys, argv, err := elangLockReleaseInput(s.prefix, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := ElangLockReleaseScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeElangLockRelease(v)
+	return runtime.Run(ctx, s.db0, elangLockReleaseInput(s.prefix, lock, args), decodeElangLockRelease)
 }
 
-// QueueElangLockRelease adds a elang_lock_release call to a batch; run the batch on a
-// client of elang db0.
+// QueueElangLockRelease is ElangLockRelease in a batch, run on a client of db0.
 func (s *Scripts) QueueElangLockRelease(b *runtime.Batch, lock ElangLockReleaseLock, args ElangLockReleaseArgs) *runtime.Pending[LockOutcome] {
-	keys, argv, err := elangLockReleaseInput(s.prefix, lock, args)
-	return runtime.Queue(b, ElangLockReleaseScript, keys, argv, err, decodeElangLockRelease)
+	return runtime.Queue(b, elangLockReleaseInput(s.prefix, lock, args), decodeElangLockRelease)
 }
 
-// ElangRateLimitFixedScript is script elang_rate_limit_fixed
-// (lua/elang/elang_rate_limit_fixed.lua), run with EVALSHA.
+// ElangRateLimitFixedScript is lua/elang/elang_rate_limit_fixed.lua.
 var ElangRateLimitFixedScript = runtime.MustScript("elang_rate_limit_fixed", elangRateLimitFixedSource, ElangRateLimitFixedSHA1, false)
 
-// ElangRateLimitFixedArgs are the ARGV of elang_rate_limit_fixed.
+// ElangRateLimitFixedArgs are the ARGV of ElangRateLimitFixed.
 type ElangRateLimitFixedArgs struct {
 	Limit  int64
 	Window time.Duration
@@ -460,33 +322,19 @@ type RateDecision struct {
 	ResetAt time.Time
 }
 
-func elangRateLimitFixedInput(prefix string, bucket ElangRLKey, a ElangRateLimitFixedArgs) ([]string, []any, error) {
-	argv := make([]any, 5)
-	var err error
-	if bucket.key == "" {
-		return nil, nil, runtime.MissingKey("elang_rate_limit_fixed", "bucket")
-	}
-	if bucket.p != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_rate_limit_fixed", "bucket")
-	}
-	if argv[0], err = runtime.ArgInt("elang_rate_limit_fixed", "limit", a.Limit, 1, 1000000); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("elang_rate_limit_fixed", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgDuration("elang_rate_limit_fixed", "jitter", a.Jitter, 0, 2*time.Second); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgInt("elang_rate_limit_fixed", "cost", a.Cost, 1, 1000000); err != nil {
-		return nil, nil, err
-	}
-	argv[4] = runtime.ArgBool(a.Peek)
-	return []string{bucket.key}, argv, nil
+func elangRateLimitFixedInput(prefix string, bucket ElangRLKey, a ElangRateLimitFixedArgs) runtime.Input {
+	in := ElangRateLimitFixedScript.PrefixedInput(prefix, 1, 5)
+	in.PrefixedKey("bucket", bucket.key, bucket.p)
+	in.Int("limit", a.Limit, 1, 1000000)
+	in.Duration("window", a.Window, 1*time.Millisecond, 24*time.Hour)
+	in.Duration("jitter", a.Jitter, 0, 2*time.Second)
+	in.Int("cost", a.Cost, 1, 1000000)
+	in.Bool(a.Peek)
+	return in
 }
 
 func decodeElangRateLimitFixed(v any) (RateDecision, error) {
-	r := runtime.ArrayReply("elang_rate_limit_fixed", v, 4)
+	r := ElangRateLimitFixedScript.ArrayReply(v, 4)
 	var out RateDecision
 	out.Allowed = r.Bool("allowed")
 	out.Remaining = r.Int("remaining")
@@ -495,38 +343,23 @@ func decodeElangRateLimitFixed(v any) (RateDecision, error) {
 	return out, r.Err()
 }
 
-// ElangRateLimitFixed runs elang_rate_limit_fixed (elang db0). rate_limit_fixed's
-// fixed-window counter on the deployment prefix (the same Lua but for its name): INCRBY
-// and the first PEXPIRE in one script.
-// Its declared error replies match ErrBadArg with errors.Is.
+// ElangRateLimitFixed runs elang_rate_limit_fixed on db0. rate_limit_fixed's fixed-window
+// counter on the deployment prefix (the same Lua but for its name): INCRBY and the first
+// PEXPIRE in one script.
+// Error replies. ErrBadArg: cost above limit, or an argument the script cannot use.
 func (s *Scripts) ElangRateLimitFixed(ctx context.Context, bucket ElangRLKey, args ElangRateLimitFixedArgs) (RateDecision, error) {
-	var zero RateDecision
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("elang", "db0", "elang_rate_limit_fixed")
-	}
-	keys, argv, err := elangRateLimitFixedInput(s.prefix, bucket, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := ElangRateLimitFixedScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeElangRateLimitFixed(v)
+	return runtime.Run(ctx, s.db0, elangRateLimitFixedInput(s.prefix, bucket, args), decodeElangRateLimitFixed)
 }
 
-// QueueElangRateLimitFixed adds a elang_rate_limit_fixed call to a batch; run the batch on
-// a client of elang db0.
+// QueueElangRateLimitFixed is ElangRateLimitFixed in a batch, run on a client of db0.
 func (s *Scripts) QueueElangRateLimitFixed(b *runtime.Batch, bucket ElangRLKey, args ElangRateLimitFixedArgs) *runtime.Pending[RateDecision] {
-	keys, argv, err := elangRateLimitFixedInput(s.prefix, bucket, args)
-	return runtime.Queue(b, ElangRateLimitFixedScript, keys, argv, err, decodeElangRateLimitFixed)
+	return runtime.Queue(b, elangRateLimitFixedInput(s.prefix, bucket, args), decodeElangRateLimitFixed)
 }
 
-// ElangRateLimitSlidingScript is script elang_rate_limit_sliding
-// (lua/elang/elang_rate_limit_sliding.lua), run with EVALSHA.
+// ElangRateLimitSlidingScript is lua/elang/elang_rate_limit_sliding.lua.
 var ElangRateLimitSlidingScript = runtime.MustScript("elang_rate_limit_sliding", elangRateLimitSlidingSource, ElangRateLimitSlidingSHA1, false)
 
-// ElangRateLimitSlidingArgs are the ARGV of elang_rate_limit_sliding.
+// ElangRateLimitSlidingArgs are the ARGV of ElangRateLimitSliding.
 type ElangRateLimitSlidingArgs struct {
 	Limit  int64
 	Window time.Duration
@@ -538,36 +371,20 @@ type ElangRateLimitSlidingArgs struct {
 	Nonce string
 }
 
-func elangRateLimitSlidingInput(prefix string, bucket ElangRLKey, a ElangRateLimitSlidingArgs) ([]string, []any, error) {
-	argv := make([]any, 6)
-	var err error
-	if bucket.key == "" {
-		return nil, nil, runtime.MissingKey("elang_rate_limit_sliding", "bucket")
-	}
-	if bucket.p != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_rate_limit_sliding", "bucket")
-	}
-	if argv[0], err = runtime.ArgInt("elang_rate_limit_sliding", "limit", a.Limit, 1, 10000); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("elang_rate_limit_sliding", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgDuration("elang_rate_limit_sliding", "jitter", a.Jitter, 0, 2*time.Second); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgInt("elang_rate_limit_sliding", "cost", a.Cost, 1, 10000); err != nil {
-		return nil, nil, err
-	}
-	argv[4] = runtime.ArgBool(a.Peek)
-	if argv[5], err = runtime.ArgToken("elang_rate_limit_sliding", "nonce", a.Nonce); err != nil {
-		return nil, nil, err
-	}
-	return []string{bucket.key}, argv, nil
+func elangRateLimitSlidingInput(prefix string, bucket ElangRLKey, a ElangRateLimitSlidingArgs) runtime.Input {
+	in := ElangRateLimitSlidingScript.PrefixedInput(prefix, 1, 6)
+	in.PrefixedKey("bucket", bucket.key, bucket.p)
+	in.Int("limit", a.Limit, 1, 10000)
+	in.Duration("window", a.Window, 1*time.Millisecond, 24*time.Hour)
+	in.Duration("jitter", a.Jitter, 0, 2*time.Second)
+	in.Int("cost", a.Cost, 1, 10000)
+	in.Bool(a.Peek)
+	in.Token("nonce", a.Nonce)
+	return in
 }
 
 func decodeElangRateLimitSliding(v any) (RateDecision, error) {
-	r := runtime.ArrayReply("elang_rate_limit_sliding", v, 4)
+	r := ElangRateLimitSlidingScript.ArrayReply(v, 4)
 	var out RateDecision
 	out.Allowed = r.Bool("allowed")
 	out.Remaining = r.Int("remaining")
@@ -576,93 +393,50 @@ func decodeElangRateLimitSliding(v any) (RateDecision, error) {
 	return out, r.Err()
 }
 
-// ElangRateLimitSliding runs elang_rate_limit_sliding (elang db0). rate_limit_sliding's
-// sliding window over a ZSET of request timestamps on the deployment prefix (the same Lua
-// but for its name).
-// Its declared error replies match ErrBadArg with errors.Is.
+// ElangRateLimitSliding runs elang_rate_limit_sliding on db0. rate_limit_sliding's sliding
+// window over a ZSET of request timestamps on the deployment prefix (the same Lua but for
+// its name).
+// Error replies. ErrBadArg: cost above limit, or an argument the script cannot use.
 func (s *Scripts) ElangRateLimitSliding(ctx context.Context, bucket ElangRLKey, args ElangRateLimitSlidingArgs) (RateDecision, error) {
-	var zero RateDecision
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("elang", "db0", "elang_rate_limit_sliding")
-	}
-	keys, argv, err := elangRateLimitSlidingInput(s.prefix, bucket, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := ElangRateLimitSlidingScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeElangRateLimitSliding(v)
+	return runtime.Run(ctx, s.db0, elangRateLimitSlidingInput(s.prefix, bucket, args), decodeElangRateLimitSliding)
 }
 
-// QueueElangRateLimitSliding adds a elang_rate_limit_sliding call to a batch; run the
-// batch on a client of elang db0.
+// QueueElangRateLimitSliding is ElangRateLimitSliding in a batch, run on a client of db0.
 func (s *Scripts) QueueElangRateLimitSliding(b *runtime.Batch, bucket ElangRLKey, args ElangRateLimitSlidingArgs) *runtime.Pending[RateDecision] {
-	keys, argv, err := elangRateLimitSlidingInput(s.prefix, bucket, args)
-	return runtime.Queue(b, ElangRateLimitSlidingScript, keys, argv, err, decodeElangRateLimitSliding)
+	return runtime.Queue(b, elangRateLimitSlidingInput(s.prefix, bucket, args), decodeElangRateLimitSliding)
 }
 
-// ElangSessionDestroyScript is script elang_session_destroy
-// (lua/elang/elang_session_destroy.lua), run with EVALSHA.
+// ElangSessionDestroyScript is lua/elang/elang_session_destroy.lua.
 var ElangSessionDestroyScript = runtime.MustScript("elang_session_destroy", elangSessionDestroySource, ElangSessionDestroySHA1, false)
 
-func elangSessionDestroyInput(prefix string, data ElangSessionDataKey, lock ElangSessionLockKey) ([]string, []any, error) {
-	var argv []any
-	if data.key == "" {
-		return nil, nil, runtime.MissingKey("elang_session_destroy", "data")
-	}
-	if data.p != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_session_destroy", "data")
-	}
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("elang_session_destroy", "lock")
-	}
-	if lock.p != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_session_destroy", "lock")
-	}
-	if runtime.KeySegment(data.key, len(prefix), 1) != runtime.KeySegment(lock.key, len(prefix), 1) {
-		return nil, nil, runtime.MismatchedKeys("elang_session_destroy", "session_id")
-	}
-	return []string{data.key, lock.key}, argv, nil
+func elangSessionDestroyInput(prefix string, data ElangSessionDataKey, lock ElangSessionLockKey) runtime.Input {
+	in := ElangSessionDestroyScript.PrefixedInput(prefix, 2, 0)
+	in.PrefixedKey("data", data.key, data.p)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Same("session_id", data.key, 1, lock.key, 1)
+	return in
 }
 
 func decodeElangSessionDestroy(v any) (bool, error) {
-	r := runtime.ValueReply("elang_session_destroy", v)
+	r := ElangSessionDestroyScript.ValueReply(v)
 	out := r.Bool("deleted")
 	return out, r.Err()
 }
 
-// ElangSessionDestroy runs elang_session_destroy (elang db0). Deletes a session and its
-// lock.
+// ElangSessionDestroy runs elang_session_destroy on db0. Deletes a session and its lock.
 func (s *Scripts) ElangSessionDestroy(ctx context.Context, data ElangSessionDataKey, lock ElangSessionLockKey) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("elang", "db0", "elang_session_destroy")
-	}
-	keys, argv, err := elangSessionDestroyInput(s.prefix, data, lock)
-	if err != nil {
-		return zero, err
-	}
-	v, err := ElangSessionDestroyScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeElangSessionDestroy(v)
+	return runtime.Run(ctx, s.db0, elangSessionDestroyInput(s.prefix, data, lock), decodeElangSessionDestroy)
 }
 
-// QueueElangSessionDestroy adds a elang_session_destroy call to a batch; run the batch on
-// a client of elang db0.
+// QueueElangSessionDestroy is ElangSessionDestroy in a batch, run on a client of db0.
 func (s *Scripts) QueueElangSessionDestroy(b *runtime.Batch, data ElangSessionDataKey, lock ElangSessionLockKey) *runtime.Pending[bool] {
-	keys, argv, err := elangSessionDestroyInput(s.prefix, data, lock)
-	return runtime.Queue(b, ElangSessionDestroyScript, keys, argv, err, decodeElangSessionDestroy)
+	return runtime.Queue(b, elangSessionDestroyInput(s.prefix, data, lock), decodeElangSessionDestroy)
 }
 
-// ElangSessionOpenScript is script elang_session_open (lua/elang/elang_session_open.lua),
-// run with EVALSHA.
+// ElangSessionOpenScript is lua/elang/elang_session_open.lua.
 var ElangSessionOpenScript = runtime.MustScript("elang_session_open", elangSessionOpenSource, ElangSessionOpenSHA1, false)
 
-// ElangSessionOpenArgs are the ARGV of elang_session_open.
+// ElangSessionOpenArgs are the ARGV of ElangSessionOpen.
 type ElangSessionOpenArgs struct {
 	Owner string
 }
@@ -679,33 +453,18 @@ type ElangSessionOpenResult struct {
 	Body    []byte
 }
 
-func elangSessionOpenInput(prefix string, data ElangSessionDataKey, lock ElangSessionLockKey, a ElangSessionOpenArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if data.key == "" {
-		return nil, nil, runtime.MissingKey("elang_session_open", "data")
-	}
-	if data.p != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_session_open", "data")
-	}
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("elang_session_open", "lock")
-	}
-	if lock.p != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_session_open", "lock")
-	}
-	if runtime.KeySegment(data.key, len(prefix), 1) != runtime.KeySegment(lock.key, len(prefix), 1) {
-		return nil, nil, runtime.MismatchedKeys("elang_session_open", "session_id")
-	}
-	if argv[0], err = runtime.ArgToken("elang_session_open", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	argv[1] = ElangSessionLockTTL.Milliseconds()
-	return []string{data.key, lock.key}, argv, nil
+func elangSessionOpenInput(prefix string, data ElangSessionDataKey, lock ElangSessionLockKey, a ElangSessionOpenArgs) runtime.Input {
+	in := ElangSessionOpenScript.PrefixedInput(prefix, 2, 2)
+	in.PrefixedKey("data", data.key, data.p)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Same("session_id", data.key, 1, lock.key, 1)
+	in.Token("owner", a.Owner)
+	in.Millis(ElangSessionLockTTL)
+	return in
 }
 
 func decodeElangSessionOpen(v any) (ElangSessionOpenResult, error) {
-	r := runtime.ArrayReply("elang_session_open", v, 6)
+	r := ElangSessionOpenScript.ArrayReply(v, 6)
 	var out ElangSessionOpenResult
 	out.Acquired = r.Bool("acquired")
 	out.LockTTL = r.Duration("lock_ttl")
@@ -716,37 +475,22 @@ func decodeElangSessionOpen(v any) (ElangSessionOpenResult, error) {
 	return out, r.Err()
 }
 
-// ElangSessionOpen runs elang_session_open (elang db0). Takes the session's lock for owner
-// (SET NX PX; the owner that holds it gets a fresh lease) and, only when it did, reads the
+// ElangSessionOpen runs elang_session_open on db0. Takes the session's lock for owner (SET
+// NX PX; the owner that holds it gets a fresh lease) and, only when it did, reads the
 // session.
 func (s *Scripts) ElangSessionOpen(ctx context.Context, data ElangSessionDataKey, lock ElangSessionLockKey, args ElangSessionOpenArgs) (ElangSessionOpenResult, error) {
-	var zero ElangSessionOpenResult
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("elang", "db0", "elang_session_open")
-	}
-	keys, argv, err := elangSessionOpenInput(s.prefix, data, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := ElangSessionOpenScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeElangSessionOpen(v)
+	return runtime.Run(ctx, s.db0, elangSessionOpenInput(s.prefix, data, lock, args), decodeElangSessionOpen)
 }
 
-// QueueElangSessionOpen adds a elang_session_open call to a batch; run the batch on a
-// client of elang db0.
+// QueueElangSessionOpen is ElangSessionOpen in a batch, run on a client of db0.
 func (s *Scripts) QueueElangSessionOpen(b *runtime.Batch, data ElangSessionDataKey, lock ElangSessionLockKey, args ElangSessionOpenArgs) *runtime.Pending[ElangSessionOpenResult] {
-	keys, argv, err := elangSessionOpenInput(s.prefix, data, lock, args)
-	return runtime.Queue(b, ElangSessionOpenScript, keys, argv, err, decodeElangSessionOpen)
+	return runtime.Queue(b, elangSessionOpenInput(s.prefix, data, lock, args), decodeElangSessionOpen)
 }
 
-// ElangSessionSaveScript is script elang_session_save (lua/elang/elang_session_save.lua),
-// run with EVALSHA.
+// ElangSessionSaveScript is lua/elang/elang_session_save.lua.
 var ElangSessionSaveScript = runtime.MustScript("elang_session_save", elangSessionSaveSource, ElangSessionSaveSHA1, false)
 
-// ElangSessionSaveArgs are the ARGV of elang_session_save.
+// ElangSessionSaveArgs are the ARGV of ElangSessionSave.
 type ElangSessionSaveArgs struct {
 	Owner string
 	// Version: The version the writer read; 0 creates.
@@ -755,70 +499,36 @@ type ElangSessionSaveArgs struct {
 	Body    []byte
 }
 
-func elangSessionSaveInput(prefix string, data ElangSessionDataKey, lock ElangSessionLockKey, a ElangSessionSaveArgs) ([]string, []any, error) {
-	argv := make([]any, 5)
-	var err error
-	if data.key == "" {
-		return nil, nil, runtime.MissingKey("elang_session_save", "data")
-	}
-	if data.p != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_session_save", "data")
-	}
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("elang_session_save", "lock")
-	}
-	if lock.p != prefix {
-		return nil, nil, runtime.WrongPrefix("elang_session_save", "lock")
-	}
-	if runtime.KeySegment(data.key, len(prefix), 1) != runtime.KeySegment(lock.key, len(prefix), 1) {
-		return nil, nil, runtime.MismatchedKeys("elang_session_save", "session_id")
-	}
-	if argv[0], err = runtime.ArgToken("elang_session_save", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgInt("elang_session_save", "version", a.Version, 0, 9007199254740990); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgString("elang_session_save", "subject", a.Subject, 256); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgBytes("elang_session_save", "body", a.Body, 65536); err != nil {
-		return nil, nil, err
-	}
-	argv[4] = ElangSessionDataTTL.Milliseconds()
-	return []string{data.key, lock.key}, argv, nil
+func elangSessionSaveInput(prefix string, data ElangSessionDataKey, lock ElangSessionLockKey, a ElangSessionSaveArgs) runtime.Input {
+	in := ElangSessionSaveScript.PrefixedInput(prefix, 2, 5)
+	in.PrefixedKey("data", data.key, data.p)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Same("session_id", data.key, 1, lock.key, 1)
+	in.Token("owner", a.Owner)
+	in.Int("version", a.Version, 0, 9007199254740990)
+	in.String("subject", a.Subject, 256)
+	in.Bytes("body", a.Body, 65536)
+	in.Millis(ElangSessionDataTTL)
+	return in
 }
 
 func decodeElangSessionSave(v any) (int64, error) {
-	r := runtime.ValueReply("elang_session_save", v)
+	r := ElangSessionSaveScript.ValueReply(v)
 	out := r.Int("version")
 	return out, r.Err()
 }
 
-// ElangSessionSave runs elang_session_save (elang db0). Writes a session when the stored
+// ElangSessionSave runs elang_session_save on db0. Writes a session when the stored
 // version is the one the writer read (0: the session must not exist) and no other owner
 // holds its lock; the version becomes one more and the data lives 2 h from now. The
 // writer's own lock is kept.
-// Its declared error replies match ErrStale, ErrLocked with errors.Is.
+// Error replies. ErrStale: the session changed (or was created or ended) since the writer
+// read it. ErrLocked: another owner holds the session's lock.
 func (s *Scripts) ElangSessionSave(ctx context.Context, data ElangSessionDataKey, lock ElangSessionLockKey, args ElangSessionSaveArgs) (int64, error) {
-	var zero int64
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("elang", "db0", "elang_session_save")
-	}
-	keys, argv, err := elangSessionSaveInput(s.prefix, data, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := ElangSessionSaveScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeElangSessionSave(v)
+	return runtime.Run(ctx, s.db0, elangSessionSaveInput(s.prefix, data, lock, args), decodeElangSessionSave)
 }
 
-// QueueElangSessionSave adds a elang_session_save call to a batch; run the batch on a
-// client of elang db0.
+// QueueElangSessionSave is ElangSessionSave in a batch, run on a client of db0.
 func (s *Scripts) QueueElangSessionSave(b *runtime.Batch, data ElangSessionDataKey, lock ElangSessionLockKey, args ElangSessionSaveArgs) *runtime.Pending[int64] {
-	keys, argv, err := elangSessionSaveInput(s.prefix, data, lock, args)
-	return runtime.Queue(b, ElangSessionSaveScript, keys, argv, err, decodeElangSessionSave)
+	return runtime.Queue(b, elangSessionSaveInput(s.prefix, data, lock, args), decodeElangSessionSave)
 }
