@@ -12,6 +12,7 @@ import (
 
 	"github.com/hanchat/luagen/generated/elang"
 	"github.com/hanchat/luagen/internal/elangtest"
+	"github.com/hanchat/luagen/internal/logtest"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/services/elang/cache"
 	"github.com/hanchat/luagen/services/elang/lock"
@@ -263,5 +264,69 @@ func TestElangPrefixChangeStartsNewNamespaces(t *testing.T) {
 	}
 	if after := srv.Admin().DBSize(ctx).Val(); after != before+1 {
 		t.Fatalf("keys %d -> %d, want only the new limiter bucket added", before, after)
+	}
+}
+
+// The Redis password of ELANG_REDIS_URL never reaches an error or a log line
+// of the Elang services: with the wrong password (WRONGPASS) and with the
+// server stopped, every service fails and says why without it.
+func TestElangSecretsAbsentFromErrorsAndLogs(t *testing.T) {
+	ctx := context.Background()
+	p := elangtest.Prefix(t, "secrets")
+	srv := redistest.Start(t, redistest.WithACL(elangACL(t, p)+adminLine))
+	key, _ := secrets.NewHMACKey([]byte("elang-test-secret-0123456789abcdef"))
+	for _, tc := range []struct {
+		name, password string
+		stop           bool
+	}{
+		{"wrong password", "not-the-password-41c9", false},
+		{"server stopped", elangPassword, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url := srv.URL(elang.ElangAppUser, tc.password, elang.DB0)
+			log, rec := logtest.New()
+			st, err := store.Open(url, "", p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o, _ := redis.ParseURL(url)
+			o.MaxRetries = -1
+			rdb := redis.NewClient(o)
+			defer rdb.Close()
+			if tc.stop {
+				srv.Stop()
+			}
+			var errs []error
+			c := cache.New(st, cache.Options{Logger: log})
+			if _, ok := c.Get(ctx, "catalog.version"); ok {
+				t.Fatal("a hit")
+			}
+			errs = append(errs, c.Set(ctx, "catalog.version", []byte("4"), time.Minute))
+			_, err = lock.New(st, lock.Options{Logger: log}).Lock("report:42", time.Second).Acquire(ctx)
+			errs = append(errs, err)
+			ss, _ := session.New(rdb, p, noRevocations{}, session.Options{Logger: log})
+			_, err = ss.Create(ctx, "user-1", []byte("b"))
+			errs = append(errs, err)
+			rl, _ := ratelimit.New(rdb, p, key, []ratelimit.Limit{{Name: "login", Algorithm: ratelimit.Fixed, Limit: 1, Window: time.Second}}, ratelimit.Options{Logger: log})
+			_, err = rl.Allow(ctx, "login", "alice")
+			errs = append(errs, err)
+			for i, err := range errs {
+				if err == nil {
+					t.Fatalf("call %d succeeded", i)
+				}
+				if strings.Contains(err.Error(), tc.password) {
+					t.Errorf("error %d holds the password: %v", i, err)
+				}
+			}
+			recs := rec.Records("")
+			if len(recs) < 5 {
+				t.Fatalf("%d log records, want one per failure (5)", len(recs))
+			}
+			for _, r := range recs {
+				if strings.Contains(r.Line(), tc.password) {
+					t.Errorf("log line holds the password: %s", r.Line())
+				}
+			}
+		})
 	}
 }
