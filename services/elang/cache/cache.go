@@ -110,25 +110,28 @@ func (c *Cache) failed(op string, err error) {
 }
 
 // Get reads the entry key (1..128 characters of [A-Za-z0-9._-]): its value and
-// true, or nil and false when there is none, it expired, the key is invalid,
-// or the store failed (counted in elang_cache_failures_total; never an error).
-func (c *Cache) Get(ctx context.Context, key string) ([]byte, bool) {
+// true, or nil and false when there is none, it expired, or the store failed.
+// A store failure is never an error: it is counted in
+// elang_cache_failures_total, logged, and read as a miss. The only error is
+// ErrInvalid, for a key the cache cannot take (a bug of the caller, refused
+// before any I/O).
+func (c *Cache) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
 	v, ok, err := c.st.Get(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrInvalid):
 		c.count("get", "invalid")
-		return nil, false
+		return nil, false, err
 	case err != nil:
 		c.failed("get", err)
-		return nil, false
+		return nil, false, nil
 	case !ok:
 		c.count("get", "miss")
-		return nil, false
+		return nil, false, nil
 	}
 	c.count("get", "hit")
-	return v, true
+	return v, true, nil
 }
 
 // Set stores value under key for ttl (1ms..30 days; every entry expires). An

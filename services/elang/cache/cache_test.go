@@ -22,6 +22,16 @@ func newCache(st *store.Store, o cache.Options) (*cache.Cache, *prometheus.Regis
 	return cache.New(st, o), reg
 }
 
+// get is Get for a valid key: an error fails the test.
+func get(t *testing.T, c *cache.Cache, key string) ([]byte, bool) {
+	t.Helper()
+	v, ok, err := c.Get(context.Background(), key)
+	if err != nil {
+		t.Fatalf("get %q: %v", key, err)
+	}
+	return v, ok
+}
+
 func count(t *testing.T, reg *prometheus.Registry, kind, op, result string) float64 {
 	return promtest.Value(t, reg, "elang_cache_operations_total", map[string]string{"store": kind, "op": op, "result": result})
 }
@@ -38,13 +48,13 @@ func TestCacheOnBothStores(t *testing.T) {
 			if c.Local() != (kind == "local") {
 				t.Fatalf("Local() = %v", c.Local())
 			}
-			if _, ok := c.Get(ctx, "catalog.version"); ok {
+			if _, ok := get(t, c, "catalog.version"); ok {
 				t.Fatal("hit before any set")
 			}
 			if err := c.Set(ctx, "catalog.version", []byte("4"), 300*time.Second); err != nil {
 				t.Fatal(err)
 			}
-			if v, ok := c.Get(ctx, "catalog.version"); !ok || string(v) != "4" {
+			if v, ok := get(t, c, "catalog.version"); !ok || string(v) != "4" {
 				t.Fatalf("get: %q %v", v, ok)
 			}
 			if ok, err := c.Delete(ctx, "catalog.version"); err != nil || !ok {
@@ -53,19 +63,19 @@ func TestCacheOnBothStores(t *testing.T) {
 			if ok, err := c.Delete(ctx, "catalog.version"); err != nil || ok {
 				t.Fatalf("delete again: %v %v", ok, err)
 			}
-			if _, ok := c.Get(ctx, "catalog.version"); ok {
+			if _, ok := get(t, c, "catalog.version"); ok {
 				t.Fatal("hit after delete")
 			}
 			// A short TTL runs out by itself.
 			if err := c.Set(ctx, "short", []byte("x"), 150*time.Millisecond); err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := c.Get(ctx, "short"); !ok {
+			if _, ok := get(t, c, "short"); !ok {
 				t.Fatal("a fresh entry is a miss")
 			}
 			polledHits := 0.0
 			if !redistest.WaitFor(ctx, 5*time.Second, func() bool {
-				_, ok := c.Get(ctx, "short")
+				_, ok := get(t, c, "short")
 				if ok {
 					polledHits++
 				}
@@ -85,8 +95,8 @@ func TestCacheOnBothStores(t *testing.T) {
 			if err := c.Set(ctx, "big", make([]byte, store.MaxValueBytes+1), time.Second); !errors.Is(err, cache.ErrInvalid) {
 				t.Errorf("a value above the bound: %v", err)
 			}
-			if _, ok := c.Get(ctx, "report:42"); ok {
-				t.Error("an invalid key hit")
+			if _, ok, err := c.Get(ctx, "report:42"); ok || !errors.Is(err, cache.ErrInvalid) {
+				t.Errorf("get of an invalid key: %v %v", ok, err)
 			}
 			for _, w := range []struct {
 				op, result string
@@ -140,15 +150,15 @@ func TestCacheClearTouchesOnlyThisPrefix(t *testing.T) {
 				t.Fatalf("clear removed %d (%v), want %d", removed, err, entries)
 			}
 			for i := 0; i < entries; i += 97 {
-				if _, ok := a.Get(ctx, fmt.Sprintf("item.%d", i)); ok {
+				if _, ok := get(t, a, fmt.Sprintf("item.%d", i)); ok {
 					t.Fatalf("item.%d survived the clear", i)
 				}
 			}
 			for i := 0; i < 10; i++ {
-				if v, ok := b.Get(ctx, fmt.Sprintf("item.%d", i)); !ok || string(v) != "b" {
+				if v, ok := get(t, b, fmt.Sprintf("item.%d", i)); !ok || string(v) != "b" {
 					t.Fatalf("the other prefix lost item.%d", i)
 				}
-				if v, ok := n.Get(ctx, fmt.Sprintf("item.%d", i)); !ok || string(v) != "n" {
+				if v, ok := get(t, n, fmt.Sprintf("item.%d", i)); !ok || string(v) != "n" {
 					t.Fatalf("the nested prefix lost item.%d", i)
 				}
 			}
@@ -180,14 +190,14 @@ func TestCacheOutageReadsAsMiss(t *testing.T) {
 	if err := c.Set(ctx, "catalog.version", []byte("4"), 300*time.Second); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := c.Get(ctx, "catalog.version"); !ok {
+	if _, ok := get(t, c, "catalog.version"); !ok {
 		t.Fatal("miss before the outage")
 	}
 
 	pl.Server.Pause()
 	start := time.Now()
-	if _, ok := c.Get(ctx, "catalog.version"); ok {
-		t.Fatal("hit from a hung server")
+	if _, ok, err := c.Get(ctx, "catalog.version"); ok || err != nil {
+		t.Fatalf("get from a hung server: %v %v, want a miss", ok, err)
 	}
 	if took := time.Since(start); took > 2*time.Second {
 		t.Fatalf("a Get on a hung server took %v with a 200ms timeout", took)
@@ -196,8 +206,8 @@ func TestCacheOutageReadsAsMiss(t *testing.T) {
 
 	pl.Server.Stop()
 	for i := 0; i < 5; i++ {
-		if v, ok := c.Get(ctx, "catalog.version"); ok || v != nil {
-			t.Fatalf("get %d while stopped: %q %v", i, v, ok)
+		if v, ok, err := c.Get(ctx, "catalog.version"); ok || v != nil || err != nil {
+			t.Fatalf("get %d while stopped: %q %v %v, want a miss", i, v, ok, err)
 		}
 	}
 	if err := c.Set(ctx, "catalog.version", []byte("5"), time.Minute); !errors.Is(err, cache.ErrUnavailable) {
@@ -218,7 +228,7 @@ func TestCacheOutageReadsAsMiss(t *testing.T) {
 	if !redistest.WaitFor(ctx, 10*time.Second, func() bool { return c.Set(ctx, "catalog.version", []byte("6"), time.Minute) == nil }) {
 		t.Fatal("no set succeeded after the restart")
 	}
-	if v, ok := c.Get(ctx, "catalog.version"); !ok || string(v) != "6" {
+	if v, ok := get(t, c, "catalog.version"); !ok || string(v) != "6" {
 		t.Fatalf("after the restart: %q %v", v, ok)
 	}
 	if got := promtest.Value(t, reg, "elang_cache_failures_total", map[string]string{"store": "redis", "op": "get"}); got != 6 {

@@ -29,7 +29,7 @@ func Example() {
 	}
 	c := cache.New(st, cache.Options{})
 	_ = c.Set(ctx, "catalog.version", []byte("4"), 300*time.Second)
-	v, ok := c.Get(ctx, "catalog.version")
+	v, ok, _ := c.Get(ctx, "catalog.version")
 	fmt.Println(string(v), ok, c.Local())
 
 	l := lock.New(st, lock.Options{}).Lock("report:42", 30*time.Second)
