@@ -228,8 +228,7 @@ func TestHANACLs(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if in.Prefix != nil {
-			// As luagen acl --prefix does: one deployment's aclfile (elang).
+		if in.Prefix != nil { // rendered only for one deployment (elang)
 			users = acl.Deploy(users, "acme:production:")
 		}
 		files[in.Name] = acl.Render(users)
