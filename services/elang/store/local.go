@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -146,8 +147,11 @@ func (l *localStore) clearBatch(_ context.Context, _ uint64, batch int) (uint64,
 	}
 	defer d.Close()
 	names, err := d.Readdirnames(batch)
-	if err != nil && len(names) == 0 {
-		return 0, 0, nil // io.EOF: nothing left
+	if errors.Is(err, io.EOF) {
+		return 0, 0, nil // nothing left
+	}
+	if err != nil {
+		return 0, 0, err
 	}
 	n := 0
 	for _, name := range names {

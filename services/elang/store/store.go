@@ -9,6 +9,11 @@
 // stores each believe they hold the same lock. Run every host that shares work
 // on Redis.
 //
+// An expired entry or lock reads as absent; its file stays until it is
+// written again, deleted, released or cleared (Cache.Clear removes every
+// cache file of the prefix), so the directory holds at most one file per name
+// in use.
+//
 // Sessions and rate limits have no local store: they need the Redis, and
 // report its failures (services/elang/session, services/elang/ratelimit).
 //
