@@ -15,9 +15,11 @@ package elang
 
 import (
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/runtime/keypart"
 )
 
 const (
@@ -26,7 +28,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "a55cd53e40f21c7b8085fe987333ce7e8de02565e2567835122a4ed6f507d8d5"
+	SpecSHA256 = "6c131407ca2405792198064eab6ef1b8cd772e9d02ad7307e542bb7683622682"
 )
 
 // DB0 is database 0 of elang (source: Elang Redis doc (seed 003): REDIS_URL, one
@@ -111,6 +113,248 @@ func (p Prefix) globs(rel ...string) []string {
 		out[i] = p.s + g
 	}
 	return out
+}
+
+// LockOutcome is a value of enum lock_outcome (source: HAN VM1 spec §6: extend/release
+// compare the owner; the caller must tell a lease that ran out from a lock another owner
+// now holds).
+type LockOutcome string
+
+// Values of LockOutcome.
+const (
+	LockOutcomeOk         LockOutcome = "ok"
+	LockOutcomeExpired    LockOutcome = "expired"
+	LockOutcomeOtherOwner LockOutcome = "other_owner"
+)
+
+// LockOutcomeValues lists every LockOutcome in declaration order.
+var LockOutcomeValues = []LockOutcome{
+	LockOutcomeOk,
+	LockOutcomeExpired,
+	LockOutcomeOtherOwner,
+}
+
+// Valid reports whether v is a declared LockOutcome.
+func (v LockOutcome) Valid() bool {
+	switch v {
+	case LockOutcomeOk, LockOutcomeExpired, LockOutcomeOtherOwner:
+		return true
+	}
+	return false
+}
+
+var lockOutcomeStrings = []string{"ok", "expired", "other_owner"}
+
+// ElangCacheKey is a key of pattern cache:{name} (elang.db0, string, TTL from the caller
+// (catalog.version for 300s), at most 30d; source: Elang Redis doc (seed 003): cache; a
+// Redis failure reads as a miss; a clear touches only this prefix).
+// One cache entry; services/elang/cache clears only this prefix's cache:* keys (SCAN +
+// UNLINK).
+// Build it with NewElangCacheKey.
+type ElangCacheKey struct {
+	key string
+	p   string
+}
+
+// String is the key's name in Redis.
+func (k ElangCacheKey) String() string {
+	return k.key
+}
+
+// ElangCachePattern matches every ElangCacheKey of deployment p, as an ACL or SCAN MATCH pattern.
+func ElangCachePattern(p Prefix) string {
+	return p.s + "cache:*"
+}
+
+const (
+	// ElangCacheMaxTTL caps the TTL of every ElangCacheKey.
+	ElangCacheMaxTTL = 720 * time.Hour
+	// ElangCacheMaxBytes bounds the value held by each ElangCacheKey.
+	ElangCacheMaxBytes = 1048576
+)
+
+// NewElangCacheKey builds p + cache:{name}. Each part is checked against its placeholder's
+// type, so no value can forge another name; the error names the part, never its value.
+func NewElangCacheKey(p Prefix, name string) (ElangCacheKey, error) {
+	if p.s == "" {
+		return ElangCacheKey{}, runtime.NoPrefix("elang_cache")
+	}
+	if err := runtime.CheckName("elang_cache", "name", name, 128); err != nil {
+		return ElangCacheKey{}, err
+	}
+	return ElangCacheKey{
+		key: p.s + "cache:" + name,
+		p:   p.s,
+	}, nil
+}
+
+// ElangLockKey is a key of pattern lock:{name} (elang.db0, string, TTL 30s, renewed by
+// heartbeat; source: Elang Redis doc (seed 003): Runtime::lock(name, ttl) on resources
+// with the application's prefix).
+// Random owner token of the holder.
+// Build it with NewElangLockKey.
+type ElangLockKey struct {
+	key string
+	p   string
+}
+
+// String is the key's name in Redis.
+func (k ElangLockKey) String() string {
+	return k.key
+}
+
+// ElangLockPattern matches every ElangLockKey of deployment p, as an ACL or SCAN MATCH pattern.
+func ElangLockPattern(p Prefix) string {
+	return p.s + "lock:*"
+}
+
+const (
+	// ElangLockTTL is the TTL of every ElangLockKey.
+	ElangLockTTL = 30 * time.Second
+)
+
+// NewElangLockKey builds p + lock:{name}. Each part is checked against its placeholder's
+// type, so no value can forge another name; the error names the part, never its value.
+func NewElangLockKey(p Prefix, name string) (ElangLockKey, error) {
+	if p.s == "" {
+		return ElangLockKey{}, runtime.NoPrefix("elang_lock")
+	}
+	return ElangLockKey{
+		key: p.s + "lock:" + keypart.SHA256(name),
+		p:   p.s,
+	}, nil
+}
+
+// ElangRLKey is a key of pattern ratelimit:{limiter}:{subject}:{window} (elang.db0,
+// zset/counter, TTL window + jitter up to 2s; source: Elang Redis doc (seed 003): rate
+// limits on the deployment prefix).
+// One limiter's window for one subject (fixed window counter or sliding ZSET).
+// Build it with NewElangRLKey.
+type ElangRLKey struct {
+	key string
+	p   string
+}
+
+// String is the key's name in Redis.
+func (k ElangRLKey) String() string {
+	return k.key
+}
+
+// ElangRLPattern matches every ElangRLKey of deployment p, as an ACL or SCAN MATCH pattern.
+func ElangRLPattern(p Prefix) string {
+	return p.s + "ratelimit:*:*:*"
+}
+
+const (
+	// ElangRLMaxJitter is the most a ElangRLKey's TTL adds to its window.
+	ElangRLMaxJitter = 2 * time.Second
+)
+
+// NewElangRLKey builds p + ratelimit:{limiter}:{subject}:{window}. Each part is checked
+// against its placeholder's type, so no value can forge another name; the error names the
+// part, never its value.
+func NewElangRLKey(p Prefix, limiter string, subject runtime.HMAC, window int64) (ElangRLKey, error) {
+	if p.s == "" {
+		return ElangRLKey{}, runtime.NoPrefix("elang_rl")
+	}
+	if err := runtime.CheckName("elang_rl", "limiter", limiter, 64); err != nil {
+		return ElangRLKey{}, err
+	}
+	if err := runtime.CheckHMAC("elang_rl", "subject", subject); err != nil {
+		return ElangRLKey{}, err
+	}
+	if err := runtime.CheckInt("elang_rl", "window", window, 1, 86400); err != nil {
+		return ElangRLKey{}, err
+	}
+	return ElangRLKey{
+		key: p.s + "ratelimit:" + limiter + ":" + string(subject) + ":" + strconv.FormatInt(window, 10),
+		p:   p.s,
+	}, nil
+}
+
+// ElangSessionDataKey is a key of pattern session:{session_id}:data (elang.db0, hash, TTL
+// 2h; source: Elang Redis doc (seed 003): session data expires after two hours; a stale
+// writer never overwrites a newer session).
+// A session: its version (1, 2, ... one more per save), its subject (whose revocation SQL
+// checks) and body.
+// Build it with NewElangSessionDataKey.
+type ElangSessionDataKey struct {
+	key string
+	p   string
+}
+
+// String is the key's name in Redis.
+func (k ElangSessionDataKey) String() string {
+	return k.key
+}
+
+// ElangSessionDataPattern matches every ElangSessionDataKey of deployment p, as an ACL or SCAN MATCH pattern.
+func ElangSessionDataPattern(p Prefix) string {
+	return p.s + "session:*:data"
+}
+
+const (
+	// ElangSessionDataTTL is the TTL of every ElangSessionDataKey.
+	ElangSessionDataTTL = 2 * time.Hour
+	// ElangSessionDataMaxBytes bounds the value held by each ElangSessionDataKey.
+	ElangSessionDataMaxBytes = 65536
+)
+
+// NewElangSessionDataKey builds p + session:{session_id}:data. Each part is checked
+// against its placeholder's type, so no value can forge another name; the error names the
+// part, never its value.
+func NewElangSessionDataKey(p Prefix, sessionID string) (ElangSessionDataKey, error) {
+	if p.s == "" {
+		return ElangSessionDataKey{}, runtime.NoPrefix("elang_session_data")
+	}
+	if err := runtime.CheckHex("elang_session_data", "session_id", sessionID, 64); err != nil {
+		return ElangSessionDataKey{}, err
+	}
+	return ElangSessionDataKey{
+		key: p.s + "session:" + sessionID + ":data",
+		p:   p.s,
+	}, nil
+}
+
+// ElangSessionLockKey is a key of pattern session:{session_id}:lock (elang.db0, string,
+// TTL 30s, renewed by heartbeat; source: Elang Redis doc (seed 003): a session read takes
+// the session's own lock for 30 seconds).
+// Random owner token of the request holding the session.
+// Build it with NewElangSessionLockKey.
+type ElangSessionLockKey struct {
+	key string
+	p   string
+}
+
+// String is the key's name in Redis.
+func (k ElangSessionLockKey) String() string {
+	return k.key
+}
+
+// ElangSessionLockPattern matches every ElangSessionLockKey of deployment p, as an ACL or SCAN MATCH pattern.
+func ElangSessionLockPattern(p Prefix) string {
+	return p.s + "session:*:lock"
+}
+
+const (
+	// ElangSessionLockTTL is the TTL of every ElangSessionLockKey.
+	ElangSessionLockTTL = 30 * time.Second
+)
+
+// NewElangSessionLockKey builds p + session:{session_id}:lock. Each part is checked
+// against its placeholder's type, so no value can forge another name; the error names the
+// part, never its value.
+func NewElangSessionLockKey(p Prefix, sessionID string) (ElangSessionLockKey, error) {
+	if p.s == "" {
+		return ElangSessionLockKey{}, runtime.NoPrefix("elang_session_lock")
+	}
+	if err := runtime.CheckHex("elang_session_lock", "session_id", sessionID, 64); err != nil {
+		return ElangSessionLockKey{}, err
+	}
+	return ElangSessionLockKey{
+		key: p.s + "session:" + sessionID + ":lock",
+		p:   p.s,
+	}, nil
 }
 
 // OutboxDedupeKey is a key of pattern outbox:dedupe:{message_id} (elang.db0, string, TTL
@@ -200,6 +444,54 @@ func NewOutboxStreamKey(p Prefix) (OutboxStreamKey, error) {
 // checks each key is declared and has a TTL. Patterns and globs follow the deployment
 // prefix: strip it from a key before matching.
 var Keys = []runtime.KeyInfo{
+	{
+		DB:      0,
+		Glob:    "cache:*",
+		Kind:    "cache",
+		MaxTTL:  720 * time.Hour,
+		Name:    "elang_cache",
+		Pattern: "cache:{name}",
+		TTLRule: "clamped",
+	},
+	{
+		DB:      0,
+		Glob:    "lock:*",
+		Kind:    "lock",
+		MaxTTL:  10 * time.Minute,
+		Name:    "elang_lock",
+		Pattern: "lock:{name}",
+		TTL:     30 * time.Second,
+		TTLRule: "heartbeat",
+	},
+	{
+		DB:        0,
+		Glob:      "ratelimit:*:*:*",
+		Kind:      "rate_limit",
+		MaxJitter: 2 * time.Second,
+		Name:      "elang_rl",
+		Pattern:   "ratelimit:{limiter}:{subject}:{window}",
+		TTLRule:   "window_jitter",
+	},
+	{
+		DB:      0,
+		Glob:    "session:*:data",
+		Kind:    "session",
+		MaxTTL:  2 * time.Hour,
+		Name:    "elang_session_data",
+		Pattern: "session:{session_id}:data",
+		TTL:     2 * time.Hour,
+		TTLRule: "fixed",
+	},
+	{
+		DB:      0,
+		Glob:    "session:*:lock",
+		Kind:    "lock",
+		MaxTTL:  30 * time.Second,
+		Name:    "elang_session_lock",
+		Pattern: "session:{session_id}:lock",
+		TTL:     30 * time.Second,
+		TTLRule: "heartbeat",
+	},
 	{
 		DB:      0,
 		Glob:    "outbox:dedupe:*",

@@ -2,6 +2,386 @@
 
 package elang
 
+// ElangCacheDeleteSHA1 is the SHA1 of lua/elang/elang_cache_delete.lua, the name EVALSHA
+// calls it by.
+const ElangCacheDeleteSHA1 = "38a0f5ddc9348a2c8cc392b96b01a8c44fc6bcf7"
+
+// elangCacheDeleteSource is lua/elang/elang_cache_delete.lua.
+const elangCacheDeleteSource = `-- elang_cache_delete: deletes one cache entry (Elang Redis doc, seed 003: cache).
+--
+-- KEYS[1] entry         string
+-- Reply: 1 when there was an entry, else 0
+return redis.call('DEL', KEYS[1])
+`
+
+// ElangCacheGetSHA1 is the SHA1 of lua/elang/elang_cache_get.lua, the name EVALSHA calls
+// it by.
+const ElangCacheGetSHA1 = "74913b914d52d7abf2f86302e01b37a578a5505e"
+
+// elangCacheGetSource is lua/elang/elang_cache_get.lua.
+const elangCacheGetSource = `#!lua flags=no-writes
+-- elang_cache_get: reads one cache entry (Elang Redis doc, seed 003: cache).
+--
+-- KEYS[1] entry         string
+-- Reply: the value, or nil when there is none
+return redis.call('GET', KEYS[1])
+`
+
+// ElangCacheSetSHA1 is the SHA1 of lua/elang/elang_cache_set.lua, the name EVALSHA calls
+// it by.
+const ElangCacheSetSHA1 = "936b1ba085c31e52e21c28c7847ec65e952748de"
+
+// elangCacheSetSource is lua/elang/elang_cache_set.lua.
+const elangCacheSetSource = `-- elang_cache_set: stores one cache entry for ttl (Elang Redis doc, seed 003: cache).
+--
+-- KEYS[1] entry         string
+-- ARGV[1] value
+-- ARGV[2] ttl           ms
+-- Reply: 1
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`
+
+// ElangLockAcquireSHA1 is the SHA1 of lua/elang/elang_lock_acquire.lua, the name EVALSHA
+// calls it by.
+const ElangLockAcquireSHA1 = "a7ad9f496957b54f2c2954617c2c29bf79619c56"
+
+// elangLockAcquireSource is lua/elang/elang_lock_acquire.lua.
+const elangLockAcquireSource = `-- elang_lock_acquire: takes a named lock for its owner (Elang Redis doc, seed 003:
+-- Runtime::lock). SET NX PX; the owner that already holds the lock gets a fresh
+-- lease, anyone else learns how long the holder's lease runs.
+--
+-- KEYS[1] lock          owner token
+-- ARGV[1] owner
+-- ARGV[2] lease         ms
+-- Reply: {acquired, ttl_ms}
+local lock, owner, lease = KEYS[1], ARGV[1], ARGV[2]
+if redis.call('SET', lock, owner, 'NX', 'PX', lease) then
+  return {1, tonumber(lease)}
+end
+if redis.call('GET', lock) == owner then
+  redis.call('PEXPIRE', lock, lease)
+  return {1, tonumber(lease)}
+end
+local ttl = redis.call('PTTL', lock)
+if ttl < 0 then
+  ttl = 0
+end
+return {0, ttl}
+`
+
+// ElangLockRefreshSHA1 is the SHA1 of lua/elang/elang_lock_refresh.lua, the name EVALSHA
+// calls it by.
+const ElangLockRefreshSHA1 = "6d2575ca33fb75abdf78a5ea295cffe8525b412e"
+
+// elangLockRefreshSource is lua/elang/elang_lock_refresh.lua.
+const elangLockRefreshSource = `-- elang_lock_refresh: compare-and-expire (Elang Redis doc, seed 003: refresh
+-- before the lease expires).
+--
+-- KEYS[1] lock          owner token
+-- ARGV[1] owner
+-- ARGV[2] lease         ms
+-- Reply: 'ok' (the lease now runs lease from now), 'expired' (there is no lock:
+-- the lease ran out) or 'other_owner' (someone else holds the lock; it is left alone)
+local holder = redis.call('GET', KEYS[1])
+if not holder then
+  return 'expired'
+end
+if holder ~= ARGV[1] then
+  return 'other_owner'
+end
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return 'ok'
+`
+
+// ElangLockReleaseSHA1 is the SHA1 of lua/elang/elang_lock_release.lua, the name EVALSHA
+// calls it by.
+const ElangLockReleaseSHA1 = "a5181aeda86ce742442ee0f04ce315d7b52170e1"
+
+// elangLockReleaseSource is lua/elang/elang_lock_release.lua.
+const elangLockReleaseSource = `-- elang_lock_release: compare-and-delete of a named lock or a session's lock
+-- (Elang Redis doc, seed 003: release only by the owner).
+--
+-- KEYS[1] lock          owner token
+-- ARGV[1] owner
+-- Reply: 'ok' (released), 'expired' (there is no lock: the lease ran out) or
+-- 'other_owner' (someone else holds the lock; it is left alone)
+local holder = redis.call('GET', KEYS[1])
+if not holder then
+  return 'expired'
+end
+if holder ~= ARGV[1] then
+  return 'other_owner'
+end
+redis.call('DEL', KEYS[1])
+return 'ok'
+`
+
+// ElangRateLimitFixedSHA1 is the SHA1 of lua/elang/elang_rate_limit_fixed.lua, the name
+// EVALSHA calls it by.
+const ElangRateLimitFixedSHA1 = "c0d451d29d1ffaeca1fdc94ab05ff83725201c9c"
+
+// elangRateLimitFixedSource is lua/elang/elang_rate_limit_fixed.lua.
+const elangRateLimitFixedSource = `-- elang_rate_limit_fixed: lua/vm1/rate_limit_fixed.lua on the Elang deployment prefix (Elang Redis doc,
+-- seed 003: rate limits). The same Lua but for the script name in its comments and
+-- error text; services/elang's TestRateLimitScriptsAreVM1Algorithms keeps it so.
+--
+-- rate_limit_fixed: fixed-window counter (seed 000 §3, §8). INCRBY and the first
+-- PEXPIRE run in one script, so no counter is ever left without expiry. The window
+-- opens with its first request and lasts window + jitter.
+--
+-- KEYS[1] bucket        counter
+-- ARGV[1] limit         units allowed per window
+-- ARGV[2] window        window length, ms
+-- ARGV[3] jitter        extra TTL, ms (from Go, spreads expiries)
+-- ARGV[4] cost          units this request consumes
+-- ARGV[5] peek          "1": evaluate without consuming (no writes)
+-- Reply: {allowed, remaining, retry_after_ms, reset_at_ms}
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local jitter = tonumber(ARGV[3])
+local cost = tonumber(ARGV[4])
+local peek = ARGV[5] == '1'
+if not (limit and window and jitter and cost) or limit < 1 or window < 1 or jitter < 0 or cost < 1 or cost > limit then
+  return redis.error_reply('BAD_ARG elang_rate_limit_fixed: want limit, window, cost >= 1, jitter >= 0 and cost <= limit')
+end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+
+-- A bucket of another type, or a string that is no counter, was left by another
+-- writer (an algorithm change while it lived). Buckets are disposable: it is
+-- dropped, or read as empty by a peek.
+local typ = redis.call('TYPE', key)['ok']
+local count, expires = 0, -2
+local foreign = typ ~= 'none'
+if typ == 'string' then
+  local raw = redis.call('GET', key)
+  if raw == '0' or (#raw <= 15 and string.match(raw, '^[1-9]%d*$')) then
+    count = tonumber(raw)
+    expires = redis.call('PEXPIRETIME', key)
+    foreign = false
+  end
+end
+if foreign and not peek then
+  redis.call('DEL', key)
+end
+
+if expires == -1 and not peek then
+  -- A counter without expiry would never reset: give it one.
+  redis.call('PEXPIRE', key, window + jitter)
+  expires = redis.call('PEXPIRETIME', key)
+end
+local allowed = count + cost <= limit
+if allowed and not peek then
+  count = redis.call('INCRBY', key, cost)
+  if expires == -2 then
+    -- The first request of the window.
+    redis.call('PEXPIRE', key, window + jitter)
+    expires = redis.call('PEXPIRETIME', key)
+  end
+end
+if expires < 0 then
+  expires = now + window + jitter -- a peek: as if this request opened the window
+end
+
+local remaining = limit - count
+if peek and allowed then
+  remaining = remaining - cost
+end
+-- A key whose expiry is T is still there at T and gone at T + 1 ms. TIME is
+-- read after the script started, whose start time decides what has expired: a
+-- key due at the millisecond TIME reads is still here, and a client waiting
+-- 1 ms finds it gone.
+local reset_at = expires + 1
+local retry_after = 0
+if not allowed then
+  retry_after = math.max(reset_at - now, 1)
+end
+return {allowed and 1 or 0, remaining, retry_after, reset_at}
+`
+
+// ElangRateLimitSlidingSHA1 is the SHA1 of lua/elang/elang_rate_limit_sliding.lua, the
+// name EVALSHA calls it by.
+const ElangRateLimitSlidingSHA1 = "40566a567d8645bf23bb4f8dfa2f70485873f0d0"
+
+// elangRateLimitSlidingSource is lua/elang/elang_rate_limit_sliding.lua.
+const elangRateLimitSlidingSource = `-- elang_rate_limit_sliding: lua/vm1/rate_limit_sliding.lua on the Elang deployment prefix (Elang Redis doc,
+-- seed 003: rate limits). The same Lua but for the script name in its comments and
+-- error text; services/elang's TestRateLimitScriptsAreVM1Algorithms keeps it so.
+--
+-- rate_limit_sliding: sliding-window limit over a ZSET of request timestamps
+-- (seed 000 §3, §8). Old entries are dropped, the window counted, this request's
+-- cost added and the expiry set, atomically. Each unit is one ZSET member, so
+-- limit and cost are capped at 10000 (a bucket stays small and a call short).
+--
+-- KEYS[1] bucket        ZSET member -> request time (ms)
+-- ARGV[1] limit         units allowed per window, 1..10000
+-- ARGV[2] window        window length, ms
+-- ARGV[3] jitter        extra TTL, ms (from Go, spreads expiries)
+-- ARGV[4] cost          units this request consumes, 1..limit
+-- ARGV[5] peek          "1": evaluate without consuming (no writes)
+-- ARGV[6] nonce         unique per request: members are nonce:1 .. nonce:cost
+-- Reply: {allowed, remaining, retry_after_ms, reset_at_ms}
+local key = KEYS[1]
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local jitter = tonumber(ARGV[3])
+local cost = tonumber(ARGV[4])
+local peek = ARGV[5] == '1'
+local nonce = ARGV[6]
+if not (limit and window and jitter and cost) or limit < 1 or limit > 10000 or window < 1 or jitter < 0 or cost < 1 or cost > limit then
+  return redis.error_reply('BAD_ARG elang_rate_limit_sliding: want 1 <= cost <= limit <= 10000, window >= 1 and jitter >= 0')
+end
+
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+-- An entry stamped s is in the window while s > now - window (scores are whole ms).
+local oldest = now - window + 1
+
+-- A bucket of another type was left by another algorithm (a policy change while
+-- it lived). Buckets are disposable: it is dropped, or read as empty by a peek.
+local typ = redis.call('TYPE', key)['ok']
+local foreign = typ ~= 'none' and typ ~= 'zset'
+if foreign and not peek then
+  redis.call('DEL', key)
+end
+
+local count = 0
+if peek then
+  if not foreign then
+    count = redis.call('ZCOUNT', key, oldest, '+inf')
+  end
+else
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  count = redis.call('ZCARD', key)
+end
+
+local allowed = count + cost <= limit
+local retry_after = 0
+if allowed then
+  if not peek then
+    for i = 1, cost, 100 do
+      local args = {}
+      for j = i, math.min(i + 99, cost) do
+        args[#args + 1] = now
+        args[#args + 1] = nonce .. ':' .. j
+      end
+      redis.call('ZADD', key, unpack(args))
+    end
+    redis.call('PEXPIRE', key, window + jitter)
+    count = count + cost
+  end
+else
+  -- The (count + cost - limit)-th oldest entry in the window must leave first; it
+  -- leaves at its stamp + window, the first millisecond the cost fits.
+  local need = count + cost - limit
+  local e = redis.call('ZRANGE', key, oldest, '+inf', 'BYSCORE', 'LIMIT', need - 1, 1, 'WITHSCORES')
+  retry_after = tonumber(e[2]) + window - now
+end
+
+local remaining = limit - count
+if peek and allowed then
+  remaining = remaining - cost
+end
+
+local reset_at = now
+if count > 0 then
+  local newest = redis.call('ZRANGE', key, '+inf', oldest, 'BYSCORE', 'REV', 'LIMIT', 0, 1, 'WITHSCORES')
+  if newest[2] then
+    reset_at = tonumber(newest[2]) + window
+  end
+end
+if peek and allowed then
+  reset_at = now + window
+end
+return {allowed and 1 or 0, remaining, retry_after, reset_at}
+`
+
+// ElangSessionDestroySHA1 is the SHA1 of lua/elang/elang_session_destroy.lua, the name
+// EVALSHA calls it by.
+const ElangSessionDestroySHA1 = "53513ad0e6d3894a3dbda1389a43ee2ba5da5ed0"
+
+// elangSessionDestroySource is lua/elang/elang_session_destroy.lua.
+const elangSessionDestroySource = `-- elang_session_destroy: ends a session, its data and its lock (Elang Redis doc,
+-- seed 003: a session whose authentication SQL revoked ends).
+--
+-- KEYS[1] data          hash
+-- KEYS[2] lock          owner token
+-- Reply: 1 when the session existed, else 0
+local existed = redis.call('DEL', KEYS[1])
+redis.call('DEL', KEYS[2])
+return existed
+`
+
+// ElangSessionOpenSHA1 is the SHA1 of lua/elang/elang_session_open.lua, the name EVALSHA
+// calls it by.
+const ElangSessionOpenSHA1 = "3f17fb631b01f67eda705d70a826c9315a73ef9b"
+
+// elangSessionOpenSource is lua/elang/elang_session_open.lua.
+const elangSessionOpenSource = `-- elang_session_open: a session read takes the session's own lock (Elang Redis
+-- doc, seed 003: sessions). SET NX PX for owner (the owner that holds it gets a
+-- fresh lease); only then is the session read.
+--
+-- KEYS[1] data          hash {version, subject, body}
+-- KEYS[2] lock          owner token
+-- ARGV[1] owner
+-- ARGV[2] lock_ttl      ms
+-- Reply: {acquired, lock_ttl_ms, found, version, subject, body}
+local data, lock, owner, ttl = KEYS[1], KEYS[2], ARGV[1], ARGV[2]
+if not redis.call('SET', lock, owner, 'NX', 'PX', ttl) then
+  if redis.call('GET', lock) ~= owner then
+    local left = redis.call('PTTL', lock)
+    if left < 0 then
+      left = 0
+    end
+    return {0, left, 0, 0, '', ''}
+  end
+  redis.call('PEXPIRE', lock, ttl)
+end
+local v = redis.call('HMGET', data, 'version', 'subject', 'body')
+if not v[1] then
+  return {1, 0, 0, 0, '', ''}
+end
+return {1, 0, 1, tonumber(v[1]), v[2] or '', v[3] or ''}
+`
+
+// ElangSessionSaveSHA1 is the SHA1 of lua/elang/elang_session_save.lua, the name EVALSHA
+// calls it by.
+const ElangSessionSaveSHA1 = "f1413ece7c6d9b46e53967b3419e835acb9419f8"
+
+// elangSessionSaveSource is lua/elang/elang_session_save.lua.
+const elangSessionSaveSource = `-- elang_session_save: writes a session unless a newer one is stored (Elang Redis
+-- doc, seed 003: a stale writer must not overwrite a newer session; data expires
+-- after two hours). The stored version must be the one the writer read (0: the
+-- session must not exist), and no other owner may hold the session's lock. The
+-- writer's own lock is left as it is.
+--
+-- KEYS[1] data          hash {version, subject, body}
+-- KEYS[2] lock          owner token
+-- ARGV[1] owner
+-- ARGV[2] version       the version the writer read; 0 creates
+-- ARGV[3] subject
+-- ARGV[4] body
+-- ARGV[5] ttl           ms
+-- Reply: the version stored
+local data, lock = KEYS[1], KEYS[2]
+local owner, read, subject, body, ttl = ARGV[1], tonumber(ARGV[2]), ARGV[3], ARGV[4], ARGV[5]
+local holder = redis.call('GET', lock)
+if holder and holder ~= owner then
+  return redis.error_reply('LOCKED elang_session_save: another owner holds the session lock')
+end
+local stored = tonumber(redis.call('HGET', data, 'version') or '0')
+if stored ~= read then
+  return redis.error_reply('STALE elang_session_save: the session is at version ' .. stored .. ', the writer read ' .. read)
+end
+local version = stored + 1
+redis.call('HSET', data, 'version', version, 'subject', subject, 'body', body)
+redis.call('PEXPIRE', data, ttl)
+return version
+`
+
 // OutboxRelaySHA1 is the SHA1 of lua/elang/outbox_relay.lua, the name EVALSHA calls it by.
 const OutboxRelaySHA1 = "ab873b03cfd869846a3e97d7e9d544187cde33ff"
 
