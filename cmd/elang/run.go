@@ -367,7 +367,9 @@ func (c *cli) queueWork(args []string) error {
 	defer stop()
 	extra := fs.Args()
 	h := func(ctx context.Context, j consumer.Job) error {
-		ctx, cancel := context.WithTimeout(ctx, *lease)
+		// SIGINT/SIGTERM let a running program finish (within its lease): the
+		// worker then records it and stops.
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), *lease)
 		defer cancel()
 		cmd := exec.CommandContext(ctx, *program, extra...)
 		cmd.Stdin = strings.NewReader(string(j.Payload))

@@ -270,3 +270,58 @@ func TestWorkerRunsJobsWhileRedisIsDown(t *testing.T) {
 		t.Fatalf("ran %d jobs, want 30 done", ran.Load())
 	}
 }
+
+// Shutting a worker down (its ctx ends) while a job runs: the job that finishes is
+// recorded done, the job whose handler gives up with the shutdown and the claimed
+// jobs not yet started go back to ready with their attempt not counted; nothing is
+// left reserved for a lease to expire.
+func TestWorkerShutdownFinishesOrReleases(t *testing.T) {
+	e := newEnv(t)
+	e.push(t, "mail", 6)
+	for _, finish := range []bool{true, false} {
+		ctx, cancel := context.WithCancel(context.Background())
+		started := make(chan int64, 1)
+		reg := prometheus.NewPedanticRegistry()
+		w := NewWorker(e.db, e.group(t, "queue", "w1"), func(ctx context.Context, j Job) error {
+			started <- j.ID
+			<-ctx.Done()
+			if finish {
+				return nil // it completed its work before noticing the shutdown
+			}
+			return ctx.Err()
+		}, WorkerOptions{Queues: []string{"mail"}, Batch: 3, Block: time.Millisecond, Registerer: reg})
+		done := make(chan error, 1)
+		go func() { done <- w.Work(ctx) }()
+		var id int64
+		select {
+		case id = <-started:
+		case <-time.After(30 * time.Second):
+			t.Fatal("no job started")
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Work after shutdown: %v", err)
+		}
+		if n := e.count(t, "SELECT count(*) FROM elang_jobs WHERE state = 'reserved'"); n != 0 {
+			t.Fatalf("%d jobs left reserved", n)
+		}
+		var state string
+		var attempts int
+		if err := e.db.QueryRow(context.Background(), "SELECT state, attempts FROM elang_jobs WHERE id = $1", id).Scan(&state, &attempts); err != nil {
+			t.Fatal(err)
+		}
+		wantState, wantAttempts, wantReleased := "done", 1, 2.0
+		if !finish {
+			wantState, wantAttempts, wantReleased = "ready", 0, 3
+		}
+		if state != wantState || attempts != wantAttempts {
+			t.Fatalf("finish=%v: job %d is %s after %d attempts, want %s after %d", finish, id, state, attempts, wantState, wantAttempts)
+		}
+		if got := promtest.Sum(t, reg, "elang_queue_jobs_total", map[string]string{"outcome": "released"}); got != wantReleased {
+			t.Fatalf("finish=%v: %v jobs released, want %v", finish, got, wantReleased)
+		}
+	}
+	if n := e.count(t, "SELECT count(*) FROM elang_jobs WHERE state = 'ready' AND attempts = 0"); n != 5 {
+		t.Fatalf("%d jobs ready and never counted as tried, want 5", n)
+	}
+}

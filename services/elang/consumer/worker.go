@@ -24,7 +24,9 @@ type Job struct {
 }
 
 // Handler runs a job. It must be idempotent: a job whose worker died mid-run is run
-// again once its lease ends. An error releases the job for another attempt.
+// again once its lease ends. An error releases the job for another attempt. ctx
+// ends when the worker shuts down: a handler that returns nil then (it finished)
+// has its job recorded done; one that returns an error is given back unrun.
 type Handler func(ctx context.Context, j Job) error
 
 // WorkerOptions configure a Worker. The zero value takes every default, except
@@ -87,7 +89,7 @@ func NewWorker(db *pgxpool.Pool, g *Group, h Handler, o WorkerOptions) *Worker {
 		o.Logger = slog.Default()
 	}
 	w := &Worker{db: db, g: g, h: h, o: o,
-		jobs:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elang_queue_jobs_total", Help: "Jobs run, by outcome (done, retry, failed)."}, []string{"outcome"}),
+		jobs:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elang_queue_jobs_total", Help: "Jobs by outcome: done, retry, failed, or released (given back unrun or interrupted at shutdown)."}, []string{"outcome"}),
 		reclaimed: prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_queue_reclaimed_total", Help: "Notifications reclaimed from consumers that stopped acknowledging (XAUTOCLAIM)."}),
 	}
 	if o.Registerer != nil {
@@ -156,15 +158,19 @@ func (w *Worker) Step(ctx context.Context) (int, error) {
 	return ran, w.g.Ack(ctx, append(notes, read...))
 }
 
-// drain claims and runs jobs until a claim finds less than a batch.
+// drain claims and runs jobs until a claim finds less than a batch. Once ctx ends
+// (shutdown), the claimed jobs not yet started are released, not run.
 func (w *Worker) drain(ctx context.Context) (int, error) {
 	ran := 0
-	for {
+	for ctx.Err() == nil {
 		jobs, err := w.claim(ctx)
 		if err != nil {
 			return ran, err
 		}
-		for _, j := range jobs {
+		for i, j := range jobs {
+			if ctx.Err() != nil {
+				return ran, w.release(ctx, jobs[i:])
+			}
 			if err := w.run(ctx, j); err != nil {
 				return ran, err
 			}
@@ -174,6 +180,25 @@ func (w *Worker) drain(ctx context.Context) (int, error) {
 			return ran, nil
 		}
 	}
+	return ran, nil
+}
+
+// recordTimeout bounds the SQL write that records a job's outcome, which runs even
+// after ctx ended so a job that finished during shutdown is not run again.
+const recordTimeout = 5 * time.Second
+
+// release gives claimed jobs back (ready, their claim not counted as an attempt).
+func (w *Worker) release(ctx context.Context, jobs []Job) error {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	for _, j := range jobs {
+		if _, err := w.db.Exec(rctx, `UPDATE elang_jobs SET state = 'ready', reserved_until = NULL, attempts = attempts - 1
+			WHERE id = $1 AND attempts = $2 AND state = 'reserved'`, j.ID, j.Attempt); err != nil {
+			return fmt.Errorf("consumer: release job %d: %w", j.ID, err)
+		}
+		w.jobs.WithLabelValues("released").Inc()
+	}
+	return nil
 }
 
 // claim reserves at most a batch of claimable jobs (ready, or reserved with the
@@ -203,9 +228,14 @@ func (w *Worker) claim(ctx context.Context) ([]Job, error) {
 }
 
 // run runs j and records its outcome; the update counts only while the lease is
-// still this claim's (attempts unchanged).
+// still this claim's (attempts unchanged). A handler that fails after ctx ended was
+// interrupted by the shutdown: the job is released, the attempt not counted. The
+// outcome is recorded even after ctx ended (bounded by recordTimeout).
 func (w *Worker) run(ctx context.Context, j Job) error {
 	herr := w.h(ctx, j)
+	if herr != nil && ctx.Err() != nil {
+		return w.release(ctx, []Job{j})
+	}
 	outcome, q := "done", `UPDATE elang_jobs SET state = 'done', finished_at = now(), reserved_until = NULL WHERE id = $1 AND attempts = $2 AND state = 'reserved'`
 	switch {
 	case herr != nil && j.Attempt >= w.o.MaxAttempts:
@@ -216,7 +246,9 @@ func (w *Worker) run(ctx context.Context, j Job) error {
 	if herr != nil {
 		w.o.Logger.Warn("queue job failed", "queue", j.Queue, "job", j.ID, "attempt", j.Attempt, "outcome", outcome, "err", herr)
 	}
-	if _, err := w.db.Exec(ctx, q, j.ID, j.Attempt); err != nil {
+	rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	defer cancel()
+	if _, err := w.db.Exec(rctx, q, j.ID, j.Attempt); err != nil {
 		return fmt.Errorf("consumer: record job %d: %w", j.ID, err)
 	}
 	w.jobs.WithLabelValues(outcome).Inc()
