@@ -186,8 +186,22 @@ func (h *Hub) Step(ctx context.Context) error {
 
 // Sweep is the reconcile pass for notifications Redis lost: one SQL query reads the
 // last id of at most SweepChannels subscribed channels (in name order, going on
-// after the previous sweep's last), and every group behind it catches up.
+// after the previous sweep's last), and every group behind it catches up. It also
+// takes over (XAUTOCLAIM) at most Batch notifications left unacknowledged for
+// SweepEvery in the hub's group, e.g. by this process before a restart, and
+// acknowledges them: the sweeps cover what they announced.
 func (h *Hub) Sweep(ctx context.Context) error {
+	stale, err := h.g.Reclaim(ctx, h.o.SweepEvery, h.o.Batch)
+	if err != nil {
+		h.o.Logger.Warn("realtime hub: reclaiming stale notifications failed; the sweep goes on", "err", err)
+	}
+	if err := h.sweep(ctx); err != nil {
+		return err
+	}
+	return h.g.Ack(ctx, stale)
+}
+
+func (h *Hub) sweep(ctx context.Context) error {
 	h.mu.Lock()
 	names := make([]string, 0, len(h.subs))
 	for ch := range h.subs {

@@ -180,3 +180,34 @@ func TestHubTellsAClientBehindPrunedHistoryToReload(t *testing.T) {
 		t.Fatalf("client of room:b: %d gaps, events %v; want one gap and nothing", gone.gaps, gone.got)
 	}
 }
+
+// A hub process that read notifications and died before acknowledging them leaves
+// them pending in its group; the hub started again under the same group takes them
+// over in its sweep and acknowledges them, so its pending list does not grow.
+func TestHubSweepClearsItsGroupsStaleNotifications(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	before := e.group(t, "realtime:p4", "hub")
+	e.publish(t, "room:a", 12)
+	e.drain(t)
+	if got, err := before.Read(ctx, 100, 0); err != nil || len(got) != 12 {
+		t.Fatalf("the first process read %d notifications (%v), want 12", len(got), err)
+	}
+	h := NewHub(e.db, e.group(t, "realtime:p4", "hub"), HubOptions{Block: time.Millisecond, SweepEvery: time.Millisecond, Batch: 5})
+	pending := func() int64 {
+		p, err := e.srv.Admin().XPending(ctx, e.prefix.String()+"outbox:stream", "realtime:p4").Result()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p.Count
+	}
+	if n := pending(); n != 12 {
+		t.Fatalf("%d pending before the sweeps, want 12", n)
+	}
+	waitFor(t, 10*time.Second, "the stale notifications acknowledged", func() bool {
+		if err := h.Sweep(ctx); err != nil {
+			t.Fatal(err)
+		}
+		return pending() == 0
+	})
+}
