@@ -62,6 +62,18 @@ func TestBadInputWritesNothing(t *testing.T) {
 		}
 		return nil
 	})
+	// The table refuses what the relay's script would refuse, so no row written
+	// around the API can stall the relay.
+	for _, q := range []string{
+		"INSERT INTO elang_outbox (kind, channel, ref) VALUES ('event', 'bad name', 1)",
+		"INSERT INTO elang_outbox (kind, channel, ref) VALUES ('event', repeat('a', 129), 1)",
+		"INSERT INTO elang_outbox (kind, channel, ref) VALUES ('mail', 'c', 1)",
+		"INSERT INTO elang_outbox (kind, channel, ref) VALUES ('job', 'c', 0)",
+	} {
+		if _, err := e.db.Exec(context.Background(), q); err == nil {
+			t.Fatalf("%s was accepted", q)
+		}
+	}
 	if n := e.count(t, "SELECT count(*) FROM elang_outbox"); n != 0 {
 		t.Fatalf("%d outbox rows after refused input", n)
 	}

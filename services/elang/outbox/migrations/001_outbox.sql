@@ -42,8 +42,9 @@ CREATE TABLE IF NOT EXISTS elang_outbox (
     id           bigserial   PRIMARY KEY,
     message_id   uuid        NOT NULL UNIQUE DEFAULT gen_random_uuid(),
     kind         text        NOT NULL CHECK (kind IN ('event', 'job')),
-    channel      text        NOT NULL,
-    ref          bigint      NOT NULL CHECK (ref > 0),
+    -- what outbox_relay accepts (outbox.CheckName), so no row can stall the relay
+    channel      text        NOT NULL CHECK (channel ~ '^[A-Za-z0-9._:-]{1,128}$'),
+    ref          bigint      NOT NULL CHECK (ref > 0 AND ref <= 9007199254740991),
     created_at   timestamptz NOT NULL DEFAULT now(),
     delivered_at timestamptz,
     stream_id    text,
