@@ -314,3 +314,76 @@ func TestTenThousandRowsExactlyOnceInChannelOrder(t *testing.T) {
 		t.Fatalf("%d job notifications, want %d", jobs, 15*250)
 	}
 }
+
+// The channel's row lock lasts the whole business transaction: a second
+// transaction publishing to the channel waits (PostgreSQL shows it waiting on a
+// lock) until the first ends, then gets the next id if the first committed, or the
+// same id if it rolled back; a transaction on another channel does not wait.
+func TestChannelLockHeldForTheWholeTransaction(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	for _, rollback := range []bool{false, true} {
+		channel := fmt.Sprintf("report:%v", rollback)
+		first, err := e.db.Begin(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ev, err := (Events{}).Publish(ctx, first, channel, nil); err != nil || ev.ID != 1 {
+			t.Fatalf("first publish: %+v %v", ev, err)
+		}
+		// Another channel is not held up.
+		e.tx(t, false, func(tx pgx.Tx) error {
+			_, err := (Events{}).Publish(ctx, tx, channel+":other", nil)
+			return err
+		})
+		got := make(chan Event, 1)
+		pid := make(chan int32, 1)
+		go func() {
+			tx, err := e.db.Begin(ctx)
+			if err != nil {
+				t.Error(err)
+				pid <- 0
+				got <- Event{}
+				return
+			}
+			defer func() { _ = tx.Rollback(ctx) }()
+			var p int32
+			if err := tx.QueryRow(ctx, "SELECT pg_backend_pid()").Scan(&p); err != nil {
+				t.Error(err)
+			}
+			pid <- p
+			ev, err := (Events{}).Publish(ctx, tx, channel, nil)
+			if err != nil {
+				t.Error(err)
+			}
+			if err := tx.Commit(ctx); err != nil {
+				t.Error(err)
+			}
+			got <- ev
+		}()
+		second := <-pid
+		waitFor(t, 10*time.Second, "the second transaction waiting on the channel's lock", func() bool {
+			return e.count(t, fmt.Sprintf("SELECT count(*) FROM pg_stat_activity WHERE pid = %d AND wait_event_type = 'Lock'", second)) == 1
+		})
+		select {
+		case ev := <-got:
+			t.Fatalf("the second transaction published %+v while the first held the channel", ev)
+		default:
+		}
+		if rollback {
+			err = first.Rollback(ctx)
+		} else {
+			err = first.Commit(ctx)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(2)
+		if rollback {
+			want = 1
+		}
+		if ev := <-got; ev.ID != want {
+			t.Fatalf("rollback=%v: the second transaction got id %d, want %d", rollback, ev.ID, want)
+		}
+	}
+}
