@@ -72,6 +72,9 @@ type Options struct {
 	// MaxJitter is the most a bucket's TTL outlives its window (spreads
 	// expiries), 0..2s; zero means 1s.
 	MaxJitter time.Duration
+	// Timeout bounds each call to Redis; zero means 500ms. It bounds a call to
+	// a hung server only when the client has ContextTimeoutEnabled.
+	Timeout time.Duration
 	// Registerer receives the metrics; nil means a private registry.
 	Registerer prometheus.Registerer
 	// Logger receives a warning per Redis failure (never a subject); nil means slog.Default().
@@ -86,6 +89,7 @@ type Limiter struct {
 	hmac      secrets.HMACKey
 	limits    map[string]Limit
 	jitter    time.Duration
+	timeout   time.Duration
 	log       *slog.Logger
 	decisions *prometheus.CounterVec
 	failures  *prometheus.CounterVec
@@ -104,6 +108,12 @@ func New(rdb redis.Scripter, p elang.Prefix, key secrets.HMACKey, limits []Limit
 	if o.MaxJitter == 0 {
 		o.MaxJitter = time.Second
 	}
+	if o.Timeout == 0 {
+		o.Timeout = 500 * time.Millisecond
+	}
+	if o.Timeout < 0 {
+		return nil, fmt.Errorf("ratelimit: %w: Timeout %s: want zero or positive", ErrInvalid, o.Timeout)
+	}
 	if o.MaxJitter < 0 || o.MaxJitter > elang.ElangRLMaxJitter {
 		return nil, fmt.Errorf("ratelimit: %w: MaxJitter %s: want 0..%s", ErrInvalid, o.MaxJitter, elang.ElangRLMaxJitter)
 	}
@@ -111,7 +121,7 @@ func New(rdb redis.Scripter, p elang.Prefix, key secrets.HMACKey, limits []Limit
 	if err != nil {
 		return nil, fmt.Errorf("ratelimit: %w: %w", ErrInvalid, err)
 	}
-	l := &Limiter{s: s, p: p, hmac: key, limits: map[string]Limit{}, jitter: o.MaxJitter, log: o.Logger}
+	l := &Limiter{s: s, p: p, hmac: key, limits: map[string]Limit{}, jitter: o.MaxJitter, timeout: o.Timeout, log: o.Logger}
 	for i, lim := range limits {
 		max := int64(1000000)
 		if lim.Algorithm == Sliding {
@@ -182,6 +192,8 @@ func (l *Limiter) AllowN(ctx context.Context, limit, subject string, cost int64)
 	}
 	r, nonce := random()
 	jitter := time.Duration(r%uint64(l.jitter/time.Millisecond+1)) * time.Millisecond
+	ctx, cancel := context.WithTimeout(ctx, l.timeout)
+	defer cancel()
 	var d elang.RateDecision
 	if lim.Algorithm == Fixed {
 		d, err = l.s.ElangRateLimitFixed(ctx, key, elang.ElangRateLimitFixedArgs{Limit: lim.Limit, Window: lim.Window, Jitter: jitter, Cost: cost})

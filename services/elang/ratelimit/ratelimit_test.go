@@ -35,7 +35,8 @@ func hmacKey(t *testing.T) secrets.HMACKey {
 func newLimiter(t *testing.T, srv *redistest.Server, p elang.Prefix) (*ratelimit.Limiter, *prometheus.Registry) {
 	t.Helper()
 	reg := prometheus.NewRegistry()
-	l, err := ratelimit.New(srv.Client(elang.DB0, func(o *redis.Options) { o.MaxRetries = -1 }), p, hmacKey(t), limits, ratelimit.Options{Registerer: reg})
+	c := srv.Client(elang.DB0, func(o *redis.Options) { o.MaxRetries = -1; o.ContextTimeoutEnabled = true })
+	l, err := ratelimit.New(c, p, hmacKey(t), limits, ratelimit.Options{Registerer: reg, Timeout: 200 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,19 +104,28 @@ func TestRateLimitExactUnderConcurrency(t *testing.T) {
 }
 
 // A Redis outage is an error of the limiter (ErrUnavailable, counted), never a
-// local allow or deny.
+// local allow or deny: a hung server within the timeout, a stopped one at once.
 func TestRateLimitFailuresAreReported(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	l, reg := newLimiter(t, srv, elangtest.Prefix(t, "rlfail"))
+	srv.Pause()
+	start := time.Now()
+	if d, err := l.Allow(ctx, "login", "alice"); !errors.Is(err, ratelimit.ErrUnavailable) || d.Allowed {
+		t.Fatalf("a call on a hung server: %+v %v", d, err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("a call on a hung server took %v with a 200ms timeout", took)
+	}
+	srv.Resume()
 	srv.Stop()
 	for i := 0; i < 3; i++ {
 		if d, err := l.Allow(ctx, "login", "alice"); !errors.Is(err, ratelimit.ErrUnavailable) || d.Allowed {
 			t.Fatalf("call %d on a stopped server: %+v %v", i, d, err)
 		}
 	}
-	if got := promtest.Value(t, reg, "elang_ratelimit_failures_total", map[string]string{"limit": "login"}); got != 3 {
-		t.Fatalf("failures counted %v, want 3", got)
+	if got := promtest.Value(t, reg, "elang_ratelimit_failures_total", map[string]string{"limit": "login"}); got != 4 {
+		t.Fatalf("failures counted %v, want 4 (1 hung, 3 stopped)", got)
 	}
 }
 

@@ -74,6 +74,9 @@ type Options struct {
 	// LockWait is how long Open waits for another request's lock; zero means
 	// no wait (ErrLocked at once), at most LockTTL.
 	LockWait time.Duration
+	// Timeout bounds each Redis call; zero means 2s. It bounds a call to a hung
+	// server only when the client has ContextTimeoutEnabled.
+	Timeout time.Duration
 	// Registerer receives the metrics; nil means a private registry.
 	Registerer prometheus.Registerer
 	// Logger receives a warning per Redis failure (never a session id or body);
@@ -88,6 +91,7 @@ type Sessions struct {
 	p        elang.Prefix
 	rev      Revocations
 	wait     time.Duration
+	timeout  time.Duration
 	log      *slog.Logger
 	ops      *prometheus.CounterVec
 	failures *prometheus.CounterVec
@@ -104,6 +108,11 @@ func New(rdb redis.Scripter, p elang.Prefix, rev Revocations, o Options) (*Sessi
 		return nil, fmt.Errorf("session: %w: no Revocations (revocation is checked in SQL on every Open)", ErrInvalid)
 	case o.LockWait < 0 || o.LockWait > LockTTL:
 		return nil, fmt.Errorf("session: %w: LockWait %s: want 0..%s", ErrInvalid, o.LockWait, LockTTL)
+	case o.Timeout < 0:
+		return nil, fmt.Errorf("session: %w: Timeout %s: want zero or positive", ErrInvalid, o.Timeout)
+	}
+	if o.Timeout == 0 {
+		o.Timeout = 2 * time.Second
 	}
 	s, err := elang.NewScripts(elang.Clients{DB0: rdb}, elang.WithPrefix(p))
 	if err != nil {
@@ -116,7 +125,7 @@ func New(rdb redis.Scripter, p elang.Prefix, rev Revocations, o Options) (*Sessi
 		o.Logger = slog.Default()
 	}
 	x := &Sessions{
-		s: s, p: p, rev: rev, wait: o.LockWait, log: o.Logger,
+		s: s, p: p, rev: rev, wait: o.LockWait, timeout: o.Timeout, log: o.Logger,
 		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "elang_session_operations_total",
 			Help: "Session operations by op (create, open, save, release, destroy) and result.",
@@ -179,7 +188,7 @@ func (x *Sessions) Create(ctx context.Context, subject string, body []byte) (*Se
 		return nil, err
 	}
 	h := &Session{x: x, ID: id, Subject: subject, owner: token(), data: d, lock: l}
-	r, err := x.s.ElangSessionOpen(ctx, d, l, elang.ElangSessionOpenArgs{Owner: h.owner})
+	r, err := x.open(ctx, d, l, h.owner)
 	if err != nil {
 		return nil, x.fail("create", err)
 	}
@@ -188,7 +197,7 @@ func (x *Sessions) Create(ctx context.Context, subject string, body []byte) (*Se
 		return nil, fmt.Errorf("session: a new random id is taken: %w", ErrLocked)
 	}
 	if err := h.Save(ctx, body); err != nil {
-		_, _ = x.s.ElangLockRelease(ctx, l, elang.ElangLockReleaseArgs{Owner: h.owner})
+		_, _ = x.release(ctx, l, h.owner)
 		return nil, err
 	}
 	x.count("create", "ok")
@@ -208,13 +217,13 @@ func (x *Sessions) Open(ctx context.Context, id string) (*Session, error) {
 	h := &Session{x: x, ID: id, owner: token(), data: d, lock: l}
 	deadline := time.Now().Add(x.wait)
 	for {
-		r, err := x.s.ElangSessionOpen(ctx, d, l, elang.ElangSessionOpenArgs{Owner: h.owner})
+		r, err := x.open(ctx, d, l, h.owner)
 		if err != nil {
 			return nil, x.fail("open", err)
 		}
 		if r.Acquired {
 			if !r.Found {
-				_, _ = x.s.ElangLockRelease(ctx, l, elang.ElangLockReleaseArgs{Owner: h.owner})
+				_, _ = x.release(ctx, l, h.owner)
 				x.count("open", "not_found")
 				return nil, ErrNotFound
 			}
@@ -241,7 +250,7 @@ func (x *Sessions) Open(ctx context.Context, id string) (*Session, error) {
 		x.count("open", "revocation_unknown")
 		return nil, fmt.Errorf("%w: %w", ErrRevocationUnknown, err)
 	case revoked:
-		if _, err := x.s.ElangSessionDestroy(ctx, d, l); err != nil {
+		if _, err := x.destroy(ctx, d, l); err != nil {
 			return nil, x.fail("open", err)
 		}
 		x.count("open", "revoked")
@@ -262,7 +271,7 @@ func (h *Session) Save(ctx context.Context, body []byte) error {
 	if body == nil {
 		body = []byte{}
 	}
-	v, err := h.x.s.ElangSessionSave(ctx, h.data, h.lock, elang.ElangSessionSaveArgs{
+	v, err := h.x.save(ctx, h.data, h.lock, elang.ElangSessionSaveArgs{
 		Owner: h.owner, Version: h.Version, Subject: h.Subject, Body: body,
 	})
 	switch {
@@ -284,7 +293,7 @@ func (h *Session) Save(ctx context.Context, body []byte) error {
 // out or another request took is left alone, and is no error). Call it before
 // long responses and external calls.
 func (h *Session) Release(ctx context.Context) error {
-	out, err := h.x.s.ElangLockRelease(ctx, h.lock, elang.ElangLockReleaseArgs{Owner: h.owner})
+	out, err := h.x.release(ctx, h.lock, h.owner)
 	if err != nil {
 		return h.x.fail("release", err)
 	}
@@ -298,11 +307,37 @@ func (x *Sessions) Destroy(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := x.s.ElangSessionDestroy(ctx, d, l); err != nil {
+	if _, err := x.destroy(ctx, d, l); err != nil {
 		return x.fail("destroy", err)
 	}
 	x.count("destroy", "ok")
 	return nil
+}
+
+// The script calls, each bounded by Options.Timeout.
+
+func (x *Sessions) open(ctx context.Context, d elang.ElangSessionDataKey, l elang.ElangSessionLockKey, owner string) (elang.ElangSessionOpenResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, x.timeout)
+	defer cancel()
+	return x.s.ElangSessionOpen(ctx, d, l, elang.ElangSessionOpenArgs{Owner: owner})
+}
+
+func (x *Sessions) save(ctx context.Context, d elang.ElangSessionDataKey, l elang.ElangSessionLockKey, a elang.ElangSessionSaveArgs) (int64, error) {
+	ctx, cancel := context.WithTimeout(ctx, x.timeout)
+	defer cancel()
+	return x.s.ElangSessionSave(ctx, d, l, a)
+}
+
+func (x *Sessions) release(ctx context.Context, l elang.ElangSessionLockKey, owner string) (elang.LockOutcome, error) {
+	ctx, cancel := context.WithTimeout(ctx, x.timeout)
+	defer cancel()
+	return x.s.ElangLockRelease(ctx, l, elang.ElangLockReleaseArgs{Owner: owner})
+}
+
+func (x *Sessions) destroy(ctx context.Context, d elang.ElangSessionDataKey, l elang.ElangSessionLockKey) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, x.timeout)
+	defer cancel()
+	return x.s.ElangSessionDestroy(ctx, d, l)
 }
 
 func (x *Sessions) count(op, result string) { x.ops.WithLabelValues(op, result).Inc() }

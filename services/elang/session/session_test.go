@@ -44,7 +44,7 @@ func setup(t *testing.T, o session.Options) (*session.Sessions, *sqlRevocations,
 	reg := prometheus.NewRegistry()
 	o.Registerer = reg
 	p := elangtest.Prefix(t, "session")
-	x, err := session.New(srv.Client(elang.DB0, func(o *redis.Options) { o.MaxRetries = -1 }), p, rev, o)
+	x, err := session.New(srv.Client(elang.DB0, func(o *redis.Options) { o.MaxRetries = -1; o.ContextTimeoutEnabled = true }), p, rev, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,17 +205,30 @@ func TestSessionRevocationCheckedInSQL(t *testing.T) {
 }
 
 // A Redis outage is reported (ErrUnavailable, counted), never a session from
-// this process's memory; bad ids are refused before Redis.
+// this process's memory: a hung server within the timeout, a stopped one at
+// once; bad ids are refused before Redis.
 func TestSessionFailuresAreReported(t *testing.T) {
 	ctx := context.Background()
-	x, _, srv, reg, _ := setup(t, session.Options{})
+	x, _, srv, reg, _ := setup(t, session.Options{Timeout: 200 * time.Millisecond})
 	s, err := x.Create(ctx, "user-1", []byte("b"))
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Release(ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := x.Open(ctx, "../etc"); !errors.Is(err, session.ErrInvalid) {
 		t.Fatalf("a bad id: %v", err)
 	}
+	srv.Pause()
+	start := time.Now()
+	if _, err := x.Open(ctx, s.ID); !errors.Is(err, session.ErrUnavailable) {
+		t.Fatalf("open on a hung server: %v", err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Fatalf("open on a hung server took %v with a 200ms timeout", took)
+	}
+	srv.Resume()
 	srv.Stop()
 	if _, err := x.Open(ctx, s.ID); !errors.Is(err, session.ErrUnavailable) {
 		t.Fatalf("open on a stopped server: %v", err)
@@ -223,7 +236,7 @@ func TestSessionFailuresAreReported(t *testing.T) {
 	if err := s.Save(ctx, []byte("c")); !errors.Is(err, session.ErrUnavailable) {
 		t.Fatalf("save on a stopped server: %v", err)
 	}
-	if got := promtest.Sum(t, reg, "elang_session_failures_total", nil); got != 2 {
-		t.Fatalf("failures counted %v, want 2", got)
+	if got := promtest.Sum(t, reg, "elang_session_failures_total", nil); got != 3 {
+		t.Fatalf("failures counted %v, want 3 (hung open, stopped open and save)", got)
 	}
 }
