@@ -199,6 +199,7 @@ func (c *cli) redis() (*redis.Client, elang.Prefix, *elang.Scripts, error) {
 	if err != nil {
 		return nil, elang.Prefix{}, nil, usageError{"deployment prefix: " + err.Error()}
 	}
+	opt.ContextTimeoutEnabled = true // the relay's and the consumers' per-call bounds apply
 	rdb := redis.NewClient(opt)
 	scripts, err := elang.NewScripts(elang.Clients{DB0: rdb}, elang.WithPrefix(p))
 	if err != nil {

@@ -28,7 +28,7 @@ func newEnv(t testing.TB) *env {
 	t.Helper()
 	redistest.Need(t)
 	e := &env{db: pgtest.Schema(t, 40, Migration), srv: redistest.Start(t)}
-	e.rdb = e.srv.Client(elang.DB0, func(o *redis.Options) { o.MaxRetries = -1; o.PoolSize = 8 })
+	e.rdb = e.srv.Client(elang.DB0, func(o *redis.Options) { o.MaxRetries = -1; o.PoolSize = 8; o.ContextTimeoutEnabled = true })
 	e.prefix, e.scripts = bind(t, e.rdb, "test:elang:outbox:")
 	e.stream = e.prefix.String() + "outbox:stream"
 	return e

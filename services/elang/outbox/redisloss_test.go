@@ -2,6 +2,7 @@ package outbox
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -86,5 +87,40 @@ func TestEmptyRedisRestartLosesNothingFromSQL(t *testing.T) {
 	}
 	if n := e.count(t, "SELECT count(*) FROM elang_outbox"); n != 500 {
 		t.Fatalf("%d outbox rows, want 500", n)
+	}
+}
+
+// A hung Redis (SIGSTOP) fails a pass within RedisTimeout, marking nothing; once
+// it answers again, one drain leaves exactly one entry per row, whether or not the
+// hung server ran the timed-out pipeline when it resumed (then the dedupe keys
+// answer for those rows).
+func TestHungRedisFailsThePassInTime(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	e.publish(t, "orders", 40)
+	r := e.relay(Options{Batch: 100, RedisTimeout: 200 * time.Millisecond})
+	e.srv.Pause()
+	start := time.Now()
+	_, err := r.Dispatch(ctx)
+	took := time.Since(start)
+	e.srv.Resume()
+	if !errors.Is(err, ErrRedis) || took > 2*time.Second {
+		t.Fatalf("pass against a hung Redis: %v after %v, want ErrRedis within the timeout", err, took)
+	}
+	if n := e.count(t, "SELECT count(*) FROM elang_outbox WHERE delivered_at IS NULL"); n != 40 {
+		t.Fatalf("%d rows pending after the failed pass, want 40", n)
+	}
+	total, err := r.Drain(ctx, nil)
+	if err != nil || total.Appended+total.Deduplicated != 40 {
+		t.Fatalf("drain after resume: %+v %v, want 40 rows", total, err)
+	}
+	ents := e.entries(t)
+	if len(ents) != 40 {
+		t.Fatalf("%d entries, want 40 (one per row)", len(ents))
+	}
+	for i, en := range ents {
+		if en.ref != int64(i+1) {
+			t.Fatalf("entry %d is event %d", i, en.ref)
+		}
 	}
 }

@@ -21,6 +21,7 @@ const (
 	DefaultPoll         = 200 * time.Millisecond
 	DefaultMaxBackoff   = 5 * time.Second
 	DefaultPendingEvery = time.Second
+	DefaultRedisTimeout = 5 * time.Second
 )
 
 // relayLock is the advisory lock a relay pass holds for its transaction: one pass at
@@ -47,6 +48,11 @@ type Options struct {
 	MaxBackoff time.Duration
 	// PendingEvery is how often Work counts the pending rows for the metric.
 	PendingEvery time.Duration
+	// RedisTimeout bounds a pass's pipeline (default DefaultRedisTimeout): a hung
+	// Redis fails the pass instead of holding its transaction and the relay lock.
+	// go-redis honours it when the client has ContextTimeoutEnabled (cmd/elang sets
+	// it); otherwise the client's own ReadTimeout bounds the pipeline.
+	RedisTimeout time.Duration
 	// Registerer receives the relay's metrics (nil: none registered).
 	Registerer prometheus.Registerer
 	// Logger (nil: slog.Default()). Nothing secret reaches it: errors name no URL.
@@ -93,6 +99,9 @@ func NewRelay(db *pgxpool.Pool, rdb redis.UniversalClient, scripts *elang.Script
 	}
 	if o.PendingEvery <= 0 {
 		o.PendingEvery = DefaultPendingEvery
+	}
+	if o.RedisTimeout <= 0 {
+		o.RedisTimeout = DefaultRedisTimeout
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
@@ -187,7 +196,10 @@ func (r *Relay) pass(ctx context.Context) (Pass, error) {
 			MessageID: w.messageID, Kind: w.kind, Channel: w.channel, Ref: w.ref, Maxlen: r.o.MaxLen,
 		})
 	}
-	if err := b.Exec(ctx, r.rdb); err != nil {
+	rctx, cancel := context.WithTimeout(ctx, r.o.RedisTimeout)
+	err = b.Exec(rctx, r.rdb)
+	cancel()
+	if err != nil {
 		return p, fmt.Errorf("%w: relay pipeline of %d rows: %w", ErrRedis, len(batch), err)
 	}
 	ids := make([]int64, 0, len(batch))
