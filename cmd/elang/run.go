@@ -54,6 +54,7 @@ Exit status: 0 success, 1 failure, 2 wrong command line or configuration.
 // usageError is a wrong command line or configuration: exit 2.
 type usageError struct{ msg string }
 
+// Error is the message, printed after the command's name.
 func (e usageError) Error() string { return e.msg }
 
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
@@ -114,6 +115,7 @@ type redactingWriter struct {
 	w io.Writer
 }
 
+// Write writes p redacted and reports p's length.
 func (r redactingWriter) Write(p []byte) (int, error) {
 	if _, err := io.WriteString(r.w, r.c.redact(string(p))); err != nil {
 		return 0, err
