@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/hanchat/luagen/gen/acl"
@@ -61,8 +62,8 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stderr, "luagen acl: --password-file %q: want USER=PATH\n", pf)
 			return exitUsage
 		}
-		if u := findUser(spec, in, user); u == nil {
-			fmt.Fprintf(stderr, "luagen acl: --password-file: user %q is not a user of %s\n", user, in.Name)
+		if u := findUser(spec, in, user); u == nil && !slices.Contains(acl.GeneratedUsers(in), user) {
+			fmt.Fprintf(stderr, "luagen acl: --password-file: user %q is not a user of %s (its users: %s)\n", user, in.Name, strings.Join(userNames(spec, in), ", "))
 			return exitProblem
 		}
 		secret, err := os.ReadFile(path)
@@ -175,6 +176,15 @@ func checkServer(in *keyspec.Instance, server, specPath string, stderr io.Writer
 		fmt.Fprintf(stderr, "luagen: instance %s is split: this is for its own server; its other servers (--server NAME): %s\n", in.Name, strings.Join(in.ServerNames()[1:], ", "))
 	}
 	return 0, true
+}
+
+// userNames are the users of in an aclfile has: the spec's and the generated ones.
+func userNames(spec *keyspec.Spec, in *keyspec.Instance) []string {
+	var names []string
+	for _, u := range spec.UsersOf(in) {
+		names = append(names, u.Name)
+	}
+	return append(names, acl.GeneratedUsers(in)...)
 }
 
 func findUser(spec *keyspec.Spec, in *keyspec.Instance, name string) *keyspec.User {

@@ -88,7 +88,8 @@ func aofDefault(users []User, writes map[string]bool) User {
 }
 
 // Runtime commands the generated code and go-redis need beyond the scripts' own.
-// HELLO and AUTH need no grant.
+// HELLO and AUTH need no grant. An application user runs the declared scripts
+// by their SHA1 and never loads code: SCRIPT LOAD belongs to the loader user.
 const (
 	cmdEvalSHA   = "evalsha"    // non-read-only scripts
 	cmdEvalSHARO = "evalsha_ro" // read-only scripts
@@ -170,7 +171,6 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 			} else {
 				cmds[cmdEvalSHA] = true
 			}
-			cmds[cmdLoad] = true
 			for _, pos := range s.Keys {
 				for _, k := range pos.OneOf {
 					p := coveringPrefix(u, k)
@@ -226,7 +226,66 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 	if srv.Persistence == keyspec.PersistAOF {
 		def = aofDefault(users, writes)
 	}
+	for _, r := range roles(in) {
+		if specUser(spec, r.name) {
+			return nil, nil, fmt.Errorf("user %s: the name of %s's generated %s user: %w", r.name, in.Name, r.role, ErrReservedUser)
+		}
+		du := User{Name: r.name, Password: passwords[r.name], Commands: r.commands}
+		if du.Password == "" {
+			warnings = append(warnings, fmt.Sprintf("user %s (%s) has no password file: it cannot log in", r.name, r.role))
+		}
+		users = append(users, du)
+	}
 	return append([]User{def}, users...), warnings, nil
+}
+
+// ErrReservedUser: a spec user has the name of a user luagen generates itself.
+var ErrReservedUser = errors.New("name reserved for a generated user")
+
+// The roles of the users every instance's aclfile has besides the spec's.
+const (
+	RoleLoader   = "loader"
+	RoleOperator = "operator"
+)
+
+// LoaderUser is the name of the instance's loader user: SCRIPT LOAD (and PING),
+// nothing else. It loads the declared scripts at deploy time, and a service that
+// holds its credential recovers NOSCRIPT with it (runtime.WithLoader): that
+// credential can load any code, so a service holding it is as trusted as the
+// deploy job (README, "Who may load code").
+func LoaderUser(in *keyspec.Instance) string { return in.Name + "_" + RoleLoader }
+
+// OperatorUser is the name of the instance's operator user: SCRIPT KILL and
+// FUNCTION KILL (and PING), to stop a script that runs past
+// busy-reply-threshold; it reads and writes no key and loads no code.
+func OperatorUser(in *keyspec.Instance) string { return in.Name + "_" + RoleOperator }
+
+// GeneratedUsers are the names of the users Derive adds to every aclfile of
+// in, besides the spec's: its loader and its operator.
+func GeneratedUsers(in *keyspec.Instance) []string {
+	return []string{LoaderUser(in), OperatorUser(in)}
+}
+
+type generatedRole struct {
+	name, role string
+	commands   []string
+}
+
+// roles are the generated users of in, with their exact commands.
+func roles(in *keyspec.Instance) []generatedRole {
+	return []generatedRole{
+		{LoaderUser(in), RoleLoader, []string{"+" + cmdPing, "+" + cmdLoad}},
+		{OperatorUser(in), RoleOperator, []string{"+function|kill", "+" + cmdPing, "+script|kill"}},
+	}
+}
+
+func specUser(spec *keyspec.Spec, name string) bool {
+	for _, u := range spec.Users {
+		if u.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // onServer reports whether user u has anything on srv: a live database, or a

@@ -402,7 +402,7 @@ func init() {
 // derived or declared: administrative commands (admin flag), the @dangerous ACL
 // category (FLUSHALL, KEYS, INFO, SORT, MIGRATE, CLIENT LIST, ...), commands that
 // run or manage scripts and functions (@scripting: the generated ACL grants
-// EVALSHA and SCRIPT LOAD of the declared scripts itself), and commands that
+// EVALSHA of the declared scripts itself, and SCRIPT LOAD only to the loader), and commands that
 // reach another database (MOVE, SWAPDB, COPY and MIGRATE with their DB option;
 // SELECT is granted only through a user's select).
 func NeverGranted(c *rediscmd.Command) string {
@@ -412,7 +412,7 @@ func NeverGranted(c *rediscmd.Command) string {
 	case c.InCategory("dangerous"):
 		return "in Redis's @dangerous ACL category"
 	case c.InCategory("scripting"):
-		return "it runs or manages scripts (@scripting); the generated ACL grants EVALSHA and SCRIPT LOAD of the declared scripts itself"
+		return "it runs or manages scripts (@scripting); the generated ACL grants EVALSHA of the declared scripts itself, SCRIPT LOAD only to the loader user"
 	case c.Name == "move" || c.Name == "swapdb":
 		return "it moves data into another database, which no key pattern of the ACL confines"
 	case c.HasToken("DB"):

@@ -9,6 +9,7 @@ import (
 	"net/netip"
 	"strings"
 
+	"github.com/hanchat/luagen/gen/acl"
 	"github.com/hanchat/luagen/gen/keyspec"
 )
 
@@ -82,6 +83,22 @@ func RenderServer(spec *keyspec.Spec, in *keyspec.Instance, server string, o Opt
 	w("enable-module-command no")
 	w("enable-protected-configs no")
 	w("")
+	n, declared := databases(in, srv)
+	w("%s", comment(fmt.Sprintf("Databases: the spec declares %s here, so the server has %d (0..%d); SELECT of any other index "+
+		"fails. ACL key patterns hold in every database alike (an ACL cannot name a database), so this limit is what keeps a "+
+		"user's keys out of databases no audit or cutover looks at; an index below the highest that the spec does not "+
+		"declare stays reachable through SELECT where a user has it. Lowering this on a server whose RDB/AOF holds keys in a "+
+		"higher database stops it from starting: move or delete them first.", declared, n, n-1)))
+	w("databases %d", n)
+	w("")
+	w("%s", comment(fmt.Sprintf("Scripts: after %d ms a running script or function makes the server answer BUSY to every "+
+		"other call (which the services treat as an outage) and accept SCRIPT KILL / FUNCTION KILL from the operator user "+
+		"(`%s`). The declared scripts do bounded work in well under a millisecond, so %d ms means a bug; Redis's default "+
+		"(5000 ms) would hold every client five seconds first. A script that has written cannot be killed (UNKILLABLE): "+
+		"then only stopping the process (SHUTDOWN NOSAVE, or SIGKILL) ends it, losing what the AOF has not synced.",
+		BusyReplyThresholdMS, acl.OperatorUser(in), BusyReplyThresholdMS)))
+	w("busy-reply-threshold %d", BusyReplyThresholdMS)
+	w("")
 	switch srv.Persistence {
 	case keyspec.PersistAOF:
 		w("%s", comment("Persistence: append-only file ("+oneLine(srv.PersistenceSource)+")."))
@@ -112,6 +129,27 @@ func RenderServer(spec *keyspec.Spec, in *keyspec.Instance, server string, o Opt
 	}
 	w("# maxmemory is left to the operator until then.")
 	return b.String(), nil
+}
+
+// BusyReplyThresholdMS is the generated busy-reply-threshold (lua-time-limit
+// before Redis 7): how long a script or function runs before the server answers
+// BUSY to others and lets the operator kill it.
+const BusyReplyThresholdMS = 1000
+
+// databases is the databases setting of srv: one above the highest index of a
+// database the spec places there (cut-over legacy databases included, so that
+// a server whose files still hold their keys starts), and the list of them.
+func databases(in *keyspec.Instance, srv *keyspec.Server) (int, string) {
+	n := 1
+	var names []string
+	for _, d := range in.DBs {
+		if d.ServerOf() != srv {
+			continue
+		}
+		n = max(n, d.Index+1)
+		names = append(names, fmt.Sprintf("%s (db %d)", d.Name, d.Index))
+	}
+	return n, strings.Join(names, ", ")
 }
 
 // cite is " (source: S)" for a spec entry's source, or "" when it has none.
