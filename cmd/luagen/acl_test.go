@@ -38,7 +38,7 @@ func TestACLCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "warning: user message_safety has no password file: it cannot log in") {
 		t.Fatalf("acl without a password file: %d\n%s", code, stderr)
 	}
-	if code, _, stderr := luagen(t, "", append(base, "--instance", "vm2", "--password-file", "api_backend="+pw)...); code != 1 || !strings.Contains(stderr, `user "api_backend" is not a user of vm2`) {
+	if code, _, stderr := luagen(t, "", append(base, "--instance", "vm2", "--password-file", "api_backend="+pw)...); code != 1 || !strings.Contains(stderr, `--password-file #1: its USER is not a user of vm2`) {
 		t.Fatalf("a vm1 user's password for vm2: %d %s", code, stderr)
 	}
 	if code, _, stderr := luagen(t, "", append(base, "--instance", "vm1", "--password-file", "api_backend="+filepath.Join(dir, "missing"))...); code != 1 || strings.Contains(stderr, "correct") {
@@ -58,7 +58,7 @@ func TestConfigCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "port 6380\n") || !strings.Contains(stdout, "aclfile /etc/redis/vm2.acl\n") || !strings.Contains(stdout, "maxmemory-policy allkeys-lru\n") {
 		t.Fatalf("config: %d\n%s\n%s", code, stdout, stderr)
 	}
-	if code, _, stderr := luagen(t, "", append(base, "--instance", "vm1", "--bind", "0.0.0.0")...); code != 1 || !strings.Contains(stderr, "only loopback or private") {
+	if code, _, stderr := luagen(t, "", append(base, "--instance", "vm1", "--bind", "0.0.0.0")...); code != 2 || !strings.Contains(stderr, "only loopback or private") {
 		t.Fatalf("a public bind: %d %s", code, stderr)
 	}
 	if code, _, _ := luagen(t, "", base...); code != 2 {

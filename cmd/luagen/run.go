@@ -91,7 +91,7 @@ func parseGenFlags(name string, args []string, stderr io.Writer, withOut bool) (
 		return nil, exitUsage
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "luagen %s: unexpected argument %q\n", name, fs.Arg(0))
+		fmt.Fprintf(stderr, "luagen %s: unexpected argument after the flags (not shown: it may be a secret); this command takes flags only\n", name)
 		return nil, exitUsage
 	}
 	return g, -1

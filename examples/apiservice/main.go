@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -29,9 +28,10 @@ func main() {
 
 func run(ctx context.Context) error {
 	raw := os.Getenv(vm1.DB0URLEnv)
-	opts, err := redis.ParseURL(raw)
+	// Not redis.ParseURL: its error quotes the URL, password included.
+	opts, err := secrets.ParseRedisURL(vm1.DB0URLEnv, raw)
 	if err != nil {
-		return fmt.Errorf("%s=%s: %w", vm1.DB0URLEnv, secrets.RedactURL(raw), err)
+		return err
 	}
 	client := redis.NewClient(opts)
 	defer client.Close()

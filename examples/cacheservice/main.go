@@ -12,7 +12,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"fmt"
 	"log/slog"
 	"os"
 
@@ -31,9 +30,10 @@ func main() {
 
 func run(ctx context.Context) error {
 	raw := os.Getenv(app.DB0URLEnv)
-	opts, err := redis.ParseURL(raw)
+	// Not redis.ParseURL: its error quotes the URL, password included.
+	opts, err := secrets.ParseRedisURL(app.DB0URLEnv, raw)
 	if err != nil {
-		return fmt.Errorf("%s=%s: %w", app.DB0URLEnv, secrets.RedactURL(raw), err)
+		return err
 	}
 	client := redis.NewClient(opts)
 	defer client.Close()

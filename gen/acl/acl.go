@@ -348,13 +348,30 @@ func Render(users []User) string {
 	return b.String()
 }
 
+// MinPasswordLen is the shortest password HashPassword accepts, in bytes. A
+// password of an application user is made by a machine (ACL GENPASS makes 64 hex
+// characters), so a short one is a mistake: an empty file, a placeholder.
+const MinPasswordLen = 16
+
+// ErrWeakPassword: a password file whose password HashPassword refuses.
+var ErrWeakPassword = errors.New("weak or malformed password")
+
 // HashPassword is the aclfile form of a password: '#' and its SHA-256 in hex.
 // Trailing newlines of a password file are not part of the password. An empty
-// password is an error; the error never shows the password.
+// or blank password, one shorter than MinPasswordLen, one with spaces around it
+// or with a control character is refused (ErrWeakPassword); the error never
+// shows the password or any part of it.
 func HashPassword(secret []byte) (string, error) {
 	s := strings.TrimRight(string(secret), "\r\n")
-	if s == "" {
-		return "", errors.New("the password file is empty")
+	switch {
+	case strings.TrimSpace(s) == "":
+		return "", fmt.Errorf("the password file is empty or blank: %w", ErrWeakPassword)
+	case strings.TrimSpace(s) != s:
+		return "", fmt.Errorf("the password has spaces around it (the server would expect them too): %w", ErrWeakPassword)
+	case strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "", fmt.Errorf("the password holds a control character (a second line?): %w", ErrWeakPassword)
+	case len(s) < MinPasswordLen:
+		return "", fmt.Errorf("the password is shorter than %d bytes: %w", MinPasswordLen, ErrWeakPassword)
 	}
 	sum := sha256.Sum256([]byte(s))
 	return "#" + hex.EncodeToString(sum[:]), nil

@@ -199,16 +199,27 @@ func TestDeriveGrantsNothingFromABypass(t *testing.T) {
 }
 
 func TestHashPassword(t *testing.T) {
-	a, err := acl.HashPassword([]byte("s3cret\n"))
+	a, err := acl.HashPassword([]byte("s3cret-0123456789\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := acl.HashPassword([]byte("s3cret"))
+	b, _ := acl.HashPassword([]byte("s3cret-0123456789"))
 	if a != b || !regexp.MustCompile(`^#[0-9a-f]{64}$`).MatchString(a) || strings.Contains(a, "s3cret") {
 		t.Fatalf("hash %q / %q", a, b)
 	}
-	if _, err := acl.HashPassword([]byte("\n")); err == nil {
-		t.Fatal("an empty password file was accepted")
+	for name, bad := range map[string]string{
+		"empty": "", "newline": "\n", "blank": "   \t  \n", "one character": "x\n", "short": "s3cret-01234567",
+		"spaces around": " s3cret-0123456789 \n", "two lines": "s3cret-0123456789\nsecond-line-0123\n",
+		"NUL": "s3cret-01234\x0056789", "tab inside": "s3cret-0123\t456789",
+	} {
+		_, err := acl.HashPassword([]byte(bad))
+		if !errors.Is(err, acl.ErrWeakPassword) {
+			t.Errorf("%s: %v, want ErrWeakPassword", name, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "0123") {
+			t.Errorf("%s: the error shows the password: %v", name, err)
+		}
 	}
 }
 
