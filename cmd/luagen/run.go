@@ -158,7 +158,7 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	if g == nil {
 		return code
 	}
-	src, err := os.ReadFile(g.spec)
+	src, err := keyspec.ReadFile(g.spec)
 	if err != nil {
 		fmt.Fprintf(stderr, "luagen lint: %v\n", err)
 		return exitProblem
