@@ -35,10 +35,10 @@ type Pending[T any] struct {
 	decode func(any) (T, error)
 }
 
-// Queue adds a call to the batch. A non-nil inputErr (the wrapper refused a key or
-// an argument) is kept as the call's result and nothing is sent for it.
-func Queue[T any](b *Batch, s *Script, keys []string, args []any, inputErr error, decode func(any) (T, error)) *Pending[T] {
-	c := &call{script: s, keys: keys, args: args, err: inputErr}
+// Queue adds a call to the batch. A refused Input (a key or an argument the
+// wrapper refused) is kept as the call's result and nothing is sent for it.
+func Queue[T any](b *Batch, in Input, decode func(any) (T, error)) *Pending[T] {
+	c := &call{script: in.script, keys: in.keys, args: in.args, err: in.err}
 	b.calls = append(b.calls, c)
 	return &Pending[T]{b: b, c: c, decode: decode}
 }

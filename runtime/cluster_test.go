@@ -53,7 +53,7 @@ func TestRuntimeOnCluster(t *testing.T) {
 	b := &runtime.Batch{}
 	var pending []*runtime.Pending[int64]
 	for _, k := range keys {
-		pending = append(pending, runtime.Queue(b, incr, []string{k}, []any{1}, nil, func(v any) (int64, error) { return v.(int64), nil }))
+		pending = append(pending, runtime.Queue(b, callOf(incr, k, 1), func(v any) (int64, error) { return v.(int64), nil }))
 	}
 	if err := b.Exec(ctx, cc); err != nil {
 		t.Fatal(err)
@@ -88,7 +88,7 @@ func TestRuntimeOnRing(t *testing.T) {
 		bt := &runtime.Batch{}
 		var ps []*runtime.Pending[int64]
 		for _, k := range keys {
-			ps = append(ps, runtime.Queue(bt, incr, []string{k}, []any{1}, nil, func(v any) (int64, error) { return v.(int64), nil }))
+			ps = append(ps, runtime.Queue(bt, callOf(incr, k, 1), func(v any) (int64, error) { return v.(int64), nil }))
 		}
 		a.Client(0).ScriptFlush(ctx)
 		b.Client(0).ScriptFlush(ctx)

@@ -36,6 +36,12 @@ func ArrayReply(script string, v any, n int) Reply {
 	return r
 }
 
+// ArrayReply is ArrayReply for a reply of s.
+func (s *Script) ArrayReply(v any, n int) Reply { return ArrayReply(s.name, v, n) }
+
+// ValueReply is ValueReply for a reply of s.
+func (s *Script) ValueReply(v any) Reply { return ValueReply(s.name, v) }
+
 // ValueReply starts decoding a reply that is one value.
 func ValueReply(script string, v any) Reply {
 	return Reply{script: script, single: v, one: true}

@@ -156,10 +156,10 @@ func TestBatchRecoversNOSCRIPTInsideThePipeline(t *testing.T) {
 		b := &runtime.Batch{}
 		var pending []*runtime.Pending[int64]
 		for i := 0; i < 50; i++ {
-			pending = append(pending, runtime.Queue(b, incr, []string{"n"}, []any{1}, nil, decodeInt))
+			pending = append(pending, runtime.Queue(b, callOf(incr, "n", 1), decodeInt))
 		}
-		failed := runtime.Queue(b, fail, []string{"n"}, nil, nil, decodeInt)
-		refused := runtime.Queue(b, incr, nil, nil, &runtime.ArgError{Script: "incr", Arg: "x", Reason: "bad"}, decodeInt)
+		failed := runtime.Queue(b, callOf(fail, "n"), decodeInt)
+		refused := runtime.Queue(b, callOf(incr, "n", -1), decodeInt)
 		if _, err := pending[0].Result(); !errors.Is(err, runtime.ErrNotExecuted) {
 			t.Fatalf("result before Exec: %v", err)
 		}

@@ -25,10 +25,17 @@ func (g *gen) scriptsFile() *jen.File {
 	f.Type().Id("Clients").Struct(fields...)
 	f.Line()
 	prefixed := g.in.Prefix != nil
-	f.Add(doc(fmt.Sprintf("Scripts runs the Lua scripts of %s through typed wrappers. It is safe for concurrent use.", g.in.Name)))
+	var sfields []jen.Code
+	for _, d := range dbs {
+		sfields = append(sfields, jen.Id(unexported(d.Name)).Qual(runtimePkg, "DB"))
+	}
 	if prefixed {
-		f.Type().Id("Scripts").Struct(jen.Id("c").Id("Clients"), jen.Id("prefix").String())
-		f.Line()
+		sfields = append(sfields, jen.Id("prefix").String())
+	}
+	f.Add(doc(fmt.Sprintf("Scripts runs the Lua scripts of %s through typed wrappers. It is safe for concurrent use.", g.in.Name)))
+	f.Type().Id("Scripts").Struct(sfields...)
+	f.Line()
+	if prefixed {
 		f.Comment("Option configures NewScripts.")
 		f.Type().Id("Option").Func().Params(jen.Op("*").Id("Scripts"))
 		f.Line()
@@ -37,32 +44,28 @@ func (g *gen) scriptsFile() *jen.File {
 			jen.Return(jen.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Block(jen.Id("s").Dot("prefix").Op("=").Id("p").Dot("s"))),
 		)
 		f.Line()
-	} else {
-		f.Type().Id("Scripts").Struct(jen.Id("c").Id("Clients"))
-		f.Line()
 	}
 
 	var checks []jen.Code
-	for _, d := range dbs {
-		n := exported(d.Name)
-		checks = append(checks, jen.If(jen.Id("c").Dot(n).Op("!=").Nil()).Block(
-			jen.If(jen.Err().Op(":=").Qual(runtimePkg, "CheckDB").Call(jen.Id("c").Dot(n), jen.Id(n)), jen.Err().Op("!=").Nil()).Block(
-				jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(g.in.Name+" "+d.Name+": %w"), jen.Err())),
-			),
-		))
-	}
+	checks = append(checks, jen.Id("s").Op(":=").Op("&").Id("Scripts").Values(), jen.Var().Err().Error())
 	if prefixed {
-		pre := []jen.Code{
-			jen.Id("s").Op(":=").Op("&").Id("Scripts").Values(jen.Dict{jen.Id("c"): jen.Id("c")}),
+		checks = append(checks,
 			jen.For(jen.List(jen.Id("_"), jen.Id("o")).Op(":=").Range().Id("opts")).Block(jen.Id("o").Call(jen.Id("s"))),
 			jen.If(jen.Id("s").Dot("prefix").Op("==").Lit("")).Block(jen.Return(jen.Nil(), jen.Qual("fmt", "Errorf").Call(jen.Lit(g.in.Name+": NewScripts needs WithPrefix: every key of "+g.in.Name+" starts with a deployment prefix: %w"), jen.Qual(runtimePkg, "ErrInvalidPrefix")))),
-		}
-		checks = append(pre, checks...)
-		checks = append(checks, jen.Return(jen.Id("s"), jen.Nil()))
+		)
+	}
+	for _, d := range dbs {
+		n := exported(d.Name)
+		checks = append(checks, jen.If(
+			jen.List(jen.Id("s").Dot(unexported(d.Name)), jen.Err()).Op("=").Qual(runtimePkg, "Bind").Call(jen.Id("c").Dot(n), jen.Lit(g.in.Name+" "+d.Name), jen.Id(n)),
+			jen.Err().Op("!=").Nil(),
+		).Block(jen.Return(jen.Nil(), jen.Err())))
+	}
+	checks = append(checks, jen.Return(jen.Id("s"), jen.Nil()))
+	if prefixed {
 		f.Add(doc("NewScripts checks that each client selects its database, where the client can tell (a *redis.Client or *redis.Ring), so a script never runs in the wrong one, and binds the Scripts to the deployment prefix WithPrefix names (required)."))
 		f.Func().Id("NewScripts").Params(jen.Id("c").Id("Clients"), jen.Id("opts").Op("...").Id("Option")).Params(jen.Op("*").Id("Scripts"), jen.Error()).Block(checks...)
 	} else {
-		checks = append(checks, jen.Return(jen.Op("&").Id("Scripts").Values(jen.Dict{jen.Id("c"): jen.Id("c")}), jen.Nil()))
 		f.Add(doc("NewScripts checks that each client selects its database, where the client can tell (a *redis.Client or *redis.Ring), so a script never runs in the wrong one."))
 		f.Func().Id("NewScripts").Params(jen.Id("c").Id("Clients")).Params(jen.Op("*").Id("Scripts"), jen.Error()).Block(checks...)
 	}
@@ -114,12 +117,38 @@ func (g *gen) errorCodes(f *jen.File) {
 	var defs []jen.Code
 	for _, c := range codes {
 		defs = append(defs,
-			doc(fmt.Sprintf("Err%s is the error reply %s of %s. %s Match it with errors.Is.", exported(strings.ToLower(c)), c, strings.Join(users[c], ", "), strings.Join(docs[c], " "))),
+			doc(errDoc(c, users[c], docs[c])),
 			jen.Id("Err"+exported(strings.ToLower(c))).Op("=").Qual(runtimePkg, "ErrorCode").Call(jen.Lit(c)),
 		)
 	}
 	f.Var().Defs(defs...)
 	f.Line()
+}
+
+// errDoc is the doc of an error code: the sentence of the one script that
+// declares it, or where to read what it means when several do.
+func errDoc(code string, users, docs []string) string {
+	name := "Err" + exported(strings.ToLower(code))
+	if len(docs) == 1 {
+		if d := strings.TrimSpace(docs[0]); d != "" {
+			return fmt.Sprintf("%s is the error reply %s of %s: %s", name, code, strings.Join(users, ", "), lowerFirst(d))
+		}
+		return fmt.Sprintf("%s is the error reply %s of %s.", name, code, strings.Join(users, ", "))
+	}
+	return fmt.Sprintf("%s is the error reply %s, declared by %d scripts; the method of each says what it means there.", name, code, len(users))
+}
+
+// wrapperLocals are the names a generated wrapper, its batch form and its input
+// function use besides the key parameters.
+var wrapperLocals = map[string]bool{"ctx": true, "s": true, "b": true, "a": true, "args": true, "in": true, "prefix": true, "k": true}
+
+// lowerFirst lower-cases the first letter of a sentence that goes after a
+// colon, unless the first word is an acronym (JWKS, TTL).
+func lowerFirst(s string) string {
+	if len(s) < 2 || s[0] < 'A' || s[0] > 'Z' || s[1] < 'a' || s[1] > 'z' {
+		return s
+	}
+	return string(s[0]+'a'-'A') + s[1:]
 }
 
 // keyParam is how a wrapper takes one KEYS position: the key type itself when the
@@ -313,15 +342,20 @@ func (g *gen) script(f *jen.File, sc Script) {
 	base := exported(s.Name)
 	lname := unexported(s.Name)
 	kps := g.keyParams(s)
+	for _, kp := range kps {
+		if wrapperLocals[kp.name] {
+			g.errs = append(g.errs, fmt.Errorf("codegen %s: script %s: key %s: its Go parameter %q is a name the generated wrapper uses itself; rename the key", g.in.Name, s.Name, kp.name, kp.name))
+		}
+	}
 	cargs := callerArgs(s)
 	result := g.resultType(s)
 
 	// The script value.
-	mode := "EVALSHA"
+	ro := ""
 	if s.ReadOnly {
-		mode = "EVALSHA_RO"
+		ro = ", read-only (EVALSHA_RO)"
 	}
-	f.Add(doc(fmt.Sprintf("%sScript is script %s (lua/%s), run with %s.", base, s.Name, s.LuaFile(), mode)))
+	f.Add(doc(fmt.Sprintf("%sScript is lua/%s%s.", base, s.LuaFile(), ro)))
 	f.Var().Id(base+"Script").Op("=").Qual(runtimePkg, "MustScript").Call(jen.Lit(s.Name), jen.Id(lname+"Source"), jen.Id(base+"SHA1"), jen.Lit(s.ReadOnly))
 	f.Line()
 
@@ -360,7 +394,7 @@ func (g *gen) script(f *jen.File, sc Script) {
 			}
 			fs = append(fs, jen.Id(exported(a.Name)).Add(argGoType(a)))
 		}
-		f.Add(doc(fmt.Sprintf("%sArgs are the ARGV of %s.", base, s.Name)))
+		f.Add(doc(fmt.Sprintf("%sArgs are the ARGV of %s.", base, base)))
 		f.Type().Id(base + "Args").Struct(fs...)
 		f.Line()
 	}
@@ -390,7 +424,7 @@ func (g *gen) script(f *jen.File, sc Script) {
 	g.inputFunc(f, s, kps, cargs)
 	g.decodeFunc(f, s, result)
 
-	// The wrapper.
+	// The wrapper and its batch form.
 	var params, callIn []jen.Code
 	params = append(params, jen.Id("ctx").Qual("context", "Context"))
 	prefixed := g.in.Prefix != nil
@@ -405,40 +439,33 @@ func (g *gen) script(f *jen.File, sc Script) {
 		params = append(params, jen.Id("args").Id(base+"Args"))
 		callIn = append(callIn, jen.Id("args"))
 	}
-	var zero jen.Code = jen.Id("zero")
-	db := exported(s.DB.Name)
-	var errs []string
-	for _, e := range s.Errors {
-		errs = append(errs, "Err"+exported(strings.ToLower(e.Code)))
-	}
-	docs := []string{fmt.Sprintf("%s runs %s (%s %s). %s", base, s.Name, g.in.Name, s.DB.Name, s.Doc)}
-	if len(errs) > 0 {
-		docs = append(docs, fmt.Sprintf("Its declared error replies match %s with errors.Is.", strings.Join(errs, ", ")))
+	docs := []string{fmt.Sprintf("%s runs %s on %s. %s", base, s.Name, s.DB.Name, s.Doc)}
+	if len(s.Errors) > 0 {
+		var errs []string
+		for _, e := range s.Errors {
+			d := lowerFirst(strings.TrimSpace(sentence(e.Doc)))
+			if d == "" {
+				d = "declared."
+			}
+			errs = append(errs, "Err"+exported(strings.ToLower(e.Code))+": "+d)
+		}
+		docs = append(docs, "Error replies. "+strings.Join(errs, " "))
 	}
 	f.Add(doc(docs...))
 	f.Func().Params(jen.Id("s").Op("*").Id("Scripts")).Id(base).Params(params...).Params(result, jen.Error()).Block(
-		jen.Var().Id("zero").Add(result),
-		jen.If(jen.Id("s").Dot("c").Dot(db).Op("==").Nil()).Block(
-			jen.Return(zero, jen.Qual(runtimePkg, "NoClient").Call(jen.Lit(g.in.Name), jen.Lit(s.DB.Name), jen.Lit(s.Name))),
-		),
-		jen.List(jen.Id("keys"), jen.Id("argv"), jen.Err()).Op(":=").Id(lname+"Input").Call(callIn...),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zero, jen.Err())),
-		jen.List(jen.Id("v"), jen.Err()).Op(":=").Id(base+"Script").Dot("Run").Call(jen.Id("ctx"), jen.Id("s").Dot("c").Dot(db), jen.Id("keys"), jen.Id("argv").Op("...")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(zero, jen.Err())),
-		jen.Return(jen.Id("decode"+base).Call(jen.Id("v"))),
+		jen.Return(jen.Qual(runtimePkg, "Run").Call(jen.Id("ctx"), jen.Id("s").Dot(unexported(s.DB.Name)), jen.Id(lname+"Input").Call(callIn...), jen.Id("decode"+base))),
 	)
 	f.Line()
 
 	// The batch form: a method where the Scripts hold the deployment prefix.
 	qparams := append([]jen.Code{jen.Id("b").Op("*").Qual(runtimePkg, "Batch")}, params[1:]...)
-	f.Add(doc(fmt.Sprintf("Queue%s adds a %s call to a batch; run the batch on a client of %s %s.", base, s.Name, g.in.Name, s.DB.Name)))
+	f.Add(doc(fmt.Sprintf("Queue%s is %s in a batch, run on a client of %s.", base, base, s.DB.Name)))
 	fn := f.Func()
 	if prefixed {
 		fn = fn.Params(jen.Id("s").Op("*").Id("Scripts"))
 	}
 	fn.Id("Queue"+base).Params(qparams...).Op("*").Qual(runtimePkg, "Pending").Types(result).Block(
-		jen.List(jen.Id("keys"), jen.Id("argv"), jen.Err()).Op(":=").Id(lname+"Input").Call(callIn...),
-		jen.Return(jen.Qual(runtimePkg, "Queue").Call(jen.Id("b"), jen.Id(base+"Script"), jen.Id("keys"), jen.Id("argv"), jen.Err(), jen.Id("decode"+base))),
+		jen.Return(jen.Qual(runtimePkg, "Queue").Call(jen.Id("b"), jen.Id(lname+"Input").Call(callIn...), jen.Id("decode"+base))),
 	)
 	f.Line()
 }
@@ -484,80 +511,106 @@ func (g *gen) scriptsWithReply(typeName string) []string {
 	return out
 }
 
-// inputFunc writes <script>Input: it checks the keys and arguments and encodes ARGV.
+// inputFunc writes <script>Input: the keys and arguments, one runtime.Input
+// call each, which checks the value and encodes it for ARGV. Before it, for each
+// KEYS position that takes several key types, a function that reads the key out
+// of the interface.
 func (g *gen) inputFunc(f *jen.File, s *keyspec.Script, kps []keyParam, cargs []*keyspec.Arg) {
 	base, lname := exported(s.Name), unexported(s.Name)
-	var params, body, keys []jen.Code
-	fail := jen.Return(jen.Nil(), jen.Nil(), jen.Err())
+	var params, body []jen.Code
 	prefixed := g.in.Prefix != nil
 	if prefixed {
 		params = append(params, jen.Id("prefix").String())
 	}
 	shared := s.SharedPlaceholders
 	// at[i][ph] is the segment of placeholder ph in position i's key: a constant,
-	// or a local set by the type switch.
+	// or a local the position's key function returned.
 	at := make([]map[string]jen.Code, len(kps))
+	keys := make([]jen.Code, len(kps))
 	for i, kp := range kps {
 		at[i] = map[string]jen.Code{}
 		params = append(params, jen.Id(kp.name).Id(kp.goType))
-		missing := jen.Qual(runtimePkg, "MissingKey").Call(jen.Lit(s.Name), jen.Lit(s.Keys[i].Name))
-		var name, owner jen.Code
+		pos := jen.Lit(s.Keys[i].Name)
 		if !kp.iface {
 			// A key type of this package: its name is its unexported field.
-			body = append(body, jen.If(jen.Id(kp.name).Dot("key").Op("==").Lit("")).Block(jen.Return(jen.Nil(), jen.Nil(), missing)))
-			name, owner = jen.Id(kp.name).Dot("key"), jen.Id(kp.name).Dot("p")
+			keys[i] = jen.Id(kp.name).Dot("key")
 			for _, ph := range shared {
 				if idx := s.Keys[i].OneOf[0].Pattern.Index(ph); idx >= 0 {
 					at[i][ph] = jen.Lit(idx)
 				}
 			}
-		} else {
-			// Only the declared key types themselves are accepted: not a nil
-			// interface, not a pointer to one, not another package's type that
-			// embeds one and overrides String.
-			local := kp.name + "Name"
-			decl := []jen.Code{jen.Var().Id(local).String()}
 			if prefixed {
-				decl = append(decl, jen.Var().Id(kp.name+"Prefix").String())
+				body = append(body, jen.Id("in").Dot("PrefixedKey").Call(pos, keys[i], jen.Id(kp.name).Dot("p")))
+			} else {
+				body = append(body, jen.Id("in").Dot("Key").Call(pos, keys[i]))
 			}
-			var phs []string
-			for _, ph := range shared {
-				if s.Keys[i].OneOf[0].Pattern.Index(ph) >= 0 {
-					phs = append(phs, ph)
-					v := kp.name + "At" + exported(ph)
-					decl = append(decl, jen.Var().Id(v).Int())
-					at[i][ph] = jen.Id(v)
-				}
-			}
-			var cases []jen.Code
-			for _, k := range s.Keys[i].OneOf {
-				stmts := []jen.Code{jen.Id(local).Op("=").Id("k").Dot("key")}
-				if prefixed {
-					stmts = append(stmts, jen.Id(kp.name+"Prefix").Op("=").Id("k").Dot("p"))
-				}
-				for _, ph := range phs {
-					stmts = append(stmts, jen.Id(kp.name+"At"+exported(ph)).Op("=").Lit(k.Pattern.Index(ph)))
-				}
-				cases = append(cases, jen.Case(jen.Id(keyType(k))).Block(stmts...))
-			}
-			body = append(body, decl...)
-			body = append(body,
-				jen.Switch(jen.Id("k").Op(":=").Id(kp.name).Assert(jen.Type())).Block(cases...),
-				jen.If(jen.Id(local).Op("==").Lit("")).Block(jen.Return(jen.Nil(), jen.Nil(), missing)),
-			)
-			name, owner = jen.Id(local), jen.Id(kp.name+"Prefix")
+			continue
 		}
+		// Only the declared key types themselves are accepted: not a nil
+		// interface, not a pointer to one, not another package's type that
+		// embeds one and overrides String. Positions taking the same key types
+		// (the rate limits' buckets) share one function.
+		local := kp.name + "Name"
+		results := []jen.Code{jen.String()}
+		locals := []jen.Code{jen.Id(local)}
+		zero := []jen.Code{jen.Lit("")}
 		if prefixed {
-			body = append(body, jen.If(jen.Add(owner).Op("!=").Id("prefix")).Block(
-				jen.Return(jen.Nil(), jen.Nil(), jen.Qual(runtimePkg, "WrongPrefix").Call(jen.Lit(s.Name), jen.Lit(s.Keys[i].Name)))))
+			results = append(results, jen.String())
+			locals = append(locals, jen.Id(kp.name+"Prefix"))
+			zero = append(zero, jen.Lit(""))
 		}
-		keys = append(keys, name)
+		var phs []string
+		for _, ph := range shared {
+			if s.Keys[i].OneOf[0].Pattern.Index(ph) >= 0 {
+				phs = append(phs, ph)
+				v := kp.name + "At" + exported(ph)
+				results = append(results, jen.Int())
+				locals = append(locals, jen.Id(v))
+				zero = append(zero, jen.Lit(0))
+				at[i][ph] = jen.Id(v)
+			}
+		}
+		var names []string
+		var cases []jen.Code
+		for _, k := range s.Keys[i].OneOf {
+			names = append(names, keyType(k))
+			ret := []jen.Code{jen.Id("k").Dot("key")}
+			if prefixed {
+				ret = append(ret, jen.Id("k").Dot("p"))
+			}
+			for _, ph := range phs {
+				ret = append(ret, jen.Lit(k.Pattern.Index(ph)))
+			}
+			cases = append(cases, jen.Case(jen.Id(keyType(k))).Block(jen.Return(ret...)))
+		}
+		sig := strings.Join(names, ",") + "|" + strings.Join(phs, ",")
+		fnName, done := g.keyFuncs[sig]
+		if !done {
+			fnName = lname + exported(s.Keys[i].Name) + "Key"
+			g.keyFuncs[sig] = fnName
+			what := "the key k holds"
+			if len(results) > 1 {
+				what = "the key k holds (its prefix, the segments of " + strings.Join(phs, ", ") + ")"
+			}
+			if prefixed && len(phs) == 0 {
+				what = "the key k holds and its prefix"
+			}
+			f.Add(doc(fmt.Sprintf("%s is %s when k is one of %s itself, else the zero value (nil, a pointer, a type embedding one).", fnName, what, strings.Join(names, ", "))))
+			f.Func().Id(fnName).Params(jen.Id("k").Any()).Params(results...).Block(
+				jen.Switch(jen.Id("k").Op(":=").Id("k").Assert(jen.Type())).Block(cases...),
+				jen.Return(zero...),
+			)
+			f.Line()
+		}
+		keys[i] = jen.Id(local)
+		body = append(body, jen.List(locals...).Op(":=").Id(fnName).Call(jen.Id(kp.name)))
+		if prefixed {
+			body = append(body, jen.Id("in").Dot("PrefixedKey").Call(pos, jen.Id(local), jen.Id(kp.name+"Prefix")))
+		} else {
+			body = append(body, jen.Id("in").Dot("Key").Call(pos, jen.Id(local)))
+		}
 	}
 	// Shared placeholders: every position that has one holds the same value.
-	var skip jen.Code = jen.Lit(0)
-	if prefixed {
-		skip = jen.Len(jen.Id("prefix"))
-	}
 	for _, ph := range shared {
 		first := -1
 		for i := range kps {
@@ -569,78 +622,57 @@ func (g *gen) inputFunc(f *jen.File, s *keyspec.Script, kps []keyParam, cargs []
 				first = i
 				continue
 			}
-			body = append(body, jen.If(
-				jen.Qual(runtimePkg, "KeySegment").Call(keys[first], skip, at[first][ph]).Op("!=").Qual(runtimePkg, "KeySegment").Call(keys[i], skip, seg),
-			).Block(jen.Return(jen.Nil(), jen.Nil(), jen.Qual(runtimePkg, "MismatchedKeys").Call(jen.Lit(s.Name), jen.Lit(ph)))))
+			body = append(body, jen.Id("in").Dot("Same").Call(jen.Lit(ph), keys[first], at[first][ph], keys[i], seg))
 		}
 	}
 	if len(cargs) > 0 {
 		params = append(params, jen.Id("a").Id(base+"Args"))
 	}
-	hasErr := false
-	for i, a := range s.Argv {
-		slot := jen.Id("argv").Index(jen.Lit(i))
+	for _, a := range s.Argv {
 		field := jen.Id("a").Dot(exported(a.Name))
-		value := field
-		if a.Optional && a.Type != keyspec.ArgBytes {
-			value = jen.Op("*").Add(field)
+		arg := jen.Lit(a.Name)
+		opt := ""
+		if a.Optional {
+			opt = "Opt"
 		}
-		name, arg := jen.Lit(s.Name), jen.Lit(a.Name)
-		var check jen.Code
+		in := jen.Id("in").Dot
+		var call jen.Code
 		switch {
 		case a.TTLOf != nil:
-			body = append(body, slot.Op("=").Id(exported(a.TTLOf.Name)+"TTL").Dot("Milliseconds").Call())
-			continue
+			call = in("Millis").Call(jen.Id(exported(a.TTLOf.Name) + "TTL"))
 		case a.Type == keyspec.ArgBool:
-			set := slot.Clone().Op("=").Qual(runtimePkg, "ArgBool").Call(value)
-			if a.Optional {
-				body = append(body, jen.If(jen.Add(field).Op("==").Nil()).Block(slot.Clone().Op("=").Qual(runtimePkg, "ArgAbsent")).Else().Block(set))
-			} else {
-				body = append(body, set)
-			}
-			continue
+			call = in(opt + "Bool").Call(field)
 		case a.Type == keyspec.ArgInt:
-			check = jen.Qual(runtimePkg, "ArgInt").Call(name, arg, value, intCode(a.Min), intCode(a.Max))
+			call = in(opt+"Int").Call(arg, field, intCode(a.Min), intCode(a.Max))
 		case a.Type == keyspec.ArgDurationMS:
-			check = jen.Qual(runtimePkg, "ArgDuration").Call(name, arg, value, durationOrZero(a.MinDur), durationOrZero(a.MaxDur))
+			call = in(opt+"Duration").Call(arg, field, durationOrZero(a.MinDur), durationOrZero(a.MaxDur))
 		case a.Type == keyspec.ArgString:
-			check = jen.Qual(runtimePkg, "ArgString").Call(name, arg, value, jen.Lit(a.MaxBytes))
+			call = in(opt+"String").Call(arg, field, jen.Lit(a.MaxBytes))
 		case a.Type == keyspec.ArgBytes:
-			check = jen.Qual(runtimePkg, "ArgBytes").Call(name, arg, value, jen.Lit(a.MaxBytes))
+			call = in(opt+"Bytes").Call(arg, field, jen.Lit(a.MaxBytes))
 		case a.Type == keyspec.ArgToken:
-			check = jen.Qual(runtimePkg, "ArgToken").Call(name, arg, value)
+			call = in(opt+"Token").Call(arg, field)
 		case a.Type == keyspec.ArgHex:
-			check = jen.Qual(runtimePkg, "ArgHex").Call(name, arg, value, jen.Lit(a.Len))
+			call = in(opt+"Hex").Call(arg, field, jen.Lit(a.Len))
 		case a.Type == keyspec.ArgUUID:
-			check = jen.Qual(runtimePkg, "ArgUUID").Call(name, arg, value)
+			call = in(opt+"UUID").Call(arg, field)
 		case a.Type == keyspec.ArgName:
-			check = jen.Qual(runtimePkg, "ArgName").Call(name, arg, value, jen.Lit(a.MaxLen))
-		}
-		hasErr = true
-		encode := jen.If(jen.List(slot.Clone(), jen.Err()).Op("=").Add(check), jen.Err().Op("!=").Nil()).Block(fail)
-		if !a.Optional {
-			body = append(body, encode)
+			call = in(opt+"Name").Call(arg, field, jen.Lit(a.MaxLen))
+		default:
+			g.errs = append(g.errs, fmt.Errorf("codegen %s: script %s: argument %s: no encoding for type %q", g.in.Name, s.Name, a.Name, a.Type))
 			continue
 		}
-		present := []jen.Code{}
-		if a.Type == keyspec.ArgString || a.Type == keyspec.ArgBytes {
-			present = append(present, jen.If(jen.Err().Op("=").Qual(runtimePkg, "CheckPresent").Call(name, arg, jen.Len(value)), jen.Err().Op("!=").Nil()).Block(fail))
-		}
-		present = append(present, encode)
-		body = append(body, jen.If(jen.Add(field).Op("==").Nil()).Block(slot.Clone().Op("=").Qual(runtimePkg, "ArgAbsent")).Else().Block(present...))
+		body = append(body, call)
 	}
-	prelude := []jen.Code{}
-	if len(s.Argv) > 0 {
-		prelude = append(prelude, jen.Id("argv").Op(":=").Make(jen.Index().Any(), jen.Lit(len(s.Argv))))
+	var start jen.Code
+	if prefixed {
+		start = jen.Id(base+"Script").Dot("PrefixedInput").Call(jen.Id("prefix"), jen.Lit(len(kps)), jen.Lit(len(s.Argv)))
 	} else {
-		prelude = append(prelude, jen.Var().Id("argv").Index().Any())
+		start = jen.Id(base+"Script").Dot("Input").Call(jen.Lit(len(kps)), jen.Lit(len(s.Argv)))
 	}
-	if hasErr {
-		prelude = append(prelude, jen.Var().Err().Error())
-	}
-	body = append(prelude, body...)
-	body = append(body, jen.Return(jen.Index().String().Values(keys...), jen.Id("argv"), jen.Nil()))
-	f.Func().Id(lname+"Input").Params(params...).Params(jen.Index().String(), jen.Index().Any(), jen.Error()).Block(body...)
+	body = append([]jen.Code{jen.Id("in").Op(":=").Add(start)}, body...)
+	body = append(body, jen.Return(jen.Id("in")))
+	f.Func().Id(lname+"Input").Params(params...).Qual(runtimePkg, "Input").Block(body...)
 	f.Line()
 }
 
@@ -657,13 +689,13 @@ func (g *gen) decodeFunc(f *jen.File, s *keyspec.Script, result *jen.Statement) 
 	var body []jen.Code
 	if s.Reply.Value != nil {
 		body = append(body,
-			jen.Id("r").Op(":=").Qual(runtimePkg, "ValueReply").Call(jen.Lit(s.Name), jen.Id("v")),
+			jen.Id("r").Op(":=").Id(base+"Script").Dot("ValueReply").Call(jen.Id("v")),
 			jen.Id("out").Op(":=").Add(g.read(s.Reply.Value, exported(s.Name), false)),
 			jen.Return(jen.Id("out"), jen.Id("r").Dot("Err").Call()),
 		)
 	} else {
 		body = append(body,
-			jen.Id("r").Op(":=").Qual(runtimePkg, "ArrayReply").Call(jen.Lit(s.Name), jen.Id("v"), jen.Lit(len(s.Reply.Fields))),
+			jen.Id("r").Op(":=").Id(base+"Script").Dot("ArrayReply").Call(jen.Id("v"), jen.Lit(len(s.Reply.Fields))),
 			jen.Var().Id("out").Add(result),
 		)
 		for _, fl := range s.Reply.Fields {

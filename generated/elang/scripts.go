@@ -4,6 +4,7 @@ package elang
 
 import (
 	"fmt"
+
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 )
@@ -18,7 +19,7 @@ type Clients struct {
 // Scripts runs the Lua scripts of elang through typed wrappers. It is safe for concurrent
 // use.
 type Scripts struct {
-	c      Clients
+	db0    runtime.DB
 	prefix string
 }
 
@@ -36,17 +37,16 @@ func WithPrefix(p Prefix) Option {
 // *redis.Client or *redis.Ring), so a script never runs in the wrong one, and binds the
 // Scripts to the deployment prefix WithPrefix names (required).
 func NewScripts(c Clients, opts ...Option) (*Scripts, error) {
-	s := &Scripts{c: c}
+	s := &Scripts{}
+	var err error
 	for _, o := range opts {
 		o(s)
 	}
 	if s.prefix == "" {
 		return nil, fmt.Errorf("elang: NewScripts needs WithPrefix: every key of elang starts with a deployment prefix: %w", runtime.ErrInvalidPrefix)
 	}
-	if c.DB0 != nil {
-		if err := runtime.CheckDB(c.DB0, DB0); err != nil {
-			return nil, fmt.Errorf("elang db0: %w", err)
-		}
+	if s.db0, err = runtime.Bind(c.DB0, "elang db0", DB0); err != nil {
+		return nil, err
 	}
 	return s, nil
 }

@@ -4,10 +4,10 @@ package vm1
 
 import (
 	"context"
-	"fmt"
+	"time"
+
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
-	"time"
 )
 
 // Clients holds one client per database of vm1 the scripts run in. A client may be nil
@@ -24,28 +24,26 @@ type Clients struct {
 // Scripts runs the Lua scripts of vm1 through typed wrappers. It is safe for concurrent
 // use.
 type Scripts struct {
-	c Clients
+	db0 runtime.DB
+	db1 runtime.DB
+	db2 runtime.DB
 }
 
 // NewScripts checks that each client selects its database, where the client can tell (a
 // *redis.Client or *redis.Ring), so a script never runs in the wrong one.
 func NewScripts(c Clients) (*Scripts, error) {
-	if c.DB0 != nil {
-		if err := runtime.CheckDB(c.DB0, DB0); err != nil {
-			return nil, fmt.Errorf("vm1 db0: %w", err)
-		}
+	s := &Scripts{}
+	var err error
+	if s.db0, err = runtime.Bind(c.DB0, "vm1 db0", DB0); err != nil {
+		return nil, err
 	}
-	if c.DB1 != nil {
-		if err := runtime.CheckDB(c.DB1, DB1); err != nil {
-			return nil, fmt.Errorf("vm1 db1: %w", err)
-		}
+	if s.db1, err = runtime.Bind(c.DB1, "vm1 db1", DB1); err != nil {
+		return nil, err
 	}
-	if c.DB2 != nil {
-		if err := runtime.CheckDB(c.DB2, DB2); err != nil {
-			return nil, fmt.Errorf("vm1 db2: %w", err)
-		}
+	if s.db2, err = runtime.Bind(c.DB2, "vm1 db2", DB2); err != nil {
+		return nil, err
 	}
-	return &Scripts{c: c}, nil
+	return s, nil
 }
 
 // AllScripts lists every script of vm1, e.g. for runtime.Preload. The script cache is per
@@ -80,32 +78,27 @@ func AllScripts() []*runtime.Script {
 }
 
 var (
-	// ErrBadArg is the error reply BAD_ARG of lock_acquire, rate_limit_fixed,
-	// rate_limit_fixed_refund, rate_limit_sliding, rate_limit_sliding_refund,
-	// rate_limit_token_bucket, rate_limit_token_bucket_refund, rt_disconnect, rt_heartbeat.
-	// Lock and fence keys name different locks. Cost above limit, or an argument the script
-	// cannot use. The keys are not those of connection_id and user_id. Match it with
-	// errors.Is.
+	// ErrBadArg is the error reply BAD_ARG, declared by 9 scripts; the method of each says
+	// what it means there.
 	ErrBadArg = runtime.ErrorCode("BAD_ARG")
-	// ErrConflict is the error reply CONFLICT of idem_complete. The record holds another
-	// fingerprint. Match it with errors.Is.
+	// ErrConflict is the error reply CONFLICT of idem_complete: the record holds another
+	// fingerprint.
 	ErrConflict = runtime.ErrorCode("CONFLICT")
-	// ErrNotOwner is the error reply NOT_OWNER of idem_complete. The caller does not hold the
-	// lock (expired or taken over). Match it with errors.Is.
+	// ErrNotOwner is the error reply NOT_OWNER of idem_complete: the caller does not hold the
+	// lock (expired or taken over).
 	ErrNotOwner = runtime.ErrorCode("NOT_OWNER")
-	// ErrTransient is the error reply TRANSIENT of idem_complete. 503/504 are never recorded
-	// as completed; release instead. Match it with errors.Is.
+	// ErrTransient is the error reply TRANSIENT of idem_complete: 503/504 are never recorded
+	// as completed; release instead.
 	ErrTransient = runtime.ErrorCode("TRANSIENT")
-	// ErrWrongUser is the error reply WRONG_USER of rt_disconnect, rt_heartbeat. The
-	// connection belongs to another user. Match it with errors.Is.
+	// ErrWrongUser is the error reply WRONG_USER of rt_disconnect, rt_heartbeat: the
+	// connection belongs to another user.
 	ErrWrongUser = runtime.ErrorCode("WRONG_USER")
 )
 
-// IdemCompleteScript is script idem_complete (lua/vm1/idem_complete.lua), run with
-// EVALSHA.
+// IdemCompleteScript is lua/vm1/idem_complete.lua.
 var IdemCompleteScript = runtime.MustScript("idem_complete", idemCompleteSource, IdemCompleteSHA1, false)
 
-// IdemCompleteArgs are the ARGV of idem_complete.
+// IdemCompleteArgs are the ARGV of IdemComplete.
 type IdemCompleteArgs struct {
 	Owner       string
 	Fingerprint string
@@ -114,194 +107,114 @@ type IdemCompleteArgs struct {
 	ResourceID  string
 }
 
-func idemCompleteInput(record APIIdemKey, lock APIIdemLockKey, a IdemCompleteArgs) ([]string, []any, error) {
-	argv := make([]any, 6)
-	var err error
-	if record.key == "" {
-		return nil, nil, runtime.MissingKey("idem_complete", "record")
-	}
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("idem_complete", "lock")
-	}
-	if runtime.KeySegment(record.key, 0, 3) != runtime.KeySegment(lock.key, 0, 3) {
-		return nil, nil, runtime.MismatchedKeys("idem_complete", "scope")
-	}
-	if runtime.KeySegment(record.key, 0, 4) != runtime.KeySegment(lock.key, 0, 4) {
-		return nil, nil, runtime.MismatchedKeys("idem_complete", "user_id")
-	}
-	if runtime.KeySegment(record.key, 0, 5) != runtime.KeySegment(lock.key, 0, 5) {
-		return nil, nil, runtime.MismatchedKeys("idem_complete", "key_hmac")
-	}
-	if argv[0], err = runtime.ArgToken("idem_complete", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgHex("idem_complete", "fingerprint", a.Fingerprint, 64); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgInt("idem_complete", "status", a.Status, 100, 599); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgBytes("idem_complete", "response", a.Response, 65536); err != nil {
-		return nil, nil, err
-	}
-	if argv[4], err = runtime.ArgString("idem_complete", "resource_id", a.ResourceID, 128); err != nil {
-		return nil, nil, err
-	}
-	argv[5] = APIIdemTTL.Milliseconds()
-	return []string{record.key, lock.key}, argv, nil
+func idemCompleteInput(record APIIdemKey, lock APIIdemLockKey, a IdemCompleteArgs) runtime.Input {
+	in := IdemCompleteScript.Input(2, 6)
+	in.Key("record", record.key)
+	in.Key("lock", lock.key)
+	in.Same("scope", record.key, 3, lock.key, 3)
+	in.Same("user_id", record.key, 4, lock.key, 4)
+	in.Same("key_hmac", record.key, 5, lock.key, 5)
+	in.Token("owner", a.Owner)
+	in.Hex("fingerprint", a.Fingerprint, 64)
+	in.Int("status", a.Status, 100, 599)
+	in.Bytes("response", a.Response, 65536)
+	in.String("resource_id", a.ResourceID, 128)
+	in.Millis(APIIdemTTL)
+	return in
 }
 
 func decodeIdemComplete(v any) (int64, error) {
-	r := runtime.ValueReply("idem_complete", v)
+	r := IdemCompleteScript.ValueReply(v)
 	out := r.Int("version")
 	return out, r.Err()
 }
 
-// IdemComplete runs idem_complete (vm1 db0). Stores the final outcome and drops the lock,
+// IdemComplete runs idem_complete on db0. Stores the final outcome and drops the lock,
 // only for the lock's owner. 503 and 504 are transient and never stored as completed.
-// Its declared error replies match ErrNotOwner, ErrTransient, ErrConflict with errors.Is.
+// Error replies. ErrNotOwner: the caller does not hold the lock (expired or taken over).
+// ErrTransient: 503/504 are never recorded as completed; release instead. ErrConflict: the
+// record holds another fingerprint.
 func (s *Scripts) IdemComplete(ctx context.Context, record APIIdemKey, lock APIIdemLockKey, args IdemCompleteArgs) (int64, error) {
-	var zero int64
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm1", "db0", "idem_complete")
-	}
-	keys, argv, err := idemCompleteInput(record, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := IdemCompleteScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeIdemComplete(v)
+	return runtime.Run(ctx, s.db0, idemCompleteInput(record, lock, args), decodeIdemComplete)
 }
 
-// QueueIdemComplete adds a idem_complete call to a batch; run the batch on a client of vm1
-// db0.
+// QueueIdemComplete is IdemComplete in a batch, run on a client of db0.
 func QueueIdemComplete(b *runtime.Batch, record APIIdemKey, lock APIIdemLockKey, args IdemCompleteArgs) *runtime.Pending[int64] {
-	keys, argv, err := idemCompleteInput(record, lock, args)
-	return runtime.Queue(b, IdemCompleteScript, keys, argv, err, decodeIdemComplete)
+	return runtime.Queue(b, idemCompleteInput(record, lock, args), decodeIdemComplete)
 }
 
-// IdemExtendScript is script idem_extend (lua/vm1/idem_extend.lua), run with EVALSHA.
+// IdemExtendScript is lua/vm1/idem_extend.lua.
 var IdemExtendScript = runtime.MustScript("idem_extend", idemExtendSource, IdemExtendSHA1, false)
 
-// IdemExtendArgs are the ARGV of idem_extend.
+// IdemExtendArgs are the ARGV of IdemExtend.
 type IdemExtendArgs struct {
 	Owner string
 }
 
-func idemExtendInput(lock APIIdemLockKey, a IdemExtendArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("idem_extend", "lock")
-	}
-	if argv[0], err = runtime.ArgToken("idem_extend", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	argv[1] = APIIdemLockTTL.Milliseconds()
-	return []string{lock.key}, argv, nil
+func idemExtendInput(lock APIIdemLockKey, a IdemExtendArgs) runtime.Input {
+	in := IdemExtendScript.Input(1, 2)
+	in.Key("lock", lock.key)
+	in.Token("owner", a.Owner)
+	in.Millis(APIIdemLockTTL)
+	return in
 }
 
 func decodeIdemExtend(v any) (bool, error) {
-	r := runtime.ValueReply("idem_extend", v)
+	r := IdemExtendScript.ValueReply(v)
 	out := r.Bool("extended")
 	return out, r.Err()
 }
 
-// IdemExtend runs idem_extend (vm1 db0). Heartbeat of the lock's owner
-// (compare-and-expire).
+// IdemExtend runs idem_extend on db0. Heartbeat of the lock's owner (compare-and-expire).
 func (s *Scripts) IdemExtend(ctx context.Context, lock APIIdemLockKey, args IdemExtendArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm1", "db0", "idem_extend")
-	}
-	keys, argv, err := idemExtendInput(lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := IdemExtendScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeIdemExtend(v)
+	return runtime.Run(ctx, s.db0, idemExtendInput(lock, args), decodeIdemExtend)
 }
 
-// QueueIdemExtend adds a idem_extend call to a batch; run the batch on a client of vm1
-// db0.
+// QueueIdemExtend is IdemExtend in a batch, run on a client of db0.
 func QueueIdemExtend(b *runtime.Batch, lock APIIdemLockKey, args IdemExtendArgs) *runtime.Pending[bool] {
-	keys, argv, err := idemExtendInput(lock, args)
-	return runtime.Queue(b, IdemExtendScript, keys, argv, err, decodeIdemExtend)
+	return runtime.Queue(b, idemExtendInput(lock, args), decodeIdemExtend)
 }
 
-// IdemReleaseScript is script idem_release (lua/vm1/idem_release.lua), run with EVALSHA.
+// IdemReleaseScript is lua/vm1/idem_release.lua.
 var IdemReleaseScript = runtime.MustScript("idem_release", idemReleaseSource, IdemReleaseSHA1, false)
 
-// IdemReleaseArgs are the ARGV of idem_release.
+// IdemReleaseArgs are the ARGV of IdemRelease.
 type IdemReleaseArgs struct {
 	Owner string
 }
 
-func idemReleaseInput(record APIIdemKey, lock APIIdemLockKey, a IdemReleaseArgs) ([]string, []any, error) {
-	argv := make([]any, 1)
-	var err error
-	if record.key == "" {
-		return nil, nil, runtime.MissingKey("idem_release", "record")
-	}
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("idem_release", "lock")
-	}
-	if runtime.KeySegment(record.key, 0, 3) != runtime.KeySegment(lock.key, 0, 3) {
-		return nil, nil, runtime.MismatchedKeys("idem_release", "scope")
-	}
-	if runtime.KeySegment(record.key, 0, 4) != runtime.KeySegment(lock.key, 0, 4) {
-		return nil, nil, runtime.MismatchedKeys("idem_release", "user_id")
-	}
-	if runtime.KeySegment(record.key, 0, 5) != runtime.KeySegment(lock.key, 0, 5) {
-		return nil, nil, runtime.MismatchedKeys("idem_release", "key_hmac")
-	}
-	if argv[0], err = runtime.ArgToken("idem_release", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	return []string{record.key, lock.key}, argv, nil
+func idemReleaseInput(record APIIdemKey, lock APIIdemLockKey, a IdemReleaseArgs) runtime.Input {
+	in := IdemReleaseScript.Input(2, 1)
+	in.Key("record", record.key)
+	in.Key("lock", lock.key)
+	in.Same("scope", record.key, 3, lock.key, 3)
+	in.Same("user_id", record.key, 4, lock.key, 4)
+	in.Same("key_hmac", record.key, 5, lock.key, 5)
+	in.Token("owner", a.Owner)
+	return in
 }
 
 func decodeIdemRelease(v any) (bool, error) {
-	r := runtime.ValueReply("idem_release", v)
+	r := IdemReleaseScript.ValueReply(v)
 	out := r.Bool("released")
 	return out, r.Err()
 }
 
-// IdemRelease runs idem_release (vm1 db0). Drops the lock and an in-progress record, only
-// for the lock's owner, so a retry runs again.
+// IdemRelease runs idem_release on db0. Drops the lock and an in-progress record, only for
+// the lock's owner, so a retry runs again.
 func (s *Scripts) IdemRelease(ctx context.Context, record APIIdemKey, lock APIIdemLockKey, args IdemReleaseArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm1", "db0", "idem_release")
-	}
-	keys, argv, err := idemReleaseInput(record, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := IdemReleaseScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeIdemRelease(v)
+	return runtime.Run(ctx, s.db0, idemReleaseInput(record, lock, args), decodeIdemRelease)
 }
 
-// QueueIdemRelease adds a idem_release call to a batch; run the batch on a client of vm1
-// db0.
+// QueueIdemRelease is IdemRelease in a batch, run on a client of db0.
 func QueueIdemRelease(b *runtime.Batch, record APIIdemKey, lock APIIdemLockKey, args IdemReleaseArgs) *runtime.Pending[bool] {
-	keys, argv, err := idemReleaseInput(record, lock, args)
-	return runtime.Queue(b, IdemReleaseScript, keys, argv, err, decodeIdemRelease)
+	return runtime.Queue(b, idemReleaseInput(record, lock, args), decodeIdemRelease)
 }
 
-// IdemReserveScript is script idem_reserve (lua/vm1/idem_reserve.lua), run with EVALSHA.
+// IdemReserveScript is lua/vm1/idem_reserve.lua.
 var IdemReserveScript = runtime.MustScript("idem_reserve", idemReserveSource, IdemReserveSHA1, false)
 
-// IdemReserveArgs are the ARGV of idem_reserve.
+// IdemReserveArgs are the ARGV of IdemReserve.
 type IdemReserveArgs struct {
 	Fingerprint string
 	Owner       string
@@ -318,37 +231,22 @@ type IdemReserveResult struct {
 	Version    int64
 }
 
-func idemReserveInput(record APIIdemKey, lock APIIdemLockKey, a IdemReserveArgs) ([]string, []any, error) {
-	argv := make([]any, 4)
-	var err error
-	if record.key == "" {
-		return nil, nil, runtime.MissingKey("idem_reserve", "record")
-	}
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("idem_reserve", "lock")
-	}
-	if runtime.KeySegment(record.key, 0, 3) != runtime.KeySegment(lock.key, 0, 3) {
-		return nil, nil, runtime.MismatchedKeys("idem_reserve", "scope")
-	}
-	if runtime.KeySegment(record.key, 0, 4) != runtime.KeySegment(lock.key, 0, 4) {
-		return nil, nil, runtime.MismatchedKeys("idem_reserve", "user_id")
-	}
-	if runtime.KeySegment(record.key, 0, 5) != runtime.KeySegment(lock.key, 0, 5) {
-		return nil, nil, runtime.MismatchedKeys("idem_reserve", "key_hmac")
-	}
-	if argv[0], err = runtime.ArgHex("idem_reserve", "fingerprint", a.Fingerprint, 64); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgToken("idem_reserve", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	argv[2] = APIIdemLockTTL.Milliseconds()
-	argv[3] = APIIdemTTL.Milliseconds()
-	return []string{record.key, lock.key}, argv, nil
+func idemReserveInput(record APIIdemKey, lock APIIdemLockKey, a IdemReserveArgs) runtime.Input {
+	in := IdemReserveScript.Input(2, 4)
+	in.Key("record", record.key)
+	in.Key("lock", lock.key)
+	in.Same("scope", record.key, 3, lock.key, 3)
+	in.Same("user_id", record.key, 4, lock.key, 4)
+	in.Same("key_hmac", record.key, 5, lock.key, 5)
+	in.Hex("fingerprint", a.Fingerprint, 64)
+	in.Token("owner", a.Owner)
+	in.Millis(APIIdemLockTTL)
+	in.Millis(APIIdemTTL)
+	return in
 }
 
 func decodeIdemReserve(v any) (IdemReserveResult, error) {
-	r := runtime.ArrayReply("idem_reserve", v, 5)
+	r := IdemReserveScript.ArrayReply(v, 5)
 	var out IdemReserveResult
 	out.State = IdemState(r.Enum("state", idemStateStrings))
 	out.Status = r.Int("status")
@@ -358,37 +256,23 @@ func decodeIdemReserve(v any) (IdemReserveResult, error) {
 	return out, r.Err()
 }
 
-// IdemReserve runs idem_reserve (vm1 db0). absent -> in_progress (lock taken by owner);
-// same fingerprint and completed -> the stored response; same fingerprint in progress ->
+// IdemReserve runs idem_reserve on db0. absent -> in_progress (lock taken by owner); same
+// fingerprint and completed -> the stored response; same fingerprint in progress ->
 // in_progress (or a takeover when the previous owner's lock expired); different
 // fingerprint -> conflict.
 func (s *Scripts) IdemReserve(ctx context.Context, record APIIdemKey, lock APIIdemLockKey, args IdemReserveArgs) (IdemReserveResult, error) {
-	var zero IdemReserveResult
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm1", "db0", "idem_reserve")
-	}
-	keys, argv, err := idemReserveInput(record, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := IdemReserveScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeIdemReserve(v)
+	return runtime.Run(ctx, s.db0, idemReserveInput(record, lock, args), decodeIdemReserve)
 }
 
-// QueueIdemReserve adds a idem_reserve call to a batch; run the batch on a client of vm1
-// db0.
+// QueueIdemReserve is IdemReserve in a batch, run on a client of db0.
 func QueueIdemReserve(b *runtime.Batch, record APIIdemKey, lock APIIdemLockKey, args IdemReserveArgs) *runtime.Pending[IdemReserveResult] {
-	keys, argv, err := idemReserveInput(record, lock, args)
-	return runtime.Queue(b, IdemReserveScript, keys, argv, err, decodeIdemReserve)
+	return runtime.Queue(b, idemReserveInput(record, lock, args), decodeIdemReserve)
 }
 
-// IdemWarmScript is script idem_warm (lua/vm1/idem_warm.lua), run with EVALSHA.
+// IdemWarmScript is lua/vm1/idem_warm.lua.
 var IdemWarmScript = runtime.MustScript("idem_warm", idemWarmSource, IdemWarmSHA1, false)
 
-// IdemWarmArgs are the ARGV of idem_warm.
+// IdemWarmArgs are the ARGV of IdemWarm.
 type IdemWarmArgs struct {
 	// Owner: The caller's reservation token; a fresh one when it holds none.
 	Owner       string
@@ -401,168 +285,96 @@ type IdemWarmArgs struct {
 	TTL time.Duration
 }
 
-func idemWarmInput(record APIIdemKey, lock APIIdemLockKey, a IdemWarmArgs) ([]string, []any, error) {
-	argv := make([]any, 7)
-	var err error
-	if record.key == "" {
-		return nil, nil, runtime.MissingKey("idem_warm", "record")
-	}
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("idem_warm", "lock")
-	}
-	if runtime.KeySegment(record.key, 0, 3) != runtime.KeySegment(lock.key, 0, 3) {
-		return nil, nil, runtime.MismatchedKeys("idem_warm", "scope")
-	}
-	if runtime.KeySegment(record.key, 0, 4) != runtime.KeySegment(lock.key, 0, 4) {
-		return nil, nil, runtime.MismatchedKeys("idem_warm", "user_id")
-	}
-	if runtime.KeySegment(record.key, 0, 5) != runtime.KeySegment(lock.key, 0, 5) {
-		return nil, nil, runtime.MismatchedKeys("idem_warm", "key_hmac")
-	}
-	if argv[0], err = runtime.ArgToken("idem_warm", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgHex("idem_warm", "fingerprint", a.Fingerprint, 64); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgInt("idem_warm", "status", a.Status, 100, 599); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgBytes("idem_warm", "response", a.Response, 65536); err != nil {
-		return nil, nil, err
-	}
-	if argv[4], err = runtime.ArgString("idem_warm", "resource_id", a.ResourceID, 128); err != nil {
-		return nil, nil, err
-	}
-	if argv[5], err = runtime.ArgInt("idem_warm", "version", a.Version, 1, 9007199254740991); err != nil {
-		return nil, nil, err
-	}
-	if argv[6], err = runtime.ArgDuration("idem_warm", "ttl", a.TTL, 1*time.Millisecond, 24*time.Hour); err != nil {
-		return nil, nil, err
-	}
-	return []string{record.key, lock.key}, argv, nil
+func idemWarmInput(record APIIdemKey, lock APIIdemLockKey, a IdemWarmArgs) runtime.Input {
+	in := IdemWarmScript.Input(2, 7)
+	in.Key("record", record.key)
+	in.Key("lock", lock.key)
+	in.Same("scope", record.key, 3, lock.key, 3)
+	in.Same("user_id", record.key, 4, lock.key, 4)
+	in.Same("key_hmac", record.key, 5, lock.key, 5)
+	in.Token("owner", a.Owner)
+	in.Hex("fingerprint", a.Fingerprint, 64)
+	in.Int("status", a.Status, 100, 599)
+	in.Bytes("response", a.Response, 65536)
+	in.String("resource_id", a.ResourceID, 128)
+	in.Int("version", a.Version, 1, 9007199254740991)
+	in.Duration("ttl", a.TTL, 1*time.Millisecond, 24*time.Hour)
+	return in
 }
 
 func decodeIdemWarm(v any) (bool, error) {
-	r := runtime.ValueReply("idem_warm", v)
+	r := IdemWarmScript.ValueReply(v)
 	out := r.Bool("replaced")
 	return out, r.Err()
 }
 
-// IdemWarm runs idem_warm (vm1 db0). Puts back the completed record the durable PostgreSQL
+// IdemWarm runs idem_warm on db0. Puts back the completed record the durable PostgreSQL
 // row holds after Redis lost it (eviction, FLUSHDB, empty restore) or holds a stale or
 // unreadable copy, and drops the caller's own reservation lock.
 func (s *Scripts) IdemWarm(ctx context.Context, record APIIdemKey, lock APIIdemLockKey, args IdemWarmArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm1", "db0", "idem_warm")
-	}
-	keys, argv, err := idemWarmInput(record, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := IdemWarmScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeIdemWarm(v)
+	return runtime.Run(ctx, s.db0, idemWarmInput(record, lock, args), decodeIdemWarm)
 }
 
-// QueueIdemWarm adds a idem_warm call to a batch; run the batch on a client of vm1 db0.
+// QueueIdemWarm is IdemWarm in a batch, run on a client of db0.
 func QueueIdemWarm(b *runtime.Batch, record APIIdemKey, lock APIIdemLockKey, args IdemWarmArgs) *runtime.Pending[bool] {
-	keys, argv, err := idemWarmInput(record, lock, args)
-	return runtime.Queue(b, IdemWarmScript, keys, argv, err, decodeIdemWarm)
+	return runtime.Queue(b, idemWarmInput(record, lock, args), decodeIdemWarm)
 }
 
-// JWKSNegativeCheckScript is script jwks_negative_check (lua/vm1/jwks_negative_check.lua),
-// run with EVALSHA_RO.
+// JWKSNegativeCheckScript is lua/vm1/jwks_negative_check.lua, read-only (EVALSHA_RO).
 var JWKSNegativeCheckScript = runtime.MustScript("jwks_negative_check", jwksNegativeCheckSource, JWKSNegativeCheckSHA1, true)
 
-func jwksNegativeCheckInput(marker APIJWKSNegativeKey) ([]string, []any, error) {
-	var argv []any
-	if marker.key == "" {
-		return nil, nil, runtime.MissingKey("jwks_negative_check", "marker")
-	}
-	return []string{marker.key}, argv, nil
+func jwksNegativeCheckInput(marker APIJWKSNegativeKey) runtime.Input {
+	in := JWKSNegativeCheckScript.Input(1, 0)
+	in.Key("marker", marker.key)
+	return in
 }
 
 func decodeJWKSNegativeCheck(v any) (bool, error) {
-	r := runtime.ValueReply("jwks_negative_check", v)
+	r := JWKSNegativeCheckScript.ValueReply(v)
 	out := r.Bool("present")
 	return out, r.Err()
 }
 
-// JWKSNegativeCheck runs jwks_negative_check (vm1 db0). Reports whether a negative marker
-// is present.
+// JWKSNegativeCheck runs jwks_negative_check on db0. Reports whether a negative marker is
+// present.
 func (s *Scripts) JWKSNegativeCheck(ctx context.Context, marker APIJWKSNegativeKey) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm1", "db0", "jwks_negative_check")
-	}
-	keys, argv, err := jwksNegativeCheckInput(marker)
-	if err != nil {
-		return zero, err
-	}
-	v, err := JWKSNegativeCheckScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeJWKSNegativeCheck(v)
+	return runtime.Run(ctx, s.db0, jwksNegativeCheckInput(marker), decodeJWKSNegativeCheck)
 }
 
-// QueueJWKSNegativeCheck adds a jwks_negative_check call to a batch; run the batch on a
-// client of vm1 db0.
+// QueueJWKSNegativeCheck is JWKSNegativeCheck in a batch, run on a client of db0.
 func QueueJWKSNegativeCheck(b *runtime.Batch, marker APIJWKSNegativeKey) *runtime.Pending[bool] {
-	keys, argv, err := jwksNegativeCheckInput(marker)
-	return runtime.Queue(b, JWKSNegativeCheckScript, keys, argv, err, decodeJWKSNegativeCheck)
+	return runtime.Queue(b, jwksNegativeCheckInput(marker), decodeJWKSNegativeCheck)
 }
 
-// JWKSNegativeMarkScript is script jwks_negative_mark (lua/vm1/jwks_negative_mark.lua),
-// run with EVALSHA.
+// JWKSNegativeMarkScript is lua/vm1/jwks_negative_mark.lua.
 var JWKSNegativeMarkScript = runtime.MustScript("jwks_negative_mark", jwksNegativeMarkSource, JWKSNegativeMarkSHA1, false)
 
-func jwksNegativeMarkInput(marker APIJWKSNegativeKey) ([]string, []any, error) {
-	argv := make([]any, 1)
-	if marker.key == "" {
-		return nil, nil, runtime.MissingKey("jwks_negative_mark", "marker")
-	}
-	argv[0] = APIJWKSNegativeTTL.Milliseconds()
-	return []string{marker.key}, argv, nil
+func jwksNegativeMarkInput(marker APIJWKSNegativeKey) runtime.Input {
+	in := JWKSNegativeMarkScript.Input(1, 1)
+	in.Key("marker", marker.key)
+	in.Millis(APIJWKSNegativeTTL)
+	return in
 }
 
 func decodeJWKSNegativeMark(v any) (bool, error) {
-	r := runtime.ValueReply("jwks_negative_mark", v)
+	r := JWKSNegativeMarkScript.ValueReply(v)
 	out := r.Bool("created")
 	return out, r.Err()
 }
 
-// JWKSNegativeMark runs jwks_negative_mark (vm1 db0). Remembers that a kid was not found
-// in the JWKS, for a fixed 30 s from the first miss (SET NX PX): marking again does not
+// JWKSNegativeMark runs jwks_negative_mark on db0. Remembers that a kid was not found in
+// the JWKS, for a fixed 30 s from the first miss (SET NX PX): marking again does not
 // restart it, so the kid is looked up again.
 func (s *Scripts) JWKSNegativeMark(ctx context.Context, marker APIJWKSNegativeKey) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm1", "db0", "jwks_negative_mark")
-	}
-	keys, argv, err := jwksNegativeMarkInput(marker)
-	if err != nil {
-		return zero, err
-	}
-	v, err := JWKSNegativeMarkScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeJWKSNegativeMark(v)
+	return runtime.Run(ctx, s.db0, jwksNegativeMarkInput(marker), decodeJWKSNegativeMark)
 }
 
-// QueueJWKSNegativeMark adds a jwks_negative_mark call to a batch; run the batch on a
-// client of vm1 db0.
+// QueueJWKSNegativeMark is JWKSNegativeMark in a batch, run on a client of db0.
 func QueueJWKSNegativeMark(b *runtime.Batch, marker APIJWKSNegativeKey) *runtime.Pending[bool] {
-	keys, argv, err := jwksNegativeMarkInput(marker)
-	return runtime.Queue(b, JWKSNegativeMarkScript, keys, argv, err, decodeJWKSNegativeMark)
+	return runtime.Queue(b, jwksNegativeMarkInput(marker), decodeJWKSNegativeMark)
 }
 
-// LockAcquireScript is script lock_acquire (lua/vm1/lock_acquire.lua), run with EVALSHA.
+// LockAcquireScript is lua/vm1/lock_acquire.lua.
 var LockAcquireScript = runtime.MustScript("lock_acquire", lockAcquireSource, LockAcquireSHA1, false)
 
 // LockAcquireLock is a key lock_acquire takes as KEYS[1] (lock):
@@ -587,7 +399,7 @@ func (CoordFenceSafetyRecoveryKey) lockAcquireFence()  {}
 func (CoordFenceDeliveryKey) lockAcquireFence()        {}
 func (CoordFenceSettingsRefreshKey) lockAcquireFence() {}
 
-// LockAcquireArgs are the ARGV of lock_acquire.
+// LockAcquireArgs are the ARGV of LockAcquire.
 type LockAcquireArgs struct {
 	Owner   string
 	LockTTL time.Duration
@@ -602,45 +414,50 @@ type LockAcquireResult struct {
 	TTL time.Duration
 }
 
-func lockAcquireInput(lock LockAcquireLock, fence LockAcquireFence, a LockAcquireArgs) ([]string, []any, error) {
-	argv := make([]any, 3)
-	var err error
-	var lockName string
-	switch k := lock.(type) {
+// lockAcquireLockKey is the key k holds when k is one of CoordLockSafetyRecoveryKey,
+// CoordLockDeliveryKey, CoordLockSettingsRefreshKey itself, else the zero value (nil, a
+// pointer, a type embedding one).
+func lockAcquireLockKey(k any) string {
+	switch k := k.(type) {
 	case CoordLockSafetyRecoveryKey:
-		lockName = k.key
+		return k.key
 	case CoordLockDeliveryKey:
-		lockName = k.key
+		return k.key
 	case CoordLockSettingsRefreshKey:
-		lockName = k.key
+		return k.key
 	}
-	if lockName == "" {
-		return nil, nil, runtime.MissingKey("lock_acquire", "lock")
-	}
-	var fenceName string
-	switch k := fence.(type) {
+	return ""
+}
+
+// lockAcquireFenceKey is the key k holds when k is one of CoordFenceSafetyRecoveryKey,
+// CoordFenceDeliveryKey, CoordFenceSettingsRefreshKey itself, else the zero value (nil, a
+// pointer, a type embedding one).
+func lockAcquireFenceKey(k any) string {
+	switch k := k.(type) {
 	case CoordFenceSafetyRecoveryKey:
-		fenceName = k.key
+		return k.key
 	case CoordFenceDeliveryKey:
-		fenceName = k.key
+		return k.key
 	case CoordFenceSettingsRefreshKey:
-		fenceName = k.key
+		return k.key
 	}
-	if fenceName == "" {
-		return nil, nil, runtime.MissingKey("lock_acquire", "fence")
-	}
-	if argv[0], err = runtime.ArgToken("lock_acquire", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("lock_acquire", "lock_ttl", a.LockTTL, 1*time.Millisecond, 30*time.Second); err != nil {
-		return nil, nil, err
-	}
-	argv[2] = CoordFenceDeliveryTTL.Milliseconds()
-	return []string{lockName, fenceName}, argv, nil
+	return ""
+}
+
+func lockAcquireInput(lock LockAcquireLock, fence LockAcquireFence, a LockAcquireArgs) runtime.Input {
+	in := LockAcquireScript.Input(2, 3)
+	lockName := lockAcquireLockKey(lock)
+	in.Key("lock", lockName)
+	fenceName := lockAcquireFenceKey(fence)
+	in.Key("fence", fenceName)
+	in.Token("owner", a.Owner)
+	in.Duration("lock_ttl", a.LockTTL, 1*time.Millisecond, 30*time.Second)
+	in.Millis(CoordFenceDeliveryTTL)
+	return in
 }
 
 func decodeLockAcquire(v any) (LockAcquireResult, error) {
-	r := runtime.ArrayReply("lock_acquire", v, 3)
+	r := LockAcquireScript.ArrayReply(v, 3)
 	var out LockAcquireResult
 	out.Acquired = r.Bool("acquired")
 	out.Fence = r.Int("fence")
@@ -648,33 +465,19 @@ func decodeLockAcquire(v any) (LockAcquireResult, error) {
 	return out, r.Err()
 }
 
-// LockAcquire runs lock_acquire (vm1 db1). SET NX PX with a fencing token that never goes
+// LockAcquire runs lock_acquire on db1. SET NX PX with a fencing token that never goes
 // down for this lock name.
-// Its declared error replies match ErrBadArg with errors.Is.
+// Error replies. ErrBadArg: lock and fence keys name different locks.
 func (s *Scripts) LockAcquire(ctx context.Context, lock LockAcquireLock, fence LockAcquireFence, args LockAcquireArgs) (LockAcquireResult, error) {
-	var zero LockAcquireResult
-	if s.c.DB1 == nil {
-		return zero, runtime.NoClient("vm1", "db1", "lock_acquire")
-	}
-	keys, argv, err := lockAcquireInput(lock, fence, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := LockAcquireScript.Run(ctx, s.c.DB1, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeLockAcquire(v)
+	return runtime.Run(ctx, s.db1, lockAcquireInput(lock, fence, args), decodeLockAcquire)
 }
 
-// QueueLockAcquire adds a lock_acquire call to a batch; run the batch on a client of vm1
-// db1.
+// QueueLockAcquire is LockAcquire in a batch, run on a client of db1.
 func QueueLockAcquire(b *runtime.Batch, lock LockAcquireLock, fence LockAcquireFence, args LockAcquireArgs) *runtime.Pending[LockAcquireResult] {
-	keys, argv, err := lockAcquireInput(lock, fence, args)
-	return runtime.Queue(b, LockAcquireScript, keys, argv, err, decodeLockAcquire)
+	return runtime.Queue(b, lockAcquireInput(lock, fence, args), decodeLockAcquire)
 }
 
-// LockExtendScript is script lock_extend (lua/vm1/lock_extend.lua), run with EVALSHA.
+// LockExtendScript is lua/vm1/lock_extend.lua.
 var LockExtendScript = runtime.MustScript("lock_extend", lockExtendSource, LockExtendSHA1, false)
 
 // LockExtendLock is a key lock_extend takes as KEYS[1] (lock): CoordLockSafetyRecoveryKey,
@@ -688,68 +491,39 @@ func (CoordLockSafetyRecoveryKey) lockExtendLock()  {}
 func (CoordLockDeliveryKey) lockExtendLock()        {}
 func (CoordLockSettingsRefreshKey) lockExtendLock() {}
 
-// LockExtendArgs are the ARGV of lock_extend.
+// LockExtendArgs are the ARGV of LockExtend.
 type LockExtendArgs struct {
 	Owner   string
 	LockTTL time.Duration
 }
 
-func lockExtendInput(lock LockExtendLock, a LockExtendArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	var lockName string
-	switch k := lock.(type) {
-	case CoordLockSafetyRecoveryKey:
-		lockName = k.key
-	case CoordLockDeliveryKey:
-		lockName = k.key
-	case CoordLockSettingsRefreshKey:
-		lockName = k.key
-	}
-	if lockName == "" {
-		return nil, nil, runtime.MissingKey("lock_extend", "lock")
-	}
-	if argv[0], err = runtime.ArgToken("lock_extend", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("lock_extend", "lock_ttl", a.LockTTL, 1*time.Millisecond, 30*time.Second); err != nil {
-		return nil, nil, err
-	}
-	return []string{lockName}, argv, nil
+func lockExtendInput(lock LockExtendLock, a LockExtendArgs) runtime.Input {
+	in := LockExtendScript.Input(1, 2)
+	lockName := lockAcquireLockKey(lock)
+	in.Key("lock", lockName)
+	in.Token("owner", a.Owner)
+	in.Duration("lock_ttl", a.LockTTL, 1*time.Millisecond, 30*time.Second)
+	return in
 }
 
 func decodeLockExtend(v any) (LockOutcome, error) {
-	r := runtime.ValueReply("lock_extend", v)
+	r := LockExtendScript.ValueReply(v)
 	out := LockOutcome(r.Enum("outcome", lockOutcomeStrings))
 	return out, r.Err()
 }
 
-// LockExtend runs lock_extend (vm1 db1). Compare-and-expire; says whether the lock was
-// this owner's, gone, or another owner's.
+// LockExtend runs lock_extend on db1. Compare-and-expire; says whether the lock was this
+// owner's, gone, or another owner's.
 func (s *Scripts) LockExtend(ctx context.Context, lock LockExtendLock, args LockExtendArgs) (LockOutcome, error) {
-	var zero LockOutcome
-	if s.c.DB1 == nil {
-		return zero, runtime.NoClient("vm1", "db1", "lock_extend")
-	}
-	keys, argv, err := lockExtendInput(lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := LockExtendScript.Run(ctx, s.c.DB1, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeLockExtend(v)
+	return runtime.Run(ctx, s.db1, lockExtendInput(lock, args), decodeLockExtend)
 }
 
-// QueueLockExtend adds a lock_extend call to a batch; run the batch on a client of vm1
-// db1.
+// QueueLockExtend is LockExtend in a batch, run on a client of db1.
 func QueueLockExtend(b *runtime.Batch, lock LockExtendLock, args LockExtendArgs) *runtime.Pending[LockOutcome] {
-	keys, argv, err := lockExtendInput(lock, args)
-	return runtime.Queue(b, LockExtendScript, keys, argv, err, decodeLockExtend)
+	return runtime.Queue(b, lockExtendInput(lock, args), decodeLockExtend)
 }
 
-// LockReleaseScript is script lock_release (lua/vm1/lock_release.lua), run with EVALSHA.
+// LockReleaseScript is lua/vm1/lock_release.lua.
 var LockReleaseScript = runtime.MustScript("lock_release", lockReleaseSource, LockReleaseSHA1, false)
 
 // LockReleaseLock is a key lock_release takes as KEYS[1] (lock):
@@ -763,65 +537,37 @@ func (CoordLockSafetyRecoveryKey) lockReleaseLock()  {}
 func (CoordLockDeliveryKey) lockReleaseLock()        {}
 func (CoordLockSettingsRefreshKey) lockReleaseLock() {}
 
-// LockReleaseArgs are the ARGV of lock_release.
+// LockReleaseArgs are the ARGV of LockRelease.
 type LockReleaseArgs struct {
 	Owner string
 }
 
-func lockReleaseInput(lock LockReleaseLock, a LockReleaseArgs) ([]string, []any, error) {
-	argv := make([]any, 1)
-	var err error
-	var lockName string
-	switch k := lock.(type) {
-	case CoordLockSafetyRecoveryKey:
-		lockName = k.key
-	case CoordLockDeliveryKey:
-		lockName = k.key
-	case CoordLockSettingsRefreshKey:
-		lockName = k.key
-	}
-	if lockName == "" {
-		return nil, nil, runtime.MissingKey("lock_release", "lock")
-	}
-	if argv[0], err = runtime.ArgToken("lock_release", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	return []string{lockName}, argv, nil
+func lockReleaseInput(lock LockReleaseLock, a LockReleaseArgs) runtime.Input {
+	in := LockReleaseScript.Input(1, 1)
+	lockName := lockAcquireLockKey(lock)
+	in.Key("lock", lockName)
+	in.Token("owner", a.Owner)
+	return in
 }
 
 func decodeLockRelease(v any) (LockOutcome, error) {
-	r := runtime.ValueReply("lock_release", v)
+	r := LockReleaseScript.ValueReply(v)
 	out := LockOutcome(r.Enum("outcome", lockOutcomeStrings))
 	return out, r.Err()
 }
 
-// LockRelease runs lock_release (vm1 db1). Compare-and-delete; says whether the lock was
-// this owner's, gone, or another owner's.
+// LockRelease runs lock_release on db1. Compare-and-delete; says whether the lock was this
+// owner's, gone, or another owner's.
 func (s *Scripts) LockRelease(ctx context.Context, lock LockReleaseLock, args LockReleaseArgs) (LockOutcome, error) {
-	var zero LockOutcome
-	if s.c.DB1 == nil {
-		return zero, runtime.NoClient("vm1", "db1", "lock_release")
-	}
-	keys, argv, err := lockReleaseInput(lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := LockReleaseScript.Run(ctx, s.c.DB1, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeLockRelease(v)
+	return runtime.Run(ctx, s.db1, lockReleaseInput(lock, args), decodeLockRelease)
 }
 
-// QueueLockRelease adds a lock_release call to a batch; run the batch on a client of vm1
-// db1.
+// QueueLockRelease is LockRelease in a batch, run on a client of db1.
 func QueueLockRelease(b *runtime.Batch, lock LockReleaseLock, args LockReleaseArgs) *runtime.Pending[LockOutcome] {
-	keys, argv, err := lockReleaseInput(lock, args)
-	return runtime.Queue(b, LockReleaseScript, keys, argv, err, decodeLockRelease)
+	return runtime.Queue(b, lockReleaseInput(lock, args), decodeLockRelease)
 }
 
-// RateLimitFixedScript is script rate_limit_fixed (lua/vm1/rate_limit_fixed.lua), run with
-// EVALSHA.
+// RateLimitFixedScript is lua/vm1/rate_limit_fixed.lua.
 var RateLimitFixedScript = runtime.MustScript("rate_limit_fixed", rateLimitFixedSource, RateLimitFixedSHA1, false)
 
 // RateLimitFixedBucket is a key rate_limit_fixed takes as KEYS[1] (bucket): APIRLUserKey,
@@ -836,7 +582,7 @@ func (APIRLIPKey) rateLimitFixedBucket()      {}
 func (APIRLDialogKey) rateLimitFixedBucket()  {}
 func (APIRLServiceKey) rateLimitFixedBucket() {}
 
-// RateLimitFixedArgs are the ARGV of rate_limit_fixed.
+// RateLimitFixedArgs are the ARGV of RateLimitFixed.
 type RateLimitFixedArgs struct {
 	Limit  int64
 	Window time.Duration
@@ -857,41 +603,37 @@ type RateDecision struct {
 	ResetAt time.Time
 }
 
-func rateLimitFixedInput(bucket RateLimitFixedBucket, a RateLimitFixedArgs) ([]string, []any, error) {
-	argv := make([]any, 5)
-	var err error
-	var bucketName string
-	switch k := bucket.(type) {
+// rateLimitFixedBucketKey is the key k holds when k is one of APIRLUserKey, APIRLIPKey,
+// APIRLDialogKey, APIRLServiceKey itself, else the zero value (nil, a pointer, a type
+// embedding one).
+func rateLimitFixedBucketKey(k any) string {
+	switch k := k.(type) {
 	case APIRLUserKey:
-		bucketName = k.key
+		return k.key
 	case APIRLIPKey:
-		bucketName = k.key
+		return k.key
 	case APIRLDialogKey:
-		bucketName = k.key
+		return k.key
 	case APIRLServiceKey:
-		bucketName = k.key
+		return k.key
 	}
-	if bucketName == "" {
-		return nil, nil, runtime.MissingKey("rate_limit_fixed", "bucket")
-	}
-	if argv[0], err = runtime.ArgInt("rate_limit_fixed", "limit", a.Limit, 1, 1000000); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("rate_limit_fixed", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgDuration("rate_limit_fixed", "jitter", a.Jitter, 0, 2*time.Second); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgInt("rate_limit_fixed", "cost", a.Cost, 1, 1000000); err != nil {
-		return nil, nil, err
-	}
-	argv[4] = runtime.ArgBool(a.Peek)
-	return []string{bucketName}, argv, nil
+	return ""
+}
+
+func rateLimitFixedInput(bucket RateLimitFixedBucket, a RateLimitFixedArgs) runtime.Input {
+	in := RateLimitFixedScript.Input(1, 5)
+	bucketName := rateLimitFixedBucketKey(bucket)
+	in.Key("bucket", bucketName)
+	in.Int("limit", a.Limit, 1, 1000000)
+	in.Duration("window", a.Window, 1*time.Millisecond, 24*time.Hour)
+	in.Duration("jitter", a.Jitter, 0, 2*time.Second)
+	in.Int("cost", a.Cost, 1, 1000000)
+	in.Bool(a.Peek)
+	return in
 }
 
 func decodeRateLimitFixed(v any) (RateDecision, error) {
-	r := runtime.ArrayReply("rate_limit_fixed", v, 4)
+	r := RateLimitFixedScript.ArrayReply(v, 4)
 	var out RateDecision
 	out.Allowed = r.Bool("allowed")
 	out.Remaining = r.Int("remaining")
@@ -900,36 +642,21 @@ func decodeRateLimitFixed(v any) (RateDecision, error) {
 	return out, r.Err()
 }
 
-// RateLimitFixed runs rate_limit_fixed (vm1 db0). Fixed-window counter: INCRBY and the
-// first PEXPIRE in one script, so no counter is ever left without expiry. The window
-// starts with its first request. A bucket of another type (left by another algorithm) is
-// dropped, or read as empty by a peek.
-// Its declared error replies match ErrBadArg with errors.Is.
+// RateLimitFixed runs rate_limit_fixed on db0. Fixed-window counter: INCRBY and the first
+// PEXPIRE in one script, so no counter is ever left without expiry. The window starts with
+// its first request. A bucket of another type (left by another algorithm) is dropped, or
+// read as empty by a peek.
+// Error replies. ErrBadArg: cost above limit, or an argument the script cannot use.
 func (s *Scripts) RateLimitFixed(ctx context.Context, bucket RateLimitFixedBucket, args RateLimitFixedArgs) (RateDecision, error) {
-	var zero RateDecision
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm1", "db0", "rate_limit_fixed")
-	}
-	keys, argv, err := rateLimitFixedInput(bucket, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := RateLimitFixedScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeRateLimitFixed(v)
+	return runtime.Run(ctx, s.db0, rateLimitFixedInput(bucket, args), decodeRateLimitFixed)
 }
 
-// QueueRateLimitFixed adds a rate_limit_fixed call to a batch; run the batch on a client
-// of vm1 db0.
+// QueueRateLimitFixed is RateLimitFixed in a batch, run on a client of db0.
 func QueueRateLimitFixed(b *runtime.Batch, bucket RateLimitFixedBucket, args RateLimitFixedArgs) *runtime.Pending[RateDecision] {
-	keys, argv, err := rateLimitFixedInput(bucket, args)
-	return runtime.Queue(b, RateLimitFixedScript, keys, argv, err, decodeRateLimitFixed)
+	return runtime.Queue(b, rateLimitFixedInput(bucket, args), decodeRateLimitFixed)
 }
 
-// RateLimitFixedRefundScript is script rate_limit_fixed_refund
-// (lua/vm1/rate_limit_fixed_refund.lua), run with EVALSHA.
+// RateLimitFixedRefundScript is lua/vm1/rate_limit_fixed_refund.lua.
 var RateLimitFixedRefundScript = runtime.MustScript("rate_limit_fixed_refund", rateLimitFixedRefundSource, RateLimitFixedRefundSHA1, false)
 
 // RateLimitFixedRefundBucket is a key rate_limit_fixed_refund takes as KEYS[1] (bucket):
@@ -944,7 +671,7 @@ func (APIRLIPKey) rateLimitFixedRefundBucket()      {}
 func (APIRLDialogKey) rateLimitFixedRefundBucket()  {}
 func (APIRLServiceKey) rateLimitFixedRefundBucket() {}
 
-// RateLimitFixedRefundArgs are the ARGV of rate_limit_fixed_refund.
+// RateLimitFixedRefundArgs are the ARGV of RateLimitFixedRefund.
 type RateLimitFixedRefundArgs struct {
 	Cost   int64
 	Window time.Duration
@@ -952,70 +679,36 @@ type RateLimitFixedRefundArgs struct {
 	ResetAt int64
 }
 
-func rateLimitFixedRefundInput(bucket RateLimitFixedRefundBucket, a RateLimitFixedRefundArgs) ([]string, []any, error) {
-	argv := make([]any, 3)
-	var err error
-	var bucketName string
-	switch k := bucket.(type) {
-	case APIRLUserKey:
-		bucketName = k.key
-	case APIRLIPKey:
-		bucketName = k.key
-	case APIRLDialogKey:
-		bucketName = k.key
-	case APIRLServiceKey:
-		bucketName = k.key
-	}
-	if bucketName == "" {
-		return nil, nil, runtime.MissingKey("rate_limit_fixed_refund", "bucket")
-	}
-	if argv[0], err = runtime.ArgInt("rate_limit_fixed_refund", "cost", a.Cost, 1, 1000000); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("rate_limit_fixed_refund", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgInt("rate_limit_fixed_refund", "reset_at", a.ResetAt, 1, 9007199254740991); err != nil {
-		return nil, nil, err
-	}
-	return []string{bucketName}, argv, nil
+func rateLimitFixedRefundInput(bucket RateLimitFixedRefundBucket, a RateLimitFixedRefundArgs) runtime.Input {
+	in := RateLimitFixedRefundScript.Input(1, 3)
+	bucketName := rateLimitFixedBucketKey(bucket)
+	in.Key("bucket", bucketName)
+	in.Int("cost", a.Cost, 1, 1000000)
+	in.Duration("window", a.Window, 1*time.Millisecond, 24*time.Hour)
+	in.Int("reset_at", a.ResetAt, 1, 9007199254740991)
+	return in
 }
 
 func decodeRateLimitFixedRefund(v any) (bool, error) {
-	r := runtime.ValueReply("rate_limit_fixed_refund", v)
+	r := RateLimitFixedRefundScript.ValueReply(v)
 	out := r.Bool("refunded")
 	return out, r.Err()
 }
 
-// RateLimitFixedRefund runs rate_limit_fixed_refund (vm1 db0). Gives back what
+// RateLimitFixedRefund runs rate_limit_fixed_refund on db0. Gives back what
 // rate_limit_fixed took for a request a later limit of its route denied, only within the
 // window it was taken from (known by the charge's reset_at).
-// Its declared error replies match ErrBadArg with errors.Is.
+// Error replies. ErrBadArg: cost above limit, or an argument the script cannot use.
 func (s *Scripts) RateLimitFixedRefund(ctx context.Context, bucket RateLimitFixedRefundBucket, args RateLimitFixedRefundArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm1", "db0", "rate_limit_fixed_refund")
-	}
-	keys, argv, err := rateLimitFixedRefundInput(bucket, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := RateLimitFixedRefundScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeRateLimitFixedRefund(v)
+	return runtime.Run(ctx, s.db0, rateLimitFixedRefundInput(bucket, args), decodeRateLimitFixedRefund)
 }
 
-// QueueRateLimitFixedRefund adds a rate_limit_fixed_refund call to a batch; run the batch
-// on a client of vm1 db0.
+// QueueRateLimitFixedRefund is RateLimitFixedRefund in a batch, run on a client of db0.
 func QueueRateLimitFixedRefund(b *runtime.Batch, bucket RateLimitFixedRefundBucket, args RateLimitFixedRefundArgs) *runtime.Pending[bool] {
-	keys, argv, err := rateLimitFixedRefundInput(bucket, args)
-	return runtime.Queue(b, RateLimitFixedRefundScript, keys, argv, err, decodeRateLimitFixedRefund)
+	return runtime.Queue(b, rateLimitFixedRefundInput(bucket, args), decodeRateLimitFixedRefund)
 }
 
-// RateLimitSlidingScript is script rate_limit_sliding (lua/vm1/rate_limit_sliding.lua),
-// run with EVALSHA.
+// RateLimitSlidingScript is lua/vm1/rate_limit_sliding.lua.
 var RateLimitSlidingScript = runtime.MustScript("rate_limit_sliding", rateLimitSlidingSource, RateLimitSlidingSHA1, false)
 
 // RateLimitSlidingBucket is a key rate_limit_sliding takes as KEYS[1] (bucket):
@@ -1030,7 +723,7 @@ func (APIRLIPKey) rateLimitSlidingBucket()      {}
 func (APIRLDialogKey) rateLimitSlidingBucket()  {}
 func (APIRLServiceKey) rateLimitSlidingBucket() {}
 
-// RateLimitSlidingArgs are the ARGV of rate_limit_sliding.
+// RateLimitSlidingArgs are the ARGV of RateLimitSliding.
 type RateLimitSlidingArgs struct {
 	// Limit: One ZSET member per unit: a bucket stays small and a call short.
 	Limit  int64
@@ -1043,44 +736,21 @@ type RateLimitSlidingArgs struct {
 	Nonce string
 }
 
-func rateLimitSlidingInput(bucket RateLimitSlidingBucket, a RateLimitSlidingArgs) ([]string, []any, error) {
-	argv := make([]any, 6)
-	var err error
-	var bucketName string
-	switch k := bucket.(type) {
-	case APIRLUserKey:
-		bucketName = k.key
-	case APIRLIPKey:
-		bucketName = k.key
-	case APIRLDialogKey:
-		bucketName = k.key
-	case APIRLServiceKey:
-		bucketName = k.key
-	}
-	if bucketName == "" {
-		return nil, nil, runtime.MissingKey("rate_limit_sliding", "bucket")
-	}
-	if argv[0], err = runtime.ArgInt("rate_limit_sliding", "limit", a.Limit, 1, 10000); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("rate_limit_sliding", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgDuration("rate_limit_sliding", "jitter", a.Jitter, 0, 2*time.Second); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgInt("rate_limit_sliding", "cost", a.Cost, 1, 10000); err != nil {
-		return nil, nil, err
-	}
-	argv[4] = runtime.ArgBool(a.Peek)
-	if argv[5], err = runtime.ArgToken("rate_limit_sliding", "nonce", a.Nonce); err != nil {
-		return nil, nil, err
-	}
-	return []string{bucketName}, argv, nil
+func rateLimitSlidingInput(bucket RateLimitSlidingBucket, a RateLimitSlidingArgs) runtime.Input {
+	in := RateLimitSlidingScript.Input(1, 6)
+	bucketName := rateLimitFixedBucketKey(bucket)
+	in.Key("bucket", bucketName)
+	in.Int("limit", a.Limit, 1, 10000)
+	in.Duration("window", a.Window, 1*time.Millisecond, 24*time.Hour)
+	in.Duration("jitter", a.Jitter, 0, 2*time.Second)
+	in.Int("cost", a.Cost, 1, 10000)
+	in.Bool(a.Peek)
+	in.Token("nonce", a.Nonce)
+	return in
 }
 
 func decodeRateLimitSliding(v any) (RateDecision, error) {
-	r := runtime.ArrayReply("rate_limit_sliding", v, 4)
+	r := RateLimitSlidingScript.ArrayReply(v, 4)
 	var out RateDecision
 	out.Allowed = r.Bool("allowed")
 	out.Remaining = r.Int("remaining")
@@ -1089,37 +759,22 @@ func decodeRateLimitSliding(v any) (RateDecision, error) {
 	return out, r.Err()
 }
 
-// RateLimitSliding runs rate_limit_sliding (vm1 db0). Sliding-window limit over a ZSET of
+// RateLimitSliding runs rate_limit_sliding on db0. Sliding-window limit over a ZSET of
 // request timestamps: drop entries older than the window, count, add this request's cost,
 // set the expiry, all in one script. One member per unit, so limit and cost stop at 10000.
 // A bucket of another type (left by another algorithm) is dropped, or read as empty by a
 // peek.
-// Its declared error replies match ErrBadArg with errors.Is.
+// Error replies. ErrBadArg: cost above limit, or an argument the script cannot use.
 func (s *Scripts) RateLimitSliding(ctx context.Context, bucket RateLimitSlidingBucket, args RateLimitSlidingArgs) (RateDecision, error) {
-	var zero RateDecision
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm1", "db0", "rate_limit_sliding")
-	}
-	keys, argv, err := rateLimitSlidingInput(bucket, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := RateLimitSlidingScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeRateLimitSliding(v)
+	return runtime.Run(ctx, s.db0, rateLimitSlidingInput(bucket, args), decodeRateLimitSliding)
 }
 
-// QueueRateLimitSliding adds a rate_limit_sliding call to a batch; run the batch on a
-// client of vm1 db0.
+// QueueRateLimitSliding is RateLimitSliding in a batch, run on a client of db0.
 func QueueRateLimitSliding(b *runtime.Batch, bucket RateLimitSlidingBucket, args RateLimitSlidingArgs) *runtime.Pending[RateDecision] {
-	keys, argv, err := rateLimitSlidingInput(bucket, args)
-	return runtime.Queue(b, RateLimitSlidingScript, keys, argv, err, decodeRateLimitSliding)
+	return runtime.Queue(b, rateLimitSlidingInput(bucket, args), decodeRateLimitSliding)
 }
 
-// RateLimitSlidingRefundScript is script rate_limit_sliding_refund
-// (lua/vm1/rate_limit_sliding_refund.lua), run with EVALSHA.
+// RateLimitSlidingRefundScript is lua/vm1/rate_limit_sliding_refund.lua.
 var RateLimitSlidingRefundScript = runtime.MustScript("rate_limit_sliding_refund", rateLimitSlidingRefundSource, RateLimitSlidingRefundSHA1, false)
 
 // RateLimitSlidingRefundBucket is a key rate_limit_sliding_refund takes as KEYS[1]
@@ -1134,74 +789,43 @@ func (APIRLIPKey) rateLimitSlidingRefundBucket()      {}
 func (APIRLDialogKey) rateLimitSlidingRefundBucket()  {}
 func (APIRLServiceKey) rateLimitSlidingRefundBucket() {}
 
-// RateLimitSlidingRefundArgs are the ARGV of rate_limit_sliding_refund.
+// RateLimitSlidingRefundArgs are the ARGV of RateLimitSlidingRefund.
 type RateLimitSlidingRefundArgs struct {
 	Cost int64
 	// Nonce: The nonce the charge ran with.
 	Nonce string
 }
 
-func rateLimitSlidingRefundInput(bucket RateLimitSlidingRefundBucket, a RateLimitSlidingRefundArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	var bucketName string
-	switch k := bucket.(type) {
-	case APIRLUserKey:
-		bucketName = k.key
-	case APIRLIPKey:
-		bucketName = k.key
-	case APIRLDialogKey:
-		bucketName = k.key
-	case APIRLServiceKey:
-		bucketName = k.key
-	}
-	if bucketName == "" {
-		return nil, nil, runtime.MissingKey("rate_limit_sliding_refund", "bucket")
-	}
-	if argv[0], err = runtime.ArgInt("rate_limit_sliding_refund", "cost", a.Cost, 1, 10000); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgToken("rate_limit_sliding_refund", "nonce", a.Nonce); err != nil {
-		return nil, nil, err
-	}
-	return []string{bucketName}, argv, nil
+func rateLimitSlidingRefundInput(bucket RateLimitSlidingRefundBucket, a RateLimitSlidingRefundArgs) runtime.Input {
+	in := RateLimitSlidingRefundScript.Input(1, 2)
+	bucketName := rateLimitFixedBucketKey(bucket)
+	in.Key("bucket", bucketName)
+	in.Int("cost", a.Cost, 1, 10000)
+	in.Token("nonce", a.Nonce)
+	return in
 }
 
 func decodeRateLimitSlidingRefund(v any) (bool, error) {
-	r := runtime.ValueReply("rate_limit_sliding_refund", v)
+	r := RateLimitSlidingRefundScript.ValueReply(v)
 	out := r.Bool("refunded")
 	return out, r.Err()
 }
 
-// RateLimitSlidingRefund runs rate_limit_sliding_refund (vm1 db0). Gives back what
+// RateLimitSlidingRefund runs rate_limit_sliding_refund on db0. Gives back what
 // rate_limit_sliding took for a request a later limit of its route denied: removes exactly
 // that request's members (nonce:1 .. nonce:cost).
-// Its declared error replies match ErrBadArg with errors.Is.
+// Error replies. ErrBadArg: cost above limit, or an argument the script cannot use.
 func (s *Scripts) RateLimitSlidingRefund(ctx context.Context, bucket RateLimitSlidingRefundBucket, args RateLimitSlidingRefundArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm1", "db0", "rate_limit_sliding_refund")
-	}
-	keys, argv, err := rateLimitSlidingRefundInput(bucket, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := RateLimitSlidingRefundScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeRateLimitSlidingRefund(v)
+	return runtime.Run(ctx, s.db0, rateLimitSlidingRefundInput(bucket, args), decodeRateLimitSlidingRefund)
 }
 
-// QueueRateLimitSlidingRefund adds a rate_limit_sliding_refund call to a batch; run the
-// batch on a client of vm1 db0.
+// QueueRateLimitSlidingRefund is RateLimitSlidingRefund in a batch, run on a client of
+// db0.
 func QueueRateLimitSlidingRefund(b *runtime.Batch, bucket RateLimitSlidingRefundBucket, args RateLimitSlidingRefundArgs) *runtime.Pending[bool] {
-	keys, argv, err := rateLimitSlidingRefundInput(bucket, args)
-	return runtime.Queue(b, RateLimitSlidingRefundScript, keys, argv, err, decodeRateLimitSlidingRefund)
+	return runtime.Queue(b, rateLimitSlidingRefundInput(bucket, args), decodeRateLimitSlidingRefund)
 }
 
-// RateLimitTokenBucketScript is script rate_limit_token_bucket
-// (lua/vm1/rate_limit_token_bucket.lua), run with EVALSHA.
+// RateLimitTokenBucketScript is lua/vm1/rate_limit_token_bucket.lua.
 var RateLimitTokenBucketScript = runtime.MustScript("rate_limit_token_bucket", rateLimitTokenBucketSource, RateLimitTokenBucketSHA1, false)
 
 // RateLimitTokenBucketBucket is a key rate_limit_token_bucket takes as KEYS[1] (bucket):
@@ -1215,7 +839,7 @@ func (APIRLServiceKey) rateLimitTokenBucketBucket() {}
 func (APIRLUserKey) rateLimitTokenBucketBucket()    {}
 func (APIRLIPKey) rateLimitTokenBucketBucket()      {}
 
-// RateLimitTokenBucketArgs are the ARGV of rate_limit_token_bucket.
+// RateLimitTokenBucketArgs are the ARGV of RateLimitTokenBucket.
 type RateLimitTokenBucketArgs struct {
 	Limit  int64
 	Window time.Duration
@@ -1225,39 +849,35 @@ type RateLimitTokenBucketArgs struct {
 	Peek bool
 }
 
-func rateLimitTokenBucketInput(bucket RateLimitTokenBucketBucket, a RateLimitTokenBucketArgs) ([]string, []any, error) {
-	argv := make([]any, 5)
-	var err error
-	var bucketName string
-	switch k := bucket.(type) {
+// rateLimitTokenBucketBucketKey is the key k holds when k is one of APIRLServiceKey,
+// APIRLUserKey, APIRLIPKey itself, else the zero value (nil, a pointer, a type embedding
+// one).
+func rateLimitTokenBucketBucketKey(k any) string {
+	switch k := k.(type) {
 	case APIRLServiceKey:
-		bucketName = k.key
+		return k.key
 	case APIRLUserKey:
-		bucketName = k.key
+		return k.key
 	case APIRLIPKey:
-		bucketName = k.key
+		return k.key
 	}
-	if bucketName == "" {
-		return nil, nil, runtime.MissingKey("rate_limit_token_bucket", "bucket")
-	}
-	if argv[0], err = runtime.ArgInt("rate_limit_token_bucket", "limit", a.Limit, 1, 1000000); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("rate_limit_token_bucket", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgDuration("rate_limit_token_bucket", "jitter", a.Jitter, 0, 2*time.Second); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgInt("rate_limit_token_bucket", "cost", a.Cost, 1, 1000000); err != nil {
-		return nil, nil, err
-	}
-	argv[4] = runtime.ArgBool(a.Peek)
-	return []string{bucketName}, argv, nil
+	return ""
+}
+
+func rateLimitTokenBucketInput(bucket RateLimitTokenBucketBucket, a RateLimitTokenBucketArgs) runtime.Input {
+	in := RateLimitTokenBucketScript.Input(1, 5)
+	bucketName := rateLimitTokenBucketBucketKey(bucket)
+	in.Key("bucket", bucketName)
+	in.Int("limit", a.Limit, 1, 1000000)
+	in.Duration("window", a.Window, 1*time.Millisecond, 24*time.Hour)
+	in.Duration("jitter", a.Jitter, 0, 2*time.Second)
+	in.Int("cost", a.Cost, 1, 1000000)
+	in.Bool(a.Peek)
+	return in
 }
 
 func decodeRateLimitTokenBucket(v any) (RateDecision, error) {
-	r := runtime.ArrayReply("rate_limit_token_bucket", v, 4)
+	r := RateLimitTokenBucketScript.ArrayReply(v, 4)
 	var out RateDecision
 	out.Allowed = r.Bool("allowed")
 	out.Remaining = r.Int("remaining")
@@ -1266,37 +886,22 @@ func decodeRateLimitTokenBucket(v any) (RateDecision, error) {
 	return out, r.Err()
 }
 
-// RateLimitTokenBucket runs rate_limit_token_bucket (vm1 db0). Token bucket as GCRA for
+// RateLimitTokenBucket runs rate_limit_token_bucket on db0. Token bucket as GCRA for
 // service routes: `limit` tokens refill evenly over `window`, bursts up to `limit`.
 // Integer arithmetic, so retry_after is exact to the millisecond. The bucket stores the
 // limit and window its state is counted in: one made under another limit or window, or of
 // another type, is read as full and replaced.
-// Its declared error replies match ErrBadArg with errors.Is.
+// Error replies. ErrBadArg: cost above limit, or an argument the script cannot use.
 func (s *Scripts) RateLimitTokenBucket(ctx context.Context, bucket RateLimitTokenBucketBucket, args RateLimitTokenBucketArgs) (RateDecision, error) {
-	var zero RateDecision
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm1", "db0", "rate_limit_token_bucket")
-	}
-	keys, argv, err := rateLimitTokenBucketInput(bucket, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := RateLimitTokenBucketScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeRateLimitTokenBucket(v)
+	return runtime.Run(ctx, s.db0, rateLimitTokenBucketInput(bucket, args), decodeRateLimitTokenBucket)
 }
 
-// QueueRateLimitTokenBucket adds a rate_limit_token_bucket call to a batch; run the batch
-// on a client of vm1 db0.
+// QueueRateLimitTokenBucket is RateLimitTokenBucket in a batch, run on a client of db0.
 func QueueRateLimitTokenBucket(b *runtime.Batch, bucket RateLimitTokenBucketBucket, args RateLimitTokenBucketArgs) *runtime.Pending[RateDecision] {
-	keys, argv, err := rateLimitTokenBucketInput(bucket, args)
-	return runtime.Queue(b, RateLimitTokenBucketScript, keys, argv, err, decodeRateLimitTokenBucket)
+	return runtime.Queue(b, rateLimitTokenBucketInput(bucket, args), decodeRateLimitTokenBucket)
 }
 
-// RateLimitTokenBucketRefundScript is script rate_limit_token_bucket_refund
-// (lua/vm1/rate_limit_token_bucket_refund.lua), run with EVALSHA.
+// RateLimitTokenBucketRefundScript is lua/vm1/rate_limit_token_bucket_refund.lua.
 var RateLimitTokenBucketRefundScript = runtime.MustScript("rate_limit_token_bucket_refund", rateLimitTokenBucketRefundSource, RateLimitTokenBucketRefundSHA1, false)
 
 // RateLimitTokenBucketRefundBucket is a key rate_limit_token_bucket_refund takes as
@@ -1310,7 +915,7 @@ func (APIRLServiceKey) rateLimitTokenBucketRefundBucket() {}
 func (APIRLUserKey) rateLimitTokenBucketRefundBucket()    {}
 func (APIRLIPKey) rateLimitTokenBucketRefundBucket()      {}
 
-// RateLimitTokenBucketRefundArgs are the ARGV of rate_limit_token_bucket_refund.
+// RateLimitTokenBucketRefundArgs are the ARGV of RateLimitTokenBucketRefund.
 type RateLimitTokenBucketRefundArgs struct {
 	Limit  int64
 	Window time.Duration
@@ -1319,74 +924,42 @@ type RateLimitTokenBucketRefundArgs struct {
 	ResetAt int64
 }
 
-func rateLimitTokenBucketRefundInput(bucket RateLimitTokenBucketRefundBucket, a RateLimitTokenBucketRefundArgs) ([]string, []any, error) {
-	argv := make([]any, 4)
-	var err error
-	var bucketName string
-	switch k := bucket.(type) {
-	case APIRLServiceKey:
-		bucketName = k.key
-	case APIRLUserKey:
-		bucketName = k.key
-	case APIRLIPKey:
-		bucketName = k.key
-	}
-	if bucketName == "" {
-		return nil, nil, runtime.MissingKey("rate_limit_token_bucket_refund", "bucket")
-	}
-	if argv[0], err = runtime.ArgInt("rate_limit_token_bucket_refund", "limit", a.Limit, 1, 1000000); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("rate_limit_token_bucket_refund", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgInt("rate_limit_token_bucket_refund", "cost", a.Cost, 1, 1000000); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgInt("rate_limit_token_bucket_refund", "reset_at", a.ResetAt, 1, 9007199254740991); err != nil {
-		return nil, nil, err
-	}
-	return []string{bucketName}, argv, nil
+func rateLimitTokenBucketRefundInput(bucket RateLimitTokenBucketRefundBucket, a RateLimitTokenBucketRefundArgs) runtime.Input {
+	in := RateLimitTokenBucketRefundScript.Input(1, 4)
+	bucketName := rateLimitTokenBucketBucketKey(bucket)
+	in.Key("bucket", bucketName)
+	in.Int("limit", a.Limit, 1, 1000000)
+	in.Duration("window", a.Window, 1*time.Millisecond, 24*time.Hour)
+	in.Int("cost", a.Cost, 1, 1000000)
+	in.Int("reset_at", a.ResetAt, 1, 9007199254740991)
+	return in
 }
 
 func decodeRateLimitTokenBucketRefund(v any) (bool, error) {
-	r := runtime.ValueReply("rate_limit_token_bucket_refund", v)
+	r := RateLimitTokenBucketRefundScript.ValueReply(v)
 	out := r.Bool("refunded")
 	return out, r.Err()
 }
 
-// RateLimitTokenBucketRefund runs rate_limit_token_bucket_refund (vm1 db0). Gives back
-// what rate_limit_token_bucket took for a request a later limit of its route denied:
+// RateLimitTokenBucketRefund runs rate_limit_token_bucket_refund on db0. Gives back what
+// rate_limit_token_bucket took for a request a later limit of its route denied:
 // window*cost of tat, no more than is still ahead of now, floored at a full bucket; a
 // bucket under another limit or window is left alone.
-// Its declared error replies match ErrBadArg with errors.Is.
+// Error replies. ErrBadArg: cost above limit, or an argument the script cannot use.
 func (s *Scripts) RateLimitTokenBucketRefund(ctx context.Context, bucket RateLimitTokenBucketRefundBucket, args RateLimitTokenBucketRefundArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm1", "db0", "rate_limit_token_bucket_refund")
-	}
-	keys, argv, err := rateLimitTokenBucketRefundInput(bucket, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := RateLimitTokenBucketRefundScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeRateLimitTokenBucketRefund(v)
+	return runtime.Run(ctx, s.db0, rateLimitTokenBucketRefundInput(bucket, args), decodeRateLimitTokenBucketRefund)
 }
 
-// QueueRateLimitTokenBucketRefund adds a rate_limit_token_bucket_refund call to a batch;
-// run the batch on a client of vm1 db0.
+// QueueRateLimitTokenBucketRefund is RateLimitTokenBucketRefund in a batch, run on a
+// client of db0.
 func QueueRateLimitTokenBucketRefund(b *runtime.Batch, bucket RateLimitTokenBucketRefundBucket, args RateLimitTokenBucketRefundArgs) *runtime.Pending[bool] {
-	keys, argv, err := rateLimitTokenBucketRefundInput(bucket, args)
-	return runtime.Queue(b, RateLimitTokenBucketRefundScript, keys, argv, err, decodeRateLimitTokenBucketRefund)
+	return runtime.Queue(b, rateLimitTokenBucketRefundInput(bucket, args), decodeRateLimitTokenBucketRefund)
 }
 
-// RTCleanupScript is script rt_cleanup (lua/vm1/rt_cleanup.lua), run with EVALSHA.
+// RTCleanupScript is lua/vm1/rt_cleanup.lua.
 var RTCleanupScript = runtime.MustScript("rt_cleanup", rtCleanupSource, RTCleanupSHA1, false)
 
-// RTCleanupArgs are the ARGV of rt_cleanup.
+// RTCleanupArgs are the ARGV of RTCleanup.
 type RTCleanupArgs struct {
 	Batch int64
 }
@@ -1398,109 +971,70 @@ type RTCleanupResult struct {
 	More bool
 }
 
-func rtCleanupInput(userConnections RTUserConnectionsKey, a RTCleanupArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if userConnections.key == "" {
-		return nil, nil, runtime.MissingKey("rt_cleanup", "user_connections")
-	}
-	if argv[0], err = runtime.ArgInt("rt_cleanup", "batch", a.Batch, 1, 1000); err != nil {
-		return nil, nil, err
-	}
-	argv[1] = RTConnTTL.Milliseconds()
-	return []string{userConnections.key}, argv, nil
+func rtCleanupInput(userConnections RTUserConnectionsKey, a RTCleanupArgs) runtime.Input {
+	in := RTCleanupScript.Input(1, 2)
+	in.Key("user_connections", userConnections.key)
+	in.Int("batch", a.Batch, 1, 1000)
+	in.Millis(RTConnTTL)
+	return in
 }
 
 func decodeRTCleanup(v any) (RTCleanupResult, error) {
-	r := runtime.ArrayReply("rt_cleanup", v, 2)
+	r := RTCleanupScript.ArrayReply(v, 2)
 	var out RTCleanupResult
 	out.Removed = r.Int("removed")
 	out.More = r.Bool("more")
 	return out, r.Err()
 }
 
-// RTCleanup runs rt_cleanup (vm1 db1). Removes at most `batch` members whose heartbeat is
+// RTCleanup runs rt_cleanup on db1. Removes at most `batch` members whose heartbeat is
 // older than the connection TTL.
 func (s *Scripts) RTCleanup(ctx context.Context, userConnections RTUserConnectionsKey, args RTCleanupArgs) (RTCleanupResult, error) {
-	var zero RTCleanupResult
-	if s.c.DB1 == nil {
-		return zero, runtime.NoClient("vm1", "db1", "rt_cleanup")
-	}
-	keys, argv, err := rtCleanupInput(userConnections, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := RTCleanupScript.Run(ctx, s.c.DB1, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeRTCleanup(v)
+	return runtime.Run(ctx, s.db1, rtCleanupInput(userConnections, args), decodeRTCleanup)
 }
 
-// QueueRTCleanup adds a rt_cleanup call to a batch; run the batch on a client of vm1 db1.
+// QueueRTCleanup is RTCleanup in a batch, run on a client of db1.
 func QueueRTCleanup(b *runtime.Batch, userConnections RTUserConnectionsKey, args RTCleanupArgs) *runtime.Pending[RTCleanupResult] {
-	keys, argv, err := rtCleanupInput(userConnections, args)
-	return runtime.Queue(b, RTCleanupScript, keys, argv, err, decodeRTCleanup)
+	return runtime.Queue(b, rtCleanupInput(userConnections, args), decodeRTCleanup)
 }
 
-// RTConnectionsScript is script rt_connections (lua/vm1/rt_connections.lua), run with
-// EVALSHA_RO.
+// RTConnectionsScript is lua/vm1/rt_connections.lua, read-only (EVALSHA_RO).
 var RTConnectionsScript = runtime.MustScript("rt_connections", rtConnectionsSource, RTConnectionsSHA1, true)
 
-// RTConnectionsArgs are the ARGV of rt_connections.
+// RTConnectionsArgs are the ARGV of RTConnections.
 type RTConnectionsArgs struct {
 	Limit int64
 }
 
-func rtConnectionsInput(userConnections RTUserConnectionsKey, a RTConnectionsArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if userConnections.key == "" {
-		return nil, nil, runtime.MissingKey("rt_connections", "user_connections")
-	}
-	if argv[0], err = runtime.ArgInt("rt_connections", "limit", a.Limit, 1, 1000); err != nil {
-		return nil, nil, err
-	}
-	argv[1] = RTConnTTL.Milliseconds()
-	return []string{userConnections.key}, argv, nil
+func rtConnectionsInput(userConnections RTUserConnectionsKey, a RTConnectionsArgs) runtime.Input {
+	in := RTConnectionsScript.Input(1, 2)
+	in.Key("user_connections", userConnections.key)
+	in.Int("limit", a.Limit, 1, 1000)
+	in.Millis(RTConnTTL)
+	return in
 }
 
 func decodeRTConnections(v any) ([]string, error) {
-	r := runtime.ValueReply("rt_connections", v)
+	r := RTConnectionsScript.ValueReply(v)
 	out := r.Strings("connection_ids")
 	return out, r.Err()
 }
 
-// RTConnections runs rt_connections (vm1 db1). Lists at most `limit` live connections of a
+// RTConnections runs rt_connections on db1. Lists at most `limit` live connections of a
 // user (heartbeat within the connection TTL).
 func (s *Scripts) RTConnections(ctx context.Context, userConnections RTUserConnectionsKey, args RTConnectionsArgs) ([]string, error) {
-	var zero []string
-	if s.c.DB1 == nil {
-		return zero, runtime.NoClient("vm1", "db1", "rt_connections")
-	}
-	keys, argv, err := rtConnectionsInput(userConnections, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := RTConnectionsScript.Run(ctx, s.c.DB1, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeRTConnections(v)
+	return runtime.Run(ctx, s.db1, rtConnectionsInput(userConnections, args), decodeRTConnections)
 }
 
-// QueueRTConnections adds a rt_connections call to a batch; run the batch on a client of
-// vm1 db1.
+// QueueRTConnections is RTConnections in a batch, run on a client of db1.
 func QueueRTConnections(b *runtime.Batch, userConnections RTUserConnectionsKey, args RTConnectionsArgs) *runtime.Pending[[]string] {
-	keys, argv, err := rtConnectionsInput(userConnections, args)
-	return runtime.Queue(b, RTConnectionsScript, keys, argv, err, decodeRTConnections)
+	return runtime.Queue(b, rtConnectionsInput(userConnections, args), decodeRTConnections)
 }
 
-// RTDisconnectScript is script rt_disconnect (lua/vm1/rt_disconnect.lua), run with
-// EVALSHA.
+// RTDisconnectScript is lua/vm1/rt_disconnect.lua.
 var RTDisconnectScript = runtime.MustScript("rt_disconnect", rtDisconnectSource, RTDisconnectSHA1, false)
 
-// RTDisconnectArgs are the ARGV of rt_disconnect.
+// RTDisconnectArgs are the ARGV of RTDisconnect.
 type RTDisconnectArgs struct {
 	ConnectionID string
 	UserID       string
@@ -1514,62 +1048,40 @@ type RTDisconnectResult struct {
 	Connections int64
 }
 
-func rtDisconnectInput(conn RTConnKey, userConnections RTUserConnectionsKey, a RTDisconnectArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if conn.key == "" {
-		return nil, nil, runtime.MissingKey("rt_disconnect", "conn")
-	}
-	if userConnections.key == "" {
-		return nil, nil, runtime.MissingKey("rt_disconnect", "user_connections")
-	}
-	if argv[0], err = runtime.ArgUUID("rt_disconnect", "connection_id", a.ConnectionID); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgUUID("rt_disconnect", "user_id", a.UserID); err != nil {
-		return nil, nil, err
-	}
-	return []string{conn.key, userConnections.key}, argv, nil
+func rtDisconnectInput(conn RTConnKey, userConnections RTUserConnectionsKey, a RTDisconnectArgs) runtime.Input {
+	in := RTDisconnectScript.Input(2, 2)
+	in.Key("conn", conn.key)
+	in.Key("user_connections", userConnections.key)
+	in.UUID("connection_id", a.ConnectionID)
+	in.UUID("user_id", a.UserID)
+	return in
 }
 
 func decodeRTDisconnect(v any) (RTDisconnectResult, error) {
-	r := runtime.ArrayReply("rt_disconnect", v, 2)
+	r := RTDisconnectScript.ArrayReply(v, 2)
 	var out RTDisconnectResult
 	out.Removed = r.Bool("removed")
 	out.Connections = r.Int("connections")
 	return out, r.Err()
 }
 
-// RTDisconnect runs rt_disconnect (vm1 db1). Removes a connection; a duplicate disconnect
-// is harmless and says so.
-// Its declared error replies match ErrWrongUser, ErrBadArg with errors.Is.
+// RTDisconnect runs rt_disconnect on db1. Removes a connection; a duplicate disconnect is
+// harmless and says so.
+// Error replies. ErrWrongUser: the connection belongs to another user. ErrBadArg: the keys
+// are not those of connection_id and user_id.
 func (s *Scripts) RTDisconnect(ctx context.Context, conn RTConnKey, userConnections RTUserConnectionsKey, args RTDisconnectArgs) (RTDisconnectResult, error) {
-	var zero RTDisconnectResult
-	if s.c.DB1 == nil {
-		return zero, runtime.NoClient("vm1", "db1", "rt_disconnect")
-	}
-	keys, argv, err := rtDisconnectInput(conn, userConnections, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := RTDisconnectScript.Run(ctx, s.c.DB1, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeRTDisconnect(v)
+	return runtime.Run(ctx, s.db1, rtDisconnectInput(conn, userConnections, args), decodeRTDisconnect)
 }
 
-// QueueRTDisconnect adds a rt_disconnect call to a batch; run the batch on a client of vm1
-// db1.
+// QueueRTDisconnect is RTDisconnect in a batch, run on a client of db1.
 func QueueRTDisconnect(b *runtime.Batch, conn RTConnKey, userConnections RTUserConnectionsKey, args RTDisconnectArgs) *runtime.Pending[RTDisconnectResult] {
-	keys, argv, err := rtDisconnectInput(conn, userConnections, args)
-	return runtime.Queue(b, RTDisconnectScript, keys, argv, err, decodeRTDisconnect)
+	return runtime.Queue(b, rtDisconnectInput(conn, userConnections, args), decodeRTDisconnect)
 }
 
-// RTHeartbeatScript is script rt_heartbeat (lua/vm1/rt_heartbeat.lua), run with EVALSHA.
+// RTHeartbeatScript is lua/vm1/rt_heartbeat.lua.
 var RTHeartbeatScript = runtime.MustScript("rt_heartbeat", rtHeartbeatSource, RTHeartbeatSHA1, false)
 
-// RTHeartbeatArgs are the ARGV of rt_heartbeat.
+// RTHeartbeatArgs are the ARGV of RTHeartbeat.
 type RTHeartbeatArgs struct {
 	ConnectionID  string
 	UserID        string
@@ -1585,68 +1097,41 @@ type RTHeartbeatResult struct {
 	Connections int64
 }
 
-func rtHeartbeatInput(conn RTConnKey, userConnections RTUserConnectionsKey, a RTHeartbeatArgs) ([]string, []any, error) {
-	argv := make([]any, 6)
-	var err error
-	if conn.key == "" {
-		return nil, nil, runtime.MissingKey("rt_heartbeat", "conn")
-	}
-	if userConnections.key == "" {
-		return nil, nil, runtime.MissingKey("rt_heartbeat", "user_connections")
-	}
-	if argv[0], err = runtime.ArgUUID("rt_heartbeat", "connection_id", a.ConnectionID); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgUUID("rt_heartbeat", "user_id", a.UserID); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgName("rt_heartbeat", "instance", a.Instance, 64); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgInt("rt_heartbeat", "subscriptions", a.Subscriptions, 0, 100000); err != nil {
-		return nil, nil, err
-	}
-	argv[4] = RTConnTTL.Milliseconds()
-	argv[5] = RTUserConnectionsTTL.Milliseconds()
-	return []string{conn.key, userConnections.key}, argv, nil
+func rtHeartbeatInput(conn RTConnKey, userConnections RTUserConnectionsKey, a RTHeartbeatArgs) runtime.Input {
+	in := RTHeartbeatScript.Input(2, 6)
+	in.Key("conn", conn.key)
+	in.Key("user_connections", userConnections.key)
+	in.UUID("connection_id", a.ConnectionID)
+	in.UUID("user_id", a.UserID)
+	in.Name("instance", a.Instance, 64)
+	in.Int("subscriptions", a.Subscriptions, 0, 100000)
+	in.Millis(RTConnTTL)
+	in.Millis(RTUserConnectionsTTL)
+	return in
 }
 
 func decodeRTHeartbeat(v any) (RTHeartbeatResult, error) {
-	r := runtime.ArrayReply("rt_heartbeat", v, 2)
+	r := RTHeartbeatScript.ArrayReply(v, 2)
 	var out RTHeartbeatResult
 	out.Created = r.Bool("created")
 	out.Connections = r.Int("connections")
 	return out, r.Err()
 }
 
-// RTHeartbeat runs rt_heartbeat (vm1 db1). Refreshes the connection hash and its member in
+// RTHeartbeat runs rt_heartbeat on db1. Refreshes the connection hash and its member in
 // the user's ZSET atomically.
-// Its declared error replies match ErrWrongUser, ErrBadArg with errors.Is.
+// Error replies. ErrWrongUser: the connection belongs to another user. ErrBadArg: the keys
+// are not those of connection_id and user_id.
 func (s *Scripts) RTHeartbeat(ctx context.Context, conn RTConnKey, userConnections RTUserConnectionsKey, args RTHeartbeatArgs) (RTHeartbeatResult, error) {
-	var zero RTHeartbeatResult
-	if s.c.DB1 == nil {
-		return zero, runtime.NoClient("vm1", "db1", "rt_heartbeat")
-	}
-	keys, argv, err := rtHeartbeatInput(conn, userConnections, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := RTHeartbeatScript.Run(ctx, s.c.DB1, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeRTHeartbeat(v)
+	return runtime.Run(ctx, s.db1, rtHeartbeatInput(conn, userConnections, args), decodeRTHeartbeat)
 }
 
-// QueueRTHeartbeat adds a rt_heartbeat call to a batch; run the batch on a client of vm1
-// db1.
+// QueueRTHeartbeat is RTHeartbeat in a batch, run on a client of db1.
 func QueueRTHeartbeat(b *runtime.Batch, conn RTConnKey, userConnections RTUserConnectionsKey, args RTHeartbeatArgs) *runtime.Pending[RTHeartbeatResult] {
-	keys, argv, err := rtHeartbeatInput(conn, userConnections, args)
-	return runtime.Queue(b, RTHeartbeatScript, keys, argv, err, decodeRTHeartbeat)
+	return runtime.Queue(b, rtHeartbeatInput(conn, userConnections, args), decodeRTHeartbeat)
 }
 
-// SettingsSnapshotGetScript is script settings_snapshot_get
-// (lua/vm1/settings_snapshot_get.lua), run with EVALSHA_RO.
+// SettingsSnapshotGetScript is lua/vm1/settings_snapshot_get.lua, read-only (EVALSHA_RO).
 var SettingsSnapshotGetScript = runtime.MustScript("settings_snapshot_get", settingsSnapshotGetSource, SettingsSnapshotGetSHA1, true)
 
 // SettingsSnapshotGetResult is the reply of settings_snapshot_get.
@@ -1655,155 +1140,98 @@ type SettingsSnapshotGetResult struct {
 	Value []byte
 }
 
-func settingsSnapshotGetInput(snapshot SettingsSnapshotKey) ([]string, []any, error) {
-	var argv []any
-	if snapshot.key == "" {
-		return nil, nil, runtime.MissingKey("settings_snapshot_get", "snapshot")
-	}
-	return []string{snapshot.key}, argv, nil
+func settingsSnapshotGetInput(snapshot SettingsSnapshotKey) runtime.Input {
+	in := SettingsSnapshotGetScript.Input(1, 0)
+	in.Key("snapshot", snapshot.key)
+	return in
 }
 
 func decodeSettingsSnapshotGet(v any) (SettingsSnapshotGetResult, error) {
-	r := runtime.ArrayReply("settings_snapshot_get", v, 2)
+	r := SettingsSnapshotGetScript.ArrayReply(v, 2)
 	var out SettingsSnapshotGetResult
 	out.Found = r.Bool("found")
 	out.Value = r.Bytes("value")
 	return out, r.Err()
 }
 
-// SettingsSnapshotGet runs settings_snapshot_get (vm1 db1). Reads a settings snapshot;
-// found is false when absent or expired.
+// SettingsSnapshotGet runs settings_snapshot_get on db1. Reads a settings snapshot; found
+// is false when absent or expired.
 func (s *Scripts) SettingsSnapshotGet(ctx context.Context, snapshot SettingsSnapshotKey) (SettingsSnapshotGetResult, error) {
-	var zero SettingsSnapshotGetResult
-	if s.c.DB1 == nil {
-		return zero, runtime.NoClient("vm1", "db1", "settings_snapshot_get")
-	}
-	keys, argv, err := settingsSnapshotGetInput(snapshot)
-	if err != nil {
-		return zero, err
-	}
-	v, err := SettingsSnapshotGetScript.Run(ctx, s.c.DB1, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeSettingsSnapshotGet(v)
+	return runtime.Run(ctx, s.db1, settingsSnapshotGetInput(snapshot), decodeSettingsSnapshotGet)
 }
 
-// QueueSettingsSnapshotGet adds a settings_snapshot_get call to a batch; run the batch on
-// a client of vm1 db1.
+// QueueSettingsSnapshotGet is SettingsSnapshotGet in a batch, run on a client of db1.
 func QueueSettingsSnapshotGet(b *runtime.Batch, snapshot SettingsSnapshotKey) *runtime.Pending[SettingsSnapshotGetResult] {
-	keys, argv, err := settingsSnapshotGetInput(snapshot)
-	return runtime.Queue(b, SettingsSnapshotGetScript, keys, argv, err, decodeSettingsSnapshotGet)
+	return runtime.Queue(b, settingsSnapshotGetInput(snapshot), decodeSettingsSnapshotGet)
 }
 
-// SettingsSnapshotPutScript is script settings_snapshot_put
-// (lua/vm1/settings_snapshot_put.lua), run with EVALSHA.
+// SettingsSnapshotPutScript is lua/vm1/settings_snapshot_put.lua.
 var SettingsSnapshotPutScript = runtime.MustScript("settings_snapshot_put", settingsSnapshotPutSource, SettingsSnapshotPutSHA1, false)
 
-// SettingsSnapshotPutArgs are the ARGV of settings_snapshot_put.
+// SettingsSnapshotPutArgs are the ARGV of SettingsSnapshotPut.
 type SettingsSnapshotPutArgs struct {
 	Value []byte
 }
 
-func settingsSnapshotPutInput(snapshot SettingsSnapshotKey, a SettingsSnapshotPutArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if snapshot.key == "" {
-		return nil, nil, runtime.MissingKey("settings_snapshot_put", "snapshot")
-	}
-	if argv[0], err = runtime.ArgBytes("settings_snapshot_put", "value", a.Value, 262144); err != nil {
-		return nil, nil, err
-	}
-	argv[1] = SettingsSnapshotTTL.Milliseconds()
-	return []string{snapshot.key}, argv, nil
+func settingsSnapshotPutInput(snapshot SettingsSnapshotKey, a SettingsSnapshotPutArgs) runtime.Input {
+	in := SettingsSnapshotPutScript.Input(1, 2)
+	in.Key("snapshot", snapshot.key)
+	in.Bytes("value", a.Value, 262144)
+	in.Millis(SettingsSnapshotTTL)
+	return in
 }
 
 func decodeSettingsSnapshotPut(v any) (bool, error) {
-	r := runtime.ValueReply("settings_snapshot_put", v)
+	r := SettingsSnapshotPutScript.ValueReply(v)
 	out := r.Bool("stored")
 	return out, r.Err()
 }
 
-// SettingsSnapshotPut runs settings_snapshot_put (vm1 db1). Stores a settings snapshot for
-// 5 minutes.
+// SettingsSnapshotPut runs settings_snapshot_put on db1. Stores a settings snapshot for 5
+// minutes.
 func (s *Scripts) SettingsSnapshotPut(ctx context.Context, snapshot SettingsSnapshotKey, args SettingsSnapshotPutArgs) (bool, error) {
-	var zero bool
-	if s.c.DB1 == nil {
-		return zero, runtime.NoClient("vm1", "db1", "settings_snapshot_put")
-	}
-	keys, argv, err := settingsSnapshotPutInput(snapshot, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := SettingsSnapshotPutScript.Run(ctx, s.c.DB1, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeSettingsSnapshotPut(v)
+	return runtime.Run(ctx, s.db1, settingsSnapshotPutInput(snapshot, args), decodeSettingsSnapshotPut)
 }
 
-// QueueSettingsSnapshotPut adds a settings_snapshot_put call to a batch; run the batch on
-// a client of vm1 db1.
+// QueueSettingsSnapshotPut is SettingsSnapshotPut in a batch, run on a client of db1.
 func QueueSettingsSnapshotPut(b *runtime.Batch, snapshot SettingsSnapshotKey, args SettingsSnapshotPutArgs) *runtime.Pending[bool] {
-	keys, argv, err := settingsSnapshotPutInput(snapshot, args)
-	return runtime.Queue(b, SettingsSnapshotPutScript, keys, argv, err, decodeSettingsSnapshotPut)
+	return runtime.Queue(b, settingsSnapshotPutInput(snapshot, args), decodeSettingsSnapshotPut)
 }
 
-// StubTaskCreateScript is script stub_task_create (lua/vm1/stub_task_create.lua), run with
-// EVALSHA.
+// StubTaskCreateScript is lua/vm1/stub_task_create.lua.
 var StubTaskCreateScript = runtime.MustScript("stub_task_create", stubTaskCreateSource, StubTaskCreateSHA1, false)
 
-// StubTaskCreateArgs are the ARGV of stub_task_create.
+// StubTaskCreateArgs are the ARGV of StubTaskCreate.
 type StubTaskCreateArgs struct {
 	State string
 }
 
-func stubTaskCreateInput(task LegacySafetyTaskKey, a StubTaskCreateArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if task.key == "" {
-		return nil, nil, runtime.MissingKey("stub_task_create", "task")
-	}
-	if argv[0], err = runtime.ArgName("stub_task_create", "state", a.State, 32); err != nil {
-		return nil, nil, err
-	}
-	argv[1] = LegacySafetyTaskTTL.Milliseconds()
-	return []string{task.key}, argv, nil
+func stubTaskCreateInput(task LegacySafetyTaskKey, a StubTaskCreateArgs) runtime.Input {
+	in := StubTaskCreateScript.Input(1, 2)
+	in.Key("task", task.key)
+	in.Name("state", a.State, 32)
+	in.Millis(LegacySafetyTaskTTL)
+	return in
 }
 
 func decodeStubTaskCreate(v any) (bool, error) {
-	r := runtime.ValueReply("stub_task_create", v)
+	r := StubTaskCreateScript.ValueReply(v)
 	out := r.Bool("created")
 	return out, r.Err()
 }
 
-// StubTaskCreate runs stub_task_create (vm1 db2). Creates the stub's random task state
-// (state chosen in Go).
+// StubTaskCreate runs stub_task_create on db2. Creates the stub's random task state (state
+// chosen in Go).
 func (s *Scripts) StubTaskCreate(ctx context.Context, task LegacySafetyTaskKey, args StubTaskCreateArgs) (bool, error) {
-	var zero bool
-	if s.c.DB2 == nil {
-		return zero, runtime.NoClient("vm1", "db2", "stub_task_create")
-	}
-	keys, argv, err := stubTaskCreateInput(task, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := StubTaskCreateScript.Run(ctx, s.c.DB2, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeStubTaskCreate(v)
+	return runtime.Run(ctx, s.db2, stubTaskCreateInput(task, args), decodeStubTaskCreate)
 }
 
-// QueueStubTaskCreate adds a stub_task_create call to a batch; run the batch on a client
-// of vm1 db2.
+// QueueStubTaskCreate is StubTaskCreate in a batch, run on a client of db2.
 func QueueStubTaskCreate(b *runtime.Batch, task LegacySafetyTaskKey, args StubTaskCreateArgs) *runtime.Pending[bool] {
-	keys, argv, err := stubTaskCreateInput(task, args)
-	return runtime.Queue(b, StubTaskCreateScript, keys, argv, err, decodeStubTaskCreate)
+	return runtime.Queue(b, stubTaskCreateInput(task, args), decodeStubTaskCreate)
 }
 
-// StubTaskPollScript is script stub_task_poll (lua/vm1/stub_task_poll.lua), run with
-// EVALSHA.
+// StubTaskPollScript is lua/vm1/stub_task_poll.lua.
 var StubTaskPollScript = runtime.MustScript("stub_task_poll", stubTaskPollSource, StubTaskPollSHA1, false)
 
 // StubTaskPollResult is the reply of stub_task_poll.
@@ -1813,16 +1241,14 @@ type StubTaskPollResult struct {
 	Polls int64
 }
 
-func stubTaskPollInput(task LegacySafetyTaskKey) ([]string, []any, error) {
-	var argv []any
-	if task.key == "" {
-		return nil, nil, runtime.MissingKey("stub_task_poll", "task")
-	}
-	return []string{task.key}, argv, nil
+func stubTaskPollInput(task LegacySafetyTaskKey) runtime.Input {
+	in := StubTaskPollScript.Input(1, 0)
+	in.Key("task", task.key)
+	return in
 }
 
 func decodeStubTaskPoll(v any) (StubTaskPollResult, error) {
-	r := runtime.ArrayReply("stub_task_poll", v, 3)
+	r := StubTaskPollScript.ArrayReply(v, 3)
 	var out StubTaskPollResult
 	out.Found = r.Bool("found")
 	out.State = r.String("state")
@@ -1830,28 +1256,14 @@ func decodeStubTaskPoll(v any) (StubTaskPollResult, error) {
 	return out, r.Err()
 }
 
-// StubTaskPoll runs stub_task_poll (vm1 db2). The safety task get+increment poll; allowed
+// StubTaskPoll runs stub_task_poll on db2. The safety task get+increment poll; allowed
 // only here, in DB2 before the cutover. Polling does not extend the task's TTL, which
 // outlasts the poll/recovery budget.
 func (s *Scripts) StubTaskPoll(ctx context.Context, task LegacySafetyTaskKey) (StubTaskPollResult, error) {
-	var zero StubTaskPollResult
-	if s.c.DB2 == nil {
-		return zero, runtime.NoClient("vm1", "db2", "stub_task_poll")
-	}
-	keys, argv, err := stubTaskPollInput(task)
-	if err != nil {
-		return zero, err
-	}
-	v, err := StubTaskPollScript.Run(ctx, s.c.DB2, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeStubTaskPoll(v)
+	return runtime.Run(ctx, s.db2, stubTaskPollInput(task), decodeStubTaskPoll)
 }
 
-// QueueStubTaskPoll adds a stub_task_poll call to a batch; run the batch on a client of
-// vm1 db2.
+// QueueStubTaskPoll is StubTaskPoll in a batch, run on a client of db2.
 func QueueStubTaskPoll(b *runtime.Batch, task LegacySafetyTaskKey) *runtime.Pending[StubTaskPollResult] {
-	keys, argv, err := stubTaskPollInput(task)
-	return runtime.Queue(b, StubTaskPollScript, keys, argv, err, decodeStubTaskPoll)
+	return runtime.Queue(b, stubTaskPollInput(task), decodeStubTaskPoll)
 }

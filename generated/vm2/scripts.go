@@ -4,10 +4,10 @@ package vm2
 
 import (
 	"context"
-	"fmt"
+	"time"
+
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
-	"time"
 )
 
 // Clients holds one client per database of vm2 the scripts run in. A client may be nil
@@ -20,18 +20,18 @@ type Clients struct {
 // Scripts runs the Lua scripts of vm2 through typed wrappers. It is safe for concurrent
 // use.
 type Scripts struct {
-	c Clients
+	db0 runtime.DB
 }
 
 // NewScripts checks that each client selects its database, where the client can tell (a
 // *redis.Client or *redis.Ring), so a script never runs in the wrong one.
 func NewScripts(c Clients) (*Scripts, error) {
-	if c.DB0 != nil {
-		if err := runtime.CheckDB(c.DB0, DB0); err != nil {
-			return nil, fmt.Errorf("vm2 db0: %w", err)
-		}
+	s := &Scripts{}
+	var err error
+	if s.db0, err = runtime.Bind(c.DB0, "vm2 db0", DB0); err != nil {
+		return nil, err
 	}
-	return &Scripts{c: c}, nil
+	return s, nil
 }
 
 // AllScripts lists every script of vm2, e.g. for runtime.Preload. The script cache is per
@@ -45,12 +45,12 @@ func AllScripts() []*runtime.Script {
 }
 
 var (
-	// ErrBadArg is the error reply BAD_ARG of safety_rate_limit. Cost above limit, or an
-	// argument the script cannot use. Match it with errors.Is.
+	// ErrBadArg is the error reply BAD_ARG of safety_rate_limit: cost above limit, or an
+	// argument the script cannot use.
 	ErrBadArg = runtime.ErrorCode("BAD_ARG")
 )
 
-// CacheGetScript is script cache_get (lua/vm2/cache_get.lua), run with EVALSHA_RO.
+// CacheGetScript is lua/vm2/cache_get.lua, read-only (EVALSHA_RO).
 var CacheGetScript = runtime.MustScript("cache_get", cacheGetSource, CacheGetSHA1, true)
 
 // CacheGetEntry is a key cache_get takes as KEYS[1] (entry): SafetyTextKey,
@@ -65,7 +65,7 @@ func (SafetyVerdictKey) cacheGetEntry() {}
 func (SafetyLinkKey) cacheGetEntry()    {}
 func (SafetyDNSKey) cacheGetEntry()     {}
 
-// CacheGetArgs are the ARGV of cache_get.
+// CacheGetArgs are the ARGV of CacheGet.
 type CacheGetArgs struct {
 	// Stamp: Active config generation.
 	Stamp int64
@@ -81,31 +81,33 @@ type CacheGetResult struct {
 	TTL time.Duration
 }
 
-func cacheGetInput(entry CacheGetEntry, a CacheGetArgs) ([]string, []any, error) {
-	argv := make([]any, 1)
-	var err error
-	var entryName string
-	switch k := entry.(type) {
+// cacheGetEntryKey is the key k holds when k is one of SafetyTextKey, SafetyVerdictKey,
+// SafetyLinkKey, SafetyDNSKey itself, else the zero value (nil, a pointer, a type
+// embedding one).
+func cacheGetEntryKey(k any) string {
+	switch k := k.(type) {
 	case SafetyTextKey:
-		entryName = k.key
+		return k.key
 	case SafetyVerdictKey:
-		entryName = k.key
+		return k.key
 	case SafetyLinkKey:
-		entryName = k.key
+		return k.key
 	case SafetyDNSKey:
-		entryName = k.key
+		return k.key
 	}
-	if entryName == "" {
-		return nil, nil, runtime.MissingKey("cache_get", "entry")
-	}
-	if argv[0], err = runtime.ArgInt("cache_get", "stamp", a.Stamp, 1, 9007199254740991); err != nil {
-		return nil, nil, err
-	}
-	return []string{entryName}, argv, nil
+	return ""
+}
+
+func cacheGetInput(entry CacheGetEntry, a CacheGetArgs) runtime.Input {
+	in := CacheGetScript.Input(1, 1)
+	entryName := cacheGetEntryKey(entry)
+	in.Key("entry", entryName)
+	in.Int("stamp", a.Stamp, 1, 9007199254740991)
+	return in
 }
 
 func decodeCacheGet(v any) (CacheGetResult, error) {
-	r := runtime.ArrayReply("cache_get", v, 4)
+	r := CacheGetScript.ArrayReply(v, 4)
 	var out CacheGetResult
 	out.Hit = r.Bool("hit")
 	out.Value = r.Bytes("value")
@@ -114,32 +116,19 @@ func decodeCacheGet(v any) (CacheGetResult, error) {
 	return out, r.Err()
 }
 
-// CacheGet runs cache_get (vm2 db0). Reads a cache entry; an entry stamped other than the
+// CacheGet runs cache_get on db0. Reads a cache entry; an entry stamped other than the
 // active stamp is a miss. A hit also reports the entry's remaining TTL, so a cached DNS
 // answer is served with what is left of its own TTL, never with a fresh one.
 func (s *Scripts) CacheGet(ctx context.Context, entry CacheGetEntry, args CacheGetArgs) (CacheGetResult, error) {
-	var zero CacheGetResult
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm2", "db0", "cache_get")
-	}
-	keys, argv, err := cacheGetInput(entry, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := CacheGetScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeCacheGet(v)
+	return runtime.Run(ctx, s.db0, cacheGetInput(entry, args), decodeCacheGet)
 }
 
-// QueueCacheGet adds a cache_get call to a batch; run the batch on a client of vm2 db0.
+// QueueCacheGet is CacheGet in a batch, run on a client of db0.
 func QueueCacheGet(b *runtime.Batch, entry CacheGetEntry, args CacheGetArgs) *runtime.Pending[CacheGetResult] {
-	keys, argv, err := cacheGetInput(entry, args)
-	return runtime.Queue(b, CacheGetScript, keys, argv, err, decodeCacheGet)
+	return runtime.Queue(b, cacheGetInput(entry, args), decodeCacheGet)
 }
 
-// CacheSetScript is script cache_set (lua/vm2/cache_set.lua), run with EVALSHA.
+// CacheSetScript is lua/vm2/cache_set.lua.
 var CacheSetScript = runtime.MustScript("cache_set", cacheSetSource, CacheSetSHA1, false)
 
 // CacheSetEntry is a key cache_set takes as KEYS[1] (entry): SafetyTextKey,
@@ -154,7 +143,7 @@ func (SafetyVerdictKey) cacheSetEntry() {}
 func (SafetyLinkKey) cacheSetEntry()    {}
 func (SafetyDNSKey) cacheSetEntry()     {}
 
-// CacheSetArgs are the ARGV of cache_set.
+// CacheSetArgs are the ARGV of CacheSet.
 type CacheSetArgs struct {
 	Value []byte
 	// Stamp: Active config generation.
@@ -173,40 +162,19 @@ type CacheSetResult struct {
 	Stamp int64
 }
 
-func cacheSetInput(entry CacheSetEntry, a CacheSetArgs) ([]string, []any, error) {
-	argv := make([]any, 4)
-	var err error
-	var entryName string
-	switch k := entry.(type) {
-	case SafetyTextKey:
-		entryName = k.key
-	case SafetyVerdictKey:
-		entryName = k.key
-	case SafetyLinkKey:
-		entryName = k.key
-	case SafetyDNSKey:
-		entryName = k.key
-	}
-	if entryName == "" {
-		return nil, nil, runtime.MissingKey("cache_set", "entry")
-	}
-	if argv[0], err = runtime.ArgBytes("cache_set", "value", a.Value, 16384); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgInt("cache_set", "stamp", a.Stamp, 1, 9007199254740991); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgDuration("cache_set", "ttl", a.TTL, 1*time.Millisecond, 720*time.Hour); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgDuration("cache_set", "max_ttl", a.MaxTTL, 1*time.Millisecond, 720*time.Hour); err != nil {
-		return nil, nil, err
-	}
-	return []string{entryName}, argv, nil
+func cacheSetInput(entry CacheSetEntry, a CacheSetArgs) runtime.Input {
+	in := CacheSetScript.Input(1, 4)
+	entryName := cacheGetEntryKey(entry)
+	in.Key("entry", entryName)
+	in.Bytes("value", a.Value, 16384)
+	in.Int("stamp", a.Stamp, 1, 9007199254740991)
+	in.Duration("ttl", a.TTL, 1*time.Millisecond, 720*time.Hour)
+	in.Duration("max_ttl", a.MaxTTL, 1*time.Millisecond, 720*time.Hour)
+	return in
 }
 
 func decodeCacheSet(v any) (CacheSetResult, error) {
-	r := runtime.ArrayReply("cache_set", v, 3)
+	r := CacheSetScript.ArrayReply(v, 3)
 	var out CacheSetResult
 	out.Written = r.Bool("written")
 	out.Capped = r.Bool("capped")
@@ -214,36 +182,21 @@ func decodeCacheSet(v any) (CacheSetResult, error) {
 	return out, r.Err()
 }
 
-// CacheSet runs cache_set (vm2 db0). Atomic cache set with TTL and version stamp: the TTL
-// is clamped to max_ttl, and a value stamped older than the stored one never overwrites
-// it.
+// CacheSet runs cache_set on db0. Atomic cache set with TTL and version stamp: the TTL is
+// clamped to max_ttl, and a value stamped older than the stored one never overwrites it.
 func (s *Scripts) CacheSet(ctx context.Context, entry CacheSetEntry, args CacheSetArgs) (CacheSetResult, error) {
-	var zero CacheSetResult
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm2", "db0", "cache_set")
-	}
-	keys, argv, err := cacheSetInput(entry, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := CacheSetScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeCacheSet(v)
+	return runtime.Run(ctx, s.db0, cacheSetInput(entry, args), decodeCacheSet)
 }
 
-// QueueCacheSet adds a cache_set call to a batch; run the batch on a client of vm2 db0.
+// QueueCacheSet is CacheSet in a batch, run on a client of db0.
 func QueueCacheSet(b *runtime.Batch, entry CacheSetEntry, args CacheSetArgs) *runtime.Pending[CacheSetResult] {
-	keys, argv, err := cacheSetInput(entry, args)
-	return runtime.Queue(b, CacheSetScript, keys, argv, err, decodeCacheSet)
+	return runtime.Queue(b, cacheSetInput(entry, args), decodeCacheSet)
 }
 
-// SafetyRateLimitScript is script safety_rate_limit (lua/vm2/safety_rate_limit.lua), run
-// with EVALSHA.
+// SafetyRateLimitScript is lua/vm2/safety_rate_limit.lua.
 var SafetyRateLimitScript = runtime.MustScript("safety_rate_limit", safetyRateLimitSource, SafetyRateLimitSHA1, false)
 
-// SafetyRateLimitArgs are the ARGV of safety_rate_limit.
+// SafetyRateLimitArgs are the ARGV of SafetyRateLimit.
 type SafetyRateLimitArgs struct {
 	Limit  int64
 	Window time.Duration
@@ -263,30 +216,19 @@ type RateDecision struct {
 	ResetAt time.Time
 }
 
-func safetyRateLimitInput(bucket SafetyRLServiceKey, a SafetyRateLimitArgs) ([]string, []any, error) {
-	argv := make([]any, 5)
-	var err error
-	if bucket.key == "" {
-		return nil, nil, runtime.MissingKey("safety_rate_limit", "bucket")
-	}
-	if argv[0], err = runtime.ArgInt("safety_rate_limit", "limit", a.Limit, 1, 1000000); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("safety_rate_limit", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgDuration("safety_rate_limit", "jitter", a.Jitter, 0, 2*time.Second); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgInt("safety_rate_limit", "cost", a.Cost, 1, 1000000); err != nil {
-		return nil, nil, err
-	}
-	argv[4] = runtime.ArgBool(a.Peek)
-	return []string{bucket.key}, argv, nil
+func safetyRateLimitInput(bucket SafetyRLServiceKey, a SafetyRateLimitArgs) runtime.Input {
+	in := SafetyRateLimitScript.Input(1, 5)
+	in.Key("bucket", bucket.key)
+	in.Int("limit", a.Limit, 1, 1000000)
+	in.Duration("window", a.Window, 1*time.Millisecond, 24*time.Hour)
+	in.Duration("jitter", a.Jitter, 0, 2*time.Second)
+	in.Int("cost", a.Cost, 1, 1000000)
+	in.Bool(a.Peek)
+	return in
 }
 
 func decodeSafetyRateLimit(v any) (RateDecision, error) {
-	r := runtime.ArrayReply("safety_rate_limit", v, 4)
+	r := SafetyRateLimitScript.ArrayReply(v, 4)
 	var out RateDecision
 	out.Allowed = r.Bool("allowed")
 	out.Remaining = r.Int("remaining")
@@ -295,28 +237,14 @@ func decodeSafetyRateLimit(v any) (RateDecision, error) {
 	return out, r.Err()
 }
 
-// SafetyRateLimit runs safety_rate_limit (vm2 db0). Fixed-window caller counter for
-// Message Safety; same contract as VM1's limiter.
-// Its declared error replies match ErrBadArg with errors.Is.
+// SafetyRateLimit runs safety_rate_limit on db0. Fixed-window caller counter for Message
+// Safety; same contract as VM1's limiter.
+// Error replies. ErrBadArg: cost above limit, or an argument the script cannot use.
 func (s *Scripts) SafetyRateLimit(ctx context.Context, bucket SafetyRLServiceKey, args SafetyRateLimitArgs) (RateDecision, error) {
-	var zero RateDecision
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("vm2", "db0", "safety_rate_limit")
-	}
-	keys, argv, err := safetyRateLimitInput(bucket, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := SafetyRateLimitScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeSafetyRateLimit(v)
+	return runtime.Run(ctx, s.db0, safetyRateLimitInput(bucket, args), decodeSafetyRateLimit)
 }
 
-// QueueSafetyRateLimit adds a safety_rate_limit call to a batch; run the batch on a client
-// of vm2 db0.
+// QueueSafetyRateLimit is SafetyRateLimit in a batch, run on a client of db0.
 func QueueSafetyRateLimit(b *runtime.Batch, bucket SafetyRLServiceKey, args SafetyRateLimitArgs) *runtime.Pending[RateDecision] {
-	keys, argv, err := safetyRateLimitInput(bucket, args)
-	return runtime.Queue(b, SafetyRateLimitScript, keys, argv, err, decodeSafetyRateLimit)
+	return runtime.Queue(b, safetyRateLimitInput(bucket, args), decodeSafetyRateLimit)
 }

@@ -4,10 +4,10 @@ package a
 
 import (
 	"context"
-	"fmt"
+	"time"
+
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
-	"time"
 )
 
 // Clients holds one client per database of a the scripts run in. A client may be nil when
@@ -19,18 +19,18 @@ type Clients struct {
 
 // Scripts runs the Lua scripts of a through typed wrappers. It is safe for concurrent use.
 type Scripts struct {
-	c Clients
+	db0 runtime.DB
 }
 
 // NewScripts checks that each client selects its database, where the client can tell (a
 // *redis.Client or *redis.Ring), so a script never runs in the wrong one.
 func NewScripts(c Clients) (*Scripts, error) {
-	if c.DB0 != nil {
-		if err := runtime.CheckDB(c.DB0, DB0); err != nil {
-			return nil, fmt.Errorf("a db0: %w", err)
-		}
+	s := &Scripts{}
+	var err error
+	if s.db0, err = runtime.Bind(c.DB0, "a db0", DB0); err != nil {
+		return nil, err
 	}
-	return &Scripts{c: c}, nil
+	return s, nil
 }
 
 // AllScripts lists every script of a, e.g. for runtime.Preload. The script cache is per
@@ -44,102 +44,68 @@ func AllScripts() []*runtime.Script {
 }
 
 var (
-	// ErrNotOwner is the error reply NOT_OWNER of work. Somebody else holds the lock. Match it
-	// with errors.Is.
+	// ErrNotOwner is the error reply NOT_OWNER of work: somebody else holds the lock.
 	ErrNotOwner = runtime.ErrorCode("NOT_OWNER")
 )
 
-// PeekScript is script peek (lua/a/peek.lua), run with EVALSHA_RO.
+// PeekScript is lua/a/peek.lua, read-only (EVALSHA_RO).
 var PeekScript = runtime.MustScript("peek", peekSource, PeekSHA1, true)
 
-func peekInput(item TItemKey) ([]string, []any, error) {
-	var argv []any
-	if item.key == "" {
-		return nil, nil, runtime.MissingKey("peek", "item")
-	}
-	return []string{item.key}, argv, nil
+func peekInput(item TItemKey) runtime.Input {
+	in := PeekScript.Input(1, 0)
+	in.Key("item", item.key)
+	return in
 }
 
 func decodePeek(v any) ([]string, error) {
-	r := runtime.ValueReply("peek", v)
+	r := PeekScript.ValueReply(v)
 	out := r.Strings("members")
 	return out, r.Err()
 }
 
-// Peek runs peek (a db0).
+// Peek runs peek on db0.
 func (s *Scripts) Peek(ctx context.Context, item TItemKey) ([]string, error) {
-	var zero []string
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("a", "db0", "peek")
-	}
-	keys, argv, err := peekInput(item)
-	if err != nil {
-		return zero, err
-	}
-	v, err := PeekScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodePeek(v)
+	return runtime.Run(ctx, s.db0, peekInput(item), decodePeek)
 }
 
-// QueuePeek adds a peek call to a batch; run the batch on a client of a db0.
+// QueuePeek is Peek in a batch, run on a client of db0.
 func QueuePeek(b *runtime.Batch, item TItemKey) *runtime.Pending[[]string] {
-	keys, argv, err := peekInput(item)
-	return runtime.Queue(b, PeekScript, keys, argv, err, decodePeek)
+	return runtime.Queue(b, peekInput(item), decodePeek)
 }
 
-// PutScript is script put (lua/a/put.lua), run with EVALSHA.
+// PutScript is lua/a/put.lua.
 var PutScript = runtime.MustScript("put", putSource, PutSHA1, false)
 
-// PutArgs are the ARGV of put.
+// PutArgs are the ARGV of Put.
 type PutArgs struct {
 	Value []byte
 }
 
-func putInput(item TItemKey, a PutArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if item.key == "" {
-		return nil, nil, runtime.MissingKey("put", "item")
-	}
-	if argv[0], err = runtime.ArgBytes("put", "value", a.Value, 100); err != nil {
-		return nil, nil, err
-	}
-	argv[1] = TItemTTL.Milliseconds()
-	return []string{item.key}, argv, nil
+func putInput(item TItemKey, a PutArgs) runtime.Input {
+	in := PutScript.Input(1, 2)
+	in.Key("item", item.key)
+	in.Bytes("value", a.Value, 100)
+	in.Millis(TItemTTL)
+	return in
 }
 
 func decodePut(v any) (bool, error) {
-	r := runtime.ValueReply("put", v)
+	r := PutScript.ValueReply(v)
 	out := r.Bool("stored")
 	return out, r.Err()
 }
 
-// Put runs put (a db0).
+// Put runs put on db0.
 func (s *Scripts) Put(ctx context.Context, item TItemKey, args PutArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("a", "db0", "put")
-	}
-	keys, argv, err := putInput(item, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := PutScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodePut(v)
+	return runtime.Run(ctx, s.db0, putInput(item, args), decodePut)
 }
 
-// QueuePut adds a put call to a batch; run the batch on a client of a db0.
+// QueuePut is Put in a batch, run on a client of db0.
 func QueuePut(b *runtime.Batch, item TItemKey, args PutArgs) *runtime.Pending[bool] {
-	keys, argv, err := putInput(item, args)
-	return runtime.Queue(b, PutScript, keys, argv, err, decodePut)
+	return runtime.Queue(b, putInput(item, args), decodePut)
 }
 
-// WorkScript is script work (lua/a/work.lua), run with EVALSHA.
+// WorkScript is lua/a/work.lua.
 var WorkScript = runtime.MustScript("work", workSource, WorkSHA1, false)
 
 // WorkBucket is a key work takes as KEYS[2] (bucket): TRateKey, TItemKey.
@@ -151,7 +117,7 @@ type WorkBucket interface {
 func (TRateKey) workBucket() {}
 func (TItemKey) workBucket() {}
 
-// WorkArgs are the ARGV of work.
+// WorkArgs are the ARGV of Work.
 type WorkArgs struct {
 	Owner string
 	N     int64
@@ -176,50 +142,37 @@ type WorkResult struct {
 	At time.Time
 }
 
-func workInput(lock TLockKey, bucket WorkBucket, a WorkArgs) ([]string, []any, error) {
-	argv := make([]any, 9)
-	var err error
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("work", "lock")
-	}
-	var bucketName string
-	switch k := bucket.(type) {
+// workBucketKey is the key k holds when k is one of TRateKey, TItemKey itself, else the
+// zero value (nil, a pointer, a type embedding one).
+func workBucketKey(k any) string {
+	switch k := k.(type) {
 	case TRateKey:
-		bucketName = k.key
+		return k.key
 	case TItemKey:
-		bucketName = k.key
+		return k.key
 	}
-	if bucketName == "" {
-		return nil, nil, runtime.MissingKey("work", "bucket")
-	}
-	if argv[0], err = runtime.ArgToken("work", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgInt("work", "n", a.N, -5, 5); err != nil {
-		return nil, nil, err
-	}
-	argv[2] = runtime.ArgBool(a.Flag)
-	if argv[3], err = runtime.ArgString("work", "note", a.Note, 10); err != nil {
-		return nil, nil, err
-	}
-	if argv[4], err = runtime.ArgDuration("work", "wait", a.Wait, 1*time.Millisecond, 1*time.Minute); err != nil {
-		return nil, nil, err
-	}
-	if argv[5], err = runtime.ArgHex("work", "sum", a.Sum, 8); err != nil {
-		return nil, nil, err
-	}
-	if argv[6], err = runtime.ArgUUID("work", "id", a.ID); err != nil {
-		return nil, nil, err
-	}
-	if argv[7], err = runtime.ArgName("work", "label", a.Label, 8); err != nil {
-		return nil, nil, err
-	}
-	argv[8] = TLockTTL.Milliseconds()
-	return []string{lock.key, bucketName}, argv, nil
+	return ""
+}
+
+func workInput(lock TLockKey, bucket WorkBucket, a WorkArgs) runtime.Input {
+	in := WorkScript.Input(2, 9)
+	in.Key("lock", lock.key)
+	bucketName := workBucketKey(bucket)
+	in.Key("bucket", bucketName)
+	in.Token("owner", a.Owner)
+	in.Int("n", a.N, -5, 5)
+	in.Bool(a.Flag)
+	in.String("note", a.Note, 10)
+	in.Duration("wait", a.Wait, 1*time.Millisecond, 1*time.Minute)
+	in.Hex("sum", a.Sum, 8)
+	in.UUID("id", a.ID)
+	in.Name("label", a.Label, 8)
+	in.Millis(TLockTTL)
+	return in
 }
 
 func decodeWork(v any) (WorkResult, error) {
-	r := runtime.ArrayReply("work", v, 7)
+	r := WorkScript.ArrayReply(v, 7)
 	var out WorkResult
 	out.Outcome = Outcome(r.Enum("outcome", outcomeStrings))
 	out.Count = r.Int("count")
@@ -231,26 +184,13 @@ func decodeWork(v any) (WorkResult, error) {
 	return out, r.Err()
 }
 
-// Work runs work (a db0). Takes the lock and counts.
-// Its declared error replies match ErrNotOwner with errors.Is.
+// Work runs work on db0. Takes the lock and counts.
+// Error replies. ErrNotOwner: somebody else holds the lock.
 func (s *Scripts) Work(ctx context.Context, lock TLockKey, bucket WorkBucket, args WorkArgs) (WorkResult, error) {
-	var zero WorkResult
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("a", "db0", "work")
-	}
-	keys, argv, err := workInput(lock, bucket, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := WorkScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeWork(v)
+	return runtime.Run(ctx, s.db0, workInput(lock, bucket, args), decodeWork)
 }
 
-// QueueWork adds a work call to a batch; run the batch on a client of a db0.
+// QueueWork is Work in a batch, run on a client of db0.
 func QueueWork(b *runtime.Batch, lock TLockKey, bucket WorkBucket, args WorkArgs) *runtime.Pending[WorkResult] {
-	keys, argv, err := workInput(lock, bucket, args)
-	return runtime.Queue(b, WorkScript, keys, argv, err, decodeWork)
+	return runtime.Queue(b, workInput(lock, bucket, args), decodeWork)
 }

@@ -5,9 +5,10 @@ package app
 import (
 	"context"
 	"fmt"
+	"time"
+
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
-	"time"
 )
 
 // Clients holds one client per database of app the scripts run in. A client may be nil
@@ -20,7 +21,7 @@ type Clients struct {
 // Scripts runs the Lua scripts of app through typed wrappers. It is safe for concurrent
 // use.
 type Scripts struct {
-	c      Clients
+	db0    runtime.DB
 	prefix string
 }
 
@@ -38,17 +39,16 @@ func WithPrefix(p Prefix) Option {
 // *redis.Client or *redis.Ring), so a script never runs in the wrong one, and binds the
 // Scripts to the deployment prefix WithPrefix names (required).
 func NewScripts(c Clients, opts ...Option) (*Scripts, error) {
-	s := &Scripts{c: c}
+	s := &Scripts{}
+	var err error
 	for _, o := range opts {
 		o(s)
 	}
 	if s.prefix == "" {
 		return nil, fmt.Errorf("app: NewScripts needs WithPrefix: every key of app starts with a deployment prefix: %w", runtime.ErrInvalidPrefix)
 	}
-	if c.DB0 != nil {
-		if err := runtime.CheckDB(c.DB0, DB0); err != nil {
-			return nil, fmt.Errorf("app db0: %w", err)
-		}
+	if s.db0, err = runtime.Bind(c.DB0, "app db0", DB0); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -69,303 +69,176 @@ func AllScripts() []*runtime.Script {
 	}
 }
 
-// CacheGetScript is script cache_get (lua/app/cache_get.lua), run with EVALSHA_RO.
+// CacheGetScript is lua/app/cache_get.lua, read-only (EVALSHA_RO).
 var CacheGetScript = runtime.MustScript("cache_get", cacheGetSource, CacheGetSHA1, true)
 
-func cacheGetInput(prefix string, entry CacheEntryKey) ([]string, []any, error) {
-	var argv []any
-	if entry.key == "" {
-		return nil, nil, runtime.MissingKey("cache_get", "entry")
-	}
-	if entry.p != prefix {
-		return nil, nil, runtime.WrongPrefix("cache_get", "entry")
-	}
-	return []string{entry.key}, argv, nil
+func cacheGetInput(prefix string, entry CacheEntryKey) runtime.Input {
+	in := CacheGetScript.PrefixedInput(prefix, 1, 0)
+	in.PrefixedKey("entry", entry.key, entry.p)
+	return in
 }
 
 func decodeCacheGet(v any) (*[]byte, error) {
-	r := runtime.ValueReply("cache_get", v)
+	r := CacheGetScript.ValueReply(v)
 	out := runtime.Nullable(&r, "value", r.Bytes)
 	return out, r.Err()
 }
 
-// CacheGet runs cache_get (app db0). Reads a cache entry; nil when there is none.
+// CacheGet runs cache_get on db0. Reads a cache entry; nil when there is none.
 func (s *Scripts) CacheGet(ctx context.Context, entry CacheEntryKey) (*[]byte, error) {
-	var zero *[]byte
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "cache_get")
-	}
-	keys, argv, err := cacheGetInput(s.prefix, entry)
-	if err != nil {
-		return zero, err
-	}
-	v, err := CacheGetScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeCacheGet(v)
+	return runtime.Run(ctx, s.db0, cacheGetInput(s.prefix, entry), decodeCacheGet)
 }
 
-// QueueCacheGet adds a cache_get call to a batch; run the batch on a client of app db0.
+// QueueCacheGet is CacheGet in a batch, run on a client of db0.
 func (s *Scripts) QueueCacheGet(b *runtime.Batch, entry CacheEntryKey) *runtime.Pending[*[]byte] {
-	keys, argv, err := cacheGetInput(s.prefix, entry)
-	return runtime.Queue(b, CacheGetScript, keys, argv, err, decodeCacheGet)
+	return runtime.Queue(b, cacheGetInput(s.prefix, entry), decodeCacheGet)
 }
 
-// CacheSetScript is script cache_set (lua/app/cache_set.lua), run with EVALSHA.
+// CacheSetScript is lua/app/cache_set.lua.
 var CacheSetScript = runtime.MustScript("cache_set", cacheSetSource, CacheSetSHA1, false)
 
-// CacheSetArgs are the ARGV of cache_set.
+// CacheSetArgs are the ARGV of CacheSet.
 type CacheSetArgs struct {
 	Value []byte
 	// TTL: Optional: nil sends an empty ARGV[2], which no present value encodes to.
 	TTL *time.Duration
 }
 
-func cacheSetInput(prefix string, entry CacheEntryKey, a CacheSetArgs) ([]string, []any, error) {
-	argv := make([]any, 3)
-	var err error
-	if entry.key == "" {
-		return nil, nil, runtime.MissingKey("cache_set", "entry")
-	}
-	if entry.p != prefix {
-		return nil, nil, runtime.WrongPrefix("cache_set", "entry")
-	}
-	if argv[0], err = runtime.ArgBytes("cache_set", "value", a.Value, 65536); err != nil {
-		return nil, nil, err
-	}
-	if a.TTL == nil {
-		argv[1] = runtime.ArgAbsent
-	} else {
-		if argv[1], err = runtime.ArgDuration("cache_set", "ttl", *a.TTL, 1*time.Millisecond, 1*time.Hour); err != nil {
-			return nil, nil, err
-		}
-	}
-	argv[2] = CacheEntryTTL.Milliseconds()
-	return []string{entry.key}, argv, nil
+func cacheSetInput(prefix string, entry CacheEntryKey, a CacheSetArgs) runtime.Input {
+	in := CacheSetScript.PrefixedInput(prefix, 1, 3)
+	in.PrefixedKey("entry", entry.key, entry.p)
+	in.Bytes("value", a.Value, 65536)
+	in.OptDuration("ttl", a.TTL, 1*time.Millisecond, 1*time.Hour)
+	in.Millis(CacheEntryTTL)
+	return in
 }
 
 func decodeCacheSet(v any) (int64, error) {
-	r := runtime.ValueReply("cache_set", v)
+	r := CacheSetScript.ValueReply(v)
 	out := r.Int("ttl_ms")
 	return out, r.Err()
 }
 
-// CacheSet runs cache_set (app db0). Stores a cache entry for ttl, or for the key's TTL
-// when ttl is absent.
+// CacheSet runs cache_set on db0. Stores a cache entry for ttl, or for the key's TTL when
+// ttl is absent.
 func (s *Scripts) CacheSet(ctx context.Context, entry CacheEntryKey, args CacheSetArgs) (int64, error) {
-	var zero int64
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "cache_set")
-	}
-	keys, argv, err := cacheSetInput(s.prefix, entry, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := CacheSetScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeCacheSet(v)
+	return runtime.Run(ctx, s.db0, cacheSetInput(s.prefix, entry, args), decodeCacheSet)
 }
 
-// QueueCacheSet adds a cache_set call to a batch; run the batch on a client of app db0.
+// QueueCacheSet is CacheSet in a batch, run on a client of db0.
 func (s *Scripts) QueueCacheSet(b *runtime.Batch, entry CacheEntryKey, args CacheSetArgs) *runtime.Pending[int64] {
-	keys, argv, err := cacheSetInput(s.prefix, entry, args)
-	return runtime.Queue(b, CacheSetScript, keys, argv, err, decodeCacheSet)
+	return runtime.Queue(b, cacheSetInput(s.prefix, entry, args), decodeCacheSet)
 }
 
-// LockAcquireScript is script lock_acquire (lua/app/lock_acquire.lua), run with EVALSHA.
+// LockAcquireScript is lua/app/lock_acquire.lua.
 var LockAcquireScript = runtime.MustScript("lock_acquire", lockAcquireSource, LockAcquireSHA1, false)
 
-// LockAcquireArgs are the ARGV of lock_acquire.
+// LockAcquireArgs are the ARGV of LockAcquire.
 type LockAcquireArgs struct {
 	Owner string
 	// Lease: Optional: nil sends an empty ARGV[2], which no present value encodes to.
 	Lease *time.Duration
 }
 
-func lockAcquireInput(prefix string, lock LockKey, a LockAcquireArgs) ([]string, []any, error) {
-	argv := make([]any, 3)
-	var err error
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("lock_acquire", "lock")
-	}
-	if lock.p != prefix {
-		return nil, nil, runtime.WrongPrefix("lock_acquire", "lock")
-	}
-	if argv[0], err = runtime.ArgToken("lock_acquire", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	if a.Lease == nil {
-		argv[1] = runtime.ArgAbsent
-	} else {
-		if argv[1], err = runtime.ArgDuration("lock_acquire", "lease", *a.Lease, 1*time.Millisecond, 30*time.Second); err != nil {
-			return nil, nil, err
-		}
-	}
-	argv[2] = LockTTL.Milliseconds()
-	return []string{lock.key}, argv, nil
+func lockAcquireInput(prefix string, lock LockKey, a LockAcquireArgs) runtime.Input {
+	in := LockAcquireScript.PrefixedInput(prefix, 1, 3)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Token("owner", a.Owner)
+	in.OptDuration("lease", a.Lease, 1*time.Millisecond, 30*time.Second)
+	in.Millis(LockTTL)
+	return in
 }
 
 func decodeLockAcquire(v any) (bool, error) {
-	r := runtime.ValueReply("lock_acquire", v)
+	r := LockAcquireScript.ValueReply(v)
 	out := r.Bool("acquired")
 	return out, r.Err()
 }
 
-// LockAcquire runs lock_acquire (app db0). SET NX PX with the owner's token; the lease is
-// the key's TTL unless given.
+// LockAcquire runs lock_acquire on db0. SET NX PX with the owner's token; the lease is the
+// key's TTL unless given.
 func (s *Scripts) LockAcquire(ctx context.Context, lock LockKey, args LockAcquireArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "lock_acquire")
-	}
-	keys, argv, err := lockAcquireInput(s.prefix, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := LockAcquireScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeLockAcquire(v)
+	return runtime.Run(ctx, s.db0, lockAcquireInput(s.prefix, lock, args), decodeLockAcquire)
 }
 
-// QueueLockAcquire adds a lock_acquire call to a batch; run the batch on a client of app
-// db0.
+// QueueLockAcquire is LockAcquire in a batch, run on a client of db0.
 func (s *Scripts) QueueLockAcquire(b *runtime.Batch, lock LockKey, args LockAcquireArgs) *runtime.Pending[bool] {
-	keys, argv, err := lockAcquireInput(s.prefix, lock, args)
-	return runtime.Queue(b, LockAcquireScript, keys, argv, err, decodeLockAcquire)
+	return runtime.Queue(b, lockAcquireInput(s.prefix, lock, args), decodeLockAcquire)
 }
 
-// LockReleaseScript is script lock_release (lua/app/lock_release.lua), run with EVALSHA.
+// LockReleaseScript is lua/app/lock_release.lua.
 var LockReleaseScript = runtime.MustScript("lock_release", lockReleaseSource, LockReleaseSHA1, false)
 
-// LockReleaseArgs are the ARGV of lock_release.
+// LockReleaseArgs are the ARGV of LockRelease.
 type LockReleaseArgs struct {
 	Owner string
 }
 
-func lockReleaseInput(prefix string, lock LockKey, a LockReleaseArgs) ([]string, []any, error) {
-	argv := make([]any, 1)
-	var err error
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("lock_release", "lock")
-	}
-	if lock.p != prefix {
-		return nil, nil, runtime.WrongPrefix("lock_release", "lock")
-	}
-	if argv[0], err = runtime.ArgToken("lock_release", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	return []string{lock.key}, argv, nil
+func lockReleaseInput(prefix string, lock LockKey, a LockReleaseArgs) runtime.Input {
+	in := LockReleaseScript.PrefixedInput(prefix, 1, 1)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Token("owner", a.Owner)
+	return in
 }
 
 func decodeLockRelease(v any) (bool, error) {
-	r := runtime.ValueReply("lock_release", v)
+	r := LockReleaseScript.ValueReply(v)
 	out := r.Bool("released")
 	return out, r.Err()
 }
 
-// LockRelease runs lock_release (app db0). Compare-and-delete.
+// LockRelease runs lock_release on db0. Compare-and-delete.
 func (s *Scripts) LockRelease(ctx context.Context, lock LockKey, args LockReleaseArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "lock_release")
-	}
-	keys, argv, err := lockReleaseInput(s.prefix, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := LockReleaseScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeLockRelease(v)
+	return runtime.Run(ctx, s.db0, lockReleaseInput(s.prefix, lock, args), decodeLockRelease)
 }
 
-// QueueLockRelease adds a lock_release call to a batch; run the batch on a client of app
-// db0.
+// QueueLockRelease is LockRelease in a batch, run on a client of db0.
 func (s *Scripts) QueueLockRelease(b *runtime.Batch, lock LockKey, args LockReleaseArgs) *runtime.Pending[bool] {
-	keys, argv, err := lockReleaseInput(s.prefix, lock, args)
-	return runtime.Queue(b, LockReleaseScript, keys, argv, err, decodeLockRelease)
+	return runtime.Queue(b, lockReleaseInput(s.prefix, lock, args), decodeLockRelease)
 }
 
-// OutboxAppendScript is script outbox_append (lua/app/outbox_append.lua), run with
-// EVALSHA.
+// OutboxAppendScript is lua/app/outbox_append.lua.
 var OutboxAppendScript = runtime.MustScript("outbox_append", outboxAppendSource, OutboxAppendSHA1, false)
 
-// OutboxAppendArgs are the ARGV of outbox_append.
+// OutboxAppendArgs are the ARGV of OutboxAppend.
 type OutboxAppendArgs struct {
 	MessageID string
 	Type      string
 	Body      []byte
 }
 
-func outboxAppendInput(prefix string, outbox OutboxKey, dedupe OutboxDedupeKey, a OutboxAppendArgs) ([]string, []any, error) {
-	argv := make([]any, 4)
-	var err error
-	if outbox.key == "" {
-		return nil, nil, runtime.MissingKey("outbox_append", "outbox")
-	}
-	if outbox.p != prefix {
-		return nil, nil, runtime.WrongPrefix("outbox_append", "outbox")
-	}
-	if dedupe.key == "" {
-		return nil, nil, runtime.MissingKey("outbox_append", "dedupe")
-	}
-	if dedupe.p != prefix {
-		return nil, nil, runtime.WrongPrefix("outbox_append", "dedupe")
-	}
-	if argv[0], err = runtime.ArgUUID("outbox_append", "message_id", a.MessageID); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgName("outbox_append", "type", a.Type, 64); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgBytes("outbox_append", "body", a.Body, 8192); err != nil {
-		return nil, nil, err
-	}
-	argv[3] = OutboxDedupeTTL.Milliseconds()
-	return []string{outbox.key, dedupe.key}, argv, nil
+func outboxAppendInput(prefix string, outbox OutboxKey, dedupe OutboxDedupeKey, a OutboxAppendArgs) runtime.Input {
+	in := OutboxAppendScript.PrefixedInput(prefix, 2, 4)
+	in.PrefixedKey("outbox", outbox.key, outbox.p)
+	in.PrefixedKey("dedupe", dedupe.key, dedupe.p)
+	in.UUID("message_id", a.MessageID)
+	in.Name("type", a.Type, 64)
+	in.Bytes("body", a.Body, 8192)
+	in.Millis(OutboxDedupeTTL)
+	return in
 }
 
 func decodeOutboxAppend(v any) (*string, error) {
-	r := runtime.ValueReply("outbox_append", v)
+	r := OutboxAppendScript.ValueReply(v)
 	out := runtime.Nullable(&r, "id", r.String)
 	return out, r.Err()
 }
 
-// OutboxAppend runs outbox_append (app db0). Relays one committed outbox row into the
-// stream once; a retry within seven days is a no-op.
+// OutboxAppend runs outbox_append on db0. Relays one committed outbox row into the stream
+// once; a retry within seven days is a no-op.
 func (s *Scripts) OutboxAppend(ctx context.Context, outbox OutboxKey, dedupe OutboxDedupeKey, args OutboxAppendArgs) (*string, error) {
-	var zero *string
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "outbox_append")
-	}
-	keys, argv, err := outboxAppendInput(s.prefix, outbox, dedupe, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := OutboxAppendScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeOutboxAppend(v)
+	return runtime.Run(ctx, s.db0, outboxAppendInput(s.prefix, outbox, dedupe, args), decodeOutboxAppend)
 }
 
-// QueueOutboxAppend adds a outbox_append call to a batch; run the batch on a client of app
-// db0.
+// QueueOutboxAppend is OutboxAppend in a batch, run on a client of db0.
 func (s *Scripts) QueueOutboxAppend(b *runtime.Batch, outbox OutboxKey, dedupe OutboxDedupeKey, args OutboxAppendArgs) *runtime.Pending[*string] {
-	keys, argv, err := outboxAppendInput(s.prefix, outbox, dedupe, args)
-	return runtime.Queue(b, OutboxAppendScript, keys, argv, err, decodeOutboxAppend)
+	return runtime.Queue(b, outboxAppendInput(s.prefix, outbox, dedupe, args), decodeOutboxAppend)
 }
 
-// OutboxReadScript is script outbox_read (lua/app/outbox_read.lua), run with EVALSHA_RO.
+// OutboxReadScript is lua/app/outbox_read.lua, read-only (EVALSHA_RO).
 var OutboxReadScript = runtime.MustScript("outbox_read", outboxReadSource, OutboxReadSHA1, true)
 
-// OutboxReadArgs are the ARGV of outbox_read.
+// OutboxReadArgs are the ARGV of OutboxRead.
 type OutboxReadArgs struct {
 	// After: The last id read. Optional: nil sends an empty ARGV[1], which no present value
 	// encodes to.
@@ -397,208 +270,119 @@ type OutboxReadResult struct {
 	More bool
 }
 
-func outboxReadInput(prefix string, outbox OutboxKey, a OutboxReadArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if outbox.key == "" {
-		return nil, nil, runtime.MissingKey("outbox_read", "outbox")
-	}
-	if outbox.p != prefix {
-		return nil, nil, runtime.WrongPrefix("outbox_read", "outbox")
-	}
-	if a.After == nil {
-		argv[0] = runtime.ArgAbsent
-	} else {
-		if argv[0], err = runtime.ArgName("outbox_read", "after", *a.After, 64); err != nil {
-			return nil, nil, err
-		}
-	}
-	if argv[1], err = runtime.ArgInt("outbox_read", "count", a.Count, 1, 100); err != nil {
-		return nil, nil, err
-	}
-	return []string{outbox.key}, argv, nil
+func outboxReadInput(prefix string, outbox OutboxKey, a OutboxReadArgs) runtime.Input {
+	in := OutboxReadScript.PrefixedInput(prefix, 1, 2)
+	in.PrefixedKey("outbox", outbox.key, outbox.p)
+	in.OptName("after", a.After, 64)
+	in.Int("count", a.Count, 1, 100)
+	return in
 }
 
 func decodeOutboxRead(v any) (OutboxReadResult, error) {
-	r := runtime.ArrayReply("outbox_read", v, 2)
+	r := OutboxReadScript.ArrayReply(v, 2)
 	var out OutboxReadResult
 	out.Entries = runtime.List(&r, "entries", 4, decodeOutboxEntry)
 	out.More = r.Bool("more")
 	return out, r.Err()
 }
 
-// OutboxRead runs outbox_read (app db0). Reads at most count entries after the given id
-// (from the start when absent).
+// OutboxRead runs outbox_read on db0. Reads at most count entries after the given id (from
+// the start when absent).
 func (s *Scripts) OutboxRead(ctx context.Context, outbox OutboxKey, args OutboxReadArgs) (OutboxReadResult, error) {
-	var zero OutboxReadResult
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "outbox_read")
-	}
-	keys, argv, err := outboxReadInput(s.prefix, outbox, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := OutboxReadScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeOutboxRead(v)
+	return runtime.Run(ctx, s.db0, outboxReadInput(s.prefix, outbox, args), decodeOutboxRead)
 }
 
-// QueueOutboxRead adds a outbox_read call to a batch; run the batch on a client of app
-// db0.
+// QueueOutboxRead is OutboxRead in a batch, run on a client of db0.
 func (s *Scripts) QueueOutboxRead(b *runtime.Batch, outbox OutboxKey, args OutboxReadArgs) *runtime.Pending[OutboxReadResult] {
-	keys, argv, err := outboxReadInput(s.prefix, outbox, args)
-	return runtime.Queue(b, OutboxReadScript, keys, argv, err, decodeOutboxRead)
+	return runtime.Queue(b, outboxReadInput(s.prefix, outbox, args), decodeOutboxRead)
 }
 
-// RecentPushScript is script recent_push (lua/app/recent_push.lua), run with EVALSHA.
+// RecentPushScript is lua/app/recent_push.lua.
 var RecentPushScript = runtime.MustScript("recent_push", recentPushSource, RecentPushSHA1, false)
 
-// RecentPushArgs are the ARGV of recent_push.
+// RecentPushArgs are the ARGV of RecentPush.
 type RecentPushArgs struct {
 	Item string
 }
 
-func recentPushInput(prefix string, recent RecentKey, a RecentPushArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if recent.key == "" {
-		return nil, nil, runtime.MissingKey("recent_push", "recent")
-	}
-	if recent.p != prefix {
-		return nil, nil, runtime.WrongPrefix("recent_push", "recent")
-	}
-	if argv[0], err = runtime.ArgString("recent_push", "item", a.Item, 256); err != nil {
-		return nil, nil, err
-	}
-	argv[1] = RecentTTL.Milliseconds()
-	return []string{recent.key}, argv, nil
+func recentPushInput(prefix string, recent RecentKey, a RecentPushArgs) runtime.Input {
+	in := RecentPushScript.PrefixedInput(prefix, 1, 2)
+	in.PrefixedKey("recent", recent.key, recent.p)
+	in.String("item", a.Item, 256)
+	in.Millis(RecentTTL)
+	return in
 }
 
 func decodeRecentPush(v any) (int64, error) {
-	r := runtime.ValueReply("recent_push", v)
+	r := RecentPushScript.ValueReply(v)
 	out := r.Int("length")
 	return out, r.Err()
 }
 
-// RecentPush runs recent_push (app db0). Puts an item first in the user's list, keeping
-// the newest 20.
+// RecentPush runs recent_push on db0. Puts an item first in the user's list, keeping the
+// newest 20.
 func (s *Scripts) RecentPush(ctx context.Context, recent RecentKey, args RecentPushArgs) (int64, error) {
-	var zero int64
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "recent_push")
-	}
-	keys, argv, err := recentPushInput(s.prefix, recent, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := RecentPushScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeRecentPush(v)
+	return runtime.Run(ctx, s.db0, recentPushInput(s.prefix, recent, args), decodeRecentPush)
 }
 
-// QueueRecentPush adds a recent_push call to a batch; run the batch on a client of app
-// db0.
+// QueueRecentPush is RecentPush in a batch, run on a client of db0.
 func (s *Scripts) QueueRecentPush(b *runtime.Batch, recent RecentKey, args RecentPushArgs) *runtime.Pending[int64] {
-	keys, argv, err := recentPushInput(s.prefix, recent, args)
-	return runtime.Queue(b, RecentPushScript, keys, argv, err, decodeRecentPush)
+	return runtime.Queue(b, recentPushInput(s.prefix, recent, args), decodeRecentPush)
 }
 
-// TagsAddScript is script tags_add (lua/app/tags_add.lua), run with EVALSHA.
+// TagsAddScript is lua/app/tags_add.lua.
 var TagsAddScript = runtime.MustScript("tags_add", tagsAddSource, TagsAddSHA1, false)
 
-// TagsAddArgs are the ARGV of tags_add.
+// TagsAddArgs are the ARGV of TagsAdd.
 type TagsAddArgs struct {
 	Tag string
 }
 
-func tagsAddInput(prefix string, tags TagsKey, a TagsAddArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if tags.key == "" {
-		return nil, nil, runtime.MissingKey("tags_add", "tags")
-	}
-	if tags.p != prefix {
-		return nil, nil, runtime.WrongPrefix("tags_add", "tags")
-	}
-	if argv[0], err = runtime.ArgName("tags_add", "tag", a.Tag, 32); err != nil {
-		return nil, nil, err
-	}
-	argv[1] = TagsTTL.Milliseconds()
-	return []string{tags.key}, argv, nil
+func tagsAddInput(prefix string, tags TagsKey, a TagsAddArgs) runtime.Input {
+	in := TagsAddScript.PrefixedInput(prefix, 1, 2)
+	in.PrefixedKey("tags", tags.key, tags.p)
+	in.Name("tag", a.Tag, 32)
+	in.Millis(TagsTTL)
+	return in
 }
 
 func decodeTagsAdd(v any) (bool, error) {
-	r := runtime.ValueReply("tags_add", v)
+	r := TagsAddScript.ValueReply(v)
 	out := r.Bool("added")
 	return out, r.Err()
 }
 
-// TagsAdd runs tags_add (app db0).
+// TagsAdd runs tags_add on db0.
 func (s *Scripts) TagsAdd(ctx context.Context, tags TagsKey, args TagsAddArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "tags_add")
-	}
-	keys, argv, err := tagsAddInput(s.prefix, tags, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := TagsAddScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeTagsAdd(v)
+	return runtime.Run(ctx, s.db0, tagsAddInput(s.prefix, tags, args), decodeTagsAdd)
 }
 
-// QueueTagsAdd adds a tags_add call to a batch; run the batch on a client of app db0.
+// QueueTagsAdd is TagsAdd in a batch, run on a client of db0.
 func (s *Scripts) QueueTagsAdd(b *runtime.Batch, tags TagsKey, args TagsAddArgs) *runtime.Pending[bool] {
-	keys, argv, err := tagsAddInput(s.prefix, tags, args)
-	return runtime.Queue(b, TagsAddScript, keys, argv, err, decodeTagsAdd)
+	return runtime.Queue(b, tagsAddInput(s.prefix, tags, args), decodeTagsAdd)
 }
 
-// TagsListScript is script tags_list (lua/app/tags_list.lua), run with EVALSHA_RO.
+// TagsListScript is lua/app/tags_list.lua, read-only (EVALSHA_RO).
 var TagsListScript = runtime.MustScript("tags_list", tagsListSource, TagsListSHA1, true)
 
-func tagsListInput(prefix string, tags TagsKey) ([]string, []any, error) {
-	var argv []any
-	if tags.key == "" {
-		return nil, nil, runtime.MissingKey("tags_list", "tags")
-	}
-	if tags.p != prefix {
-		return nil, nil, runtime.WrongPrefix("tags_list", "tags")
-	}
-	return []string{tags.key}, argv, nil
+func tagsListInput(prefix string, tags TagsKey) runtime.Input {
+	in := TagsListScript.PrefixedInput(prefix, 1, 0)
+	in.PrefixedKey("tags", tags.key, tags.p)
+	return in
 }
 
 func decodeTagsList(v any) ([]string, error) {
-	r := runtime.ValueReply("tags_list", v)
+	r := TagsListScript.ValueReply(v)
 	out := r.Strings("tags")
 	return out, r.Err()
 }
 
-// TagsList runs tags_list (app db0).
+// TagsList runs tags_list on db0.
 func (s *Scripts) TagsList(ctx context.Context, tags TagsKey) ([]string, error) {
-	var zero []string
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "tags_list")
-	}
-	keys, argv, err := tagsListInput(s.prefix, tags)
-	if err != nil {
-		return zero, err
-	}
-	v, err := TagsListScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeTagsList(v)
+	return runtime.Run(ctx, s.db0, tagsListInput(s.prefix, tags), decodeTagsList)
 }
 
-// QueueTagsList adds a tags_list call to a batch; run the batch on a client of app db0.
+// QueueTagsList is TagsList in a batch, run on a client of db0.
 func (s *Scripts) QueueTagsList(b *runtime.Batch, tags TagsKey) *runtime.Pending[[]string] {
-	keys, argv, err := tagsListInput(s.prefix, tags)
-	return runtime.Queue(b, TagsListScript, keys, argv, err, decodeTagsList)
+	return runtime.Queue(b, tagsListInput(s.prefix, tags), decodeTagsList)
 }

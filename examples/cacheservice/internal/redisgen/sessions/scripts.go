@@ -5,9 +5,10 @@ package sessions
 import (
 	"context"
 	"fmt"
+	"time"
+
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
-	"time"
 )
 
 // Clients holds one client per database of sessions the scripts run in. A client may be
@@ -20,7 +21,7 @@ type Clients struct {
 // Scripts runs the Lua scripts of sessions through typed wrappers. It is safe for
 // concurrent use.
 type Scripts struct {
-	c      Clients
+	db0    runtime.DB
 	prefix string
 }
 
@@ -38,17 +39,16 @@ func WithPrefix(p Prefix) Option {
 // *redis.Client or *redis.Ring), so a script never runs in the wrong one, and binds the
 // Scripts to the deployment prefix WithPrefix names (required).
 func NewScripts(c Clients, opts ...Option) (*Scripts, error) {
-	s := &Scripts{c: c}
+	s := &Scripts{}
+	var err error
 	for _, o := range opts {
 		o(s)
 	}
 	if s.prefix == "" {
 		return nil, fmt.Errorf("sessions: NewScripts needs WithPrefix: every key of sessions starts with a deployment prefix: %w", runtime.ErrInvalidPrefix)
 	}
-	if c.DB0 != nil {
-		if err := runtime.CheckDB(c.DB0, DB0); err != nil {
-			return nil, fmt.Errorf("sessions db0: %w", err)
-		}
+	if s.db0, err = runtime.Bind(c.DB0, "sessions db0", DB0); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -64,16 +64,15 @@ func AllScripts() []*runtime.Script {
 }
 
 var (
-	// ErrNotOwner is the error reply NOT_OWNER of session_save. The caller does not hold the
-	// session's lock. Match it with errors.Is.
+	// ErrNotOwner is the error reply NOT_OWNER of session_save: the caller does not hold the
+	// session's lock.
 	ErrNotOwner = runtime.ErrorCode("NOT_OWNER")
 )
 
-// LoginAttemptScript is script login_attempt (lua/sessions/login_attempt.lua), run with
-// EVALSHA.
+// LoginAttemptScript is lua/sessions/login_attempt.lua.
 var LoginAttemptScript = runtime.MustScript("login_attempt", loginAttemptSource, LoginAttemptSHA1, false)
 
-// LoginAttemptArgs are the ARGV of login_attempt.
+// LoginAttemptArgs are the ARGV of LoginAttempt.
 type LoginAttemptArgs struct {
 	Limit  int64
 	Window time.Duration
@@ -90,32 +89,18 @@ type LoginAttemptResult struct {
 	Duplicate bool
 }
 
-func loginAttemptInput(prefix string, attempts LoginAttemptsKey, a LoginAttemptArgs) ([]string, []any, error) {
-	argv := make([]any, 4)
-	var err error
-	if attempts.key == "" {
-		return nil, nil, runtime.MissingKey("login_attempt", "attempts")
-	}
-	if attempts.p != prefix {
-		return nil, nil, runtime.WrongPrefix("login_attempt", "attempts")
-	}
-	if argv[0], err = runtime.ArgInt("login_attempt", "limit", a.Limit, 1, 100000); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgDuration("login_attempt", "window", a.Window, 1*time.Second, 24*time.Hour); err != nil {
-		return nil, nil, err
-	}
-	if argv[2], err = runtime.ArgDuration("login_attempt", "jitter", a.Jitter, 0, 1*time.Second); err != nil {
-		return nil, nil, err
-	}
-	if argv[3], err = runtime.ArgToken("login_attempt", "attempt", a.Attempt); err != nil {
-		return nil, nil, err
-	}
-	return []string{attempts.key}, argv, nil
+func loginAttemptInput(prefix string, attempts LoginAttemptsKey, a LoginAttemptArgs) runtime.Input {
+	in := LoginAttemptScript.PrefixedInput(prefix, 1, 4)
+	in.PrefixedKey("attempts", attempts.key, attempts.p)
+	in.Int("limit", a.Limit, 1, 100000)
+	in.Duration("window", a.Window, 1*time.Second, 24*time.Hour)
+	in.Duration("jitter", a.Jitter, 0, 1*time.Second)
+	in.Token("attempt", a.Attempt)
+	return in
 }
 
 func decodeLoginAttempt(v any) (LoginAttemptResult, error) {
-	r := runtime.ArrayReply("login_attempt", v, 3)
+	r := LoginAttemptScript.ArrayReply(v, 3)
 	var out LoginAttemptResult
 	out.Allowed = r.Bool("allowed")
 	out.Remaining = r.Int("remaining")
@@ -123,155 +108,85 @@ func decodeLoginAttempt(v any) (LoginAttemptResult, error) {
 	return out, r.Err()
 }
 
-// LoginAttempt runs login_attempt (sessions db0). Sliding-window limit of one account's
-// login attempts: at most limit attempts in window, each a ZSET member named by its
-// attempt id. An attempt already counted is not counted again (duplicate), so a call
-// resent after a lost reply is charged once.
+// LoginAttempt runs login_attempt on db0. Sliding-window limit of one account's login
+// attempts: at most limit attempts in window, each a ZSET member named by its attempt id.
+// An attempt already counted is not counted again (duplicate), so a call resent after a
+// lost reply is charged once.
 func (s *Scripts) LoginAttempt(ctx context.Context, attempts LoginAttemptsKey, args LoginAttemptArgs) (LoginAttemptResult, error) {
-	var zero LoginAttemptResult
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("sessions", "db0", "login_attempt")
-	}
-	keys, argv, err := loginAttemptInput(s.prefix, attempts, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := LoginAttemptScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeLoginAttempt(v)
+	return runtime.Run(ctx, s.db0, loginAttemptInput(s.prefix, attempts, args), decodeLoginAttempt)
 }
 
-// QueueLoginAttempt adds a login_attempt call to a batch; run the batch on a client of
-// sessions db0.
+// QueueLoginAttempt is LoginAttempt in a batch, run on a client of db0.
 func (s *Scripts) QueueLoginAttempt(b *runtime.Batch, attempts LoginAttemptsKey, args LoginAttemptArgs) *runtime.Pending[LoginAttemptResult] {
-	keys, argv, err := loginAttemptInput(s.prefix, attempts, args)
-	return runtime.Queue(b, LoginAttemptScript, keys, argv, err, decodeLoginAttempt)
+	return runtime.Queue(b, loginAttemptInput(s.prefix, attempts, args), decodeLoginAttempt)
 }
 
-// SessionLockScript is script session_lock (lua/sessions/session_lock.lua), run with
-// EVALSHA.
+// SessionLockScript is lua/sessions/session_lock.lua.
 var SessionLockScript = runtime.MustScript("session_lock", sessionLockSource, SessionLockSHA1, false)
 
-// SessionLockArgs are the ARGV of session_lock.
+// SessionLockArgs are the ARGV of SessionLock.
 type SessionLockArgs struct {
 	Owner string
 }
 
-func sessionLockInput(prefix string, lock SessionLockKey, a SessionLockArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("session_lock", "lock")
-	}
-	if lock.p != prefix {
-		return nil, nil, runtime.WrongPrefix("session_lock", "lock")
-	}
-	if argv[0], err = runtime.ArgToken("session_lock", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	argv[1] = SessionLockTTL.Milliseconds()
-	return []string{lock.key}, argv, nil
+func sessionLockInput(prefix string, lock SessionLockKey, a SessionLockArgs) runtime.Input {
+	in := SessionLockScript.PrefixedInput(prefix, 1, 2)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Token("owner", a.Owner)
+	in.Millis(SessionLockTTL)
+	return in
 }
 
 func decodeSessionLock(v any) (bool, error) {
-	r := runtime.ValueReply("session_lock", v)
+	r := SessionLockScript.ValueReply(v)
 	out := r.Bool("acquired")
 	return out, r.Err()
 }
 
-// SessionLock runs session_lock (sessions db0). Takes a session's lock for its owner (SET
-// NX PX).
+// SessionLock runs session_lock on db0. Takes a session's lock for its owner (SET NX PX).
 func (s *Scripts) SessionLock(ctx context.Context, lock SessionLockKey, args SessionLockArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("sessions", "db0", "session_lock")
-	}
-	keys, argv, err := sessionLockInput(s.prefix, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := SessionLockScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeSessionLock(v)
+	return runtime.Run(ctx, s.db0, sessionLockInput(s.prefix, lock, args), decodeSessionLock)
 }
 
-// QueueSessionLock adds a session_lock call to a batch; run the batch on a client of
-// sessions db0.
+// QueueSessionLock is SessionLock in a batch, run on a client of db0.
 func (s *Scripts) QueueSessionLock(b *runtime.Batch, lock SessionLockKey, args SessionLockArgs) *runtime.Pending[bool] {
-	keys, argv, err := sessionLockInput(s.prefix, lock, args)
-	return runtime.Queue(b, SessionLockScript, keys, argv, err, decodeSessionLock)
+	return runtime.Queue(b, sessionLockInput(s.prefix, lock, args), decodeSessionLock)
 }
 
-// SessionSaveScript is script session_save (lua/sessions/session_save.lua), run with
-// EVALSHA.
+// SessionSaveScript is lua/sessions/session_save.lua.
 var SessionSaveScript = runtime.MustScript("session_save", sessionSaveSource, SessionSaveSHA1, false)
 
-// SessionSaveArgs are the ARGV of session_save.
+// SessionSaveArgs are the ARGV of SessionSave.
 type SessionSaveArgs struct {
 	Owner string
 	Body  []byte
 }
 
-func sessionSaveInput(prefix string, data SessionDataKey, lock SessionLockKey, a SessionSaveArgs) ([]string, []any, error) {
-	argv := make([]any, 3)
-	var err error
-	if data.key == "" {
-		return nil, nil, runtime.MissingKey("session_save", "data")
-	}
-	if data.p != prefix {
-		return nil, nil, runtime.WrongPrefix("session_save", "data")
-	}
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("session_save", "lock")
-	}
-	if lock.p != prefix {
-		return nil, nil, runtime.WrongPrefix("session_save", "lock")
-	}
-	if runtime.KeySegment(data.key, len(prefix), 1) != runtime.KeySegment(lock.key, len(prefix), 1) {
-		return nil, nil, runtime.MismatchedKeys("session_save", "session_id")
-	}
-	if argv[0], err = runtime.ArgToken("session_save", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgBytes("session_save", "body", a.Body, 16384); err != nil {
-		return nil, nil, err
-	}
-	argv[2] = SessionDataTTL.Milliseconds()
-	return []string{data.key, lock.key}, argv, nil
+func sessionSaveInput(prefix string, data SessionDataKey, lock SessionLockKey, a SessionSaveArgs) runtime.Input {
+	in := SessionSaveScript.PrefixedInput(prefix, 2, 3)
+	in.PrefixedKey("data", data.key, data.p)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Same("session_id", data.key, 1, lock.key, 1)
+	in.Token("owner", a.Owner)
+	in.Bytes("body", a.Body, 16384)
+	in.Millis(SessionDataTTL)
+	return in
 }
 
 func decodeSessionSave(v any) (int64, error) {
-	r := runtime.ValueReply("session_save", v)
+	r := SessionSaveScript.ValueReply(v)
 	out := r.Int("version")
 	return out, r.Err()
 }
 
-// SessionSave runs session_save (sessions db0). Writes a session only for the holder of
-// that session's lock, so a stale writer never overwrites a newer session.
-// Its declared error replies match ErrNotOwner with errors.Is.
+// SessionSave runs session_save on db0. Writes a session only for the holder of that
+// session's lock, so a stale writer never overwrites a newer session.
+// Error replies. ErrNotOwner: the caller does not hold the session's lock.
 func (s *Scripts) SessionSave(ctx context.Context, data SessionDataKey, lock SessionLockKey, args SessionSaveArgs) (int64, error) {
-	var zero int64
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("sessions", "db0", "session_save")
-	}
-	keys, argv, err := sessionSaveInput(s.prefix, data, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := SessionSaveScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeSessionSave(v)
+	return runtime.Run(ctx, s.db0, sessionSaveInput(s.prefix, data, lock, args), decodeSessionSave)
 }
 
-// QueueSessionSave adds a session_save call to a batch; run the batch on a client of
-// sessions db0.
+// QueueSessionSave is SessionSave in a batch, run on a client of db0.
 func (s *Scripts) QueueSessionSave(b *runtime.Batch, data SessionDataKey, lock SessionLockKey, args SessionSaveArgs) *runtime.Pending[int64] {
-	keys, argv, err := sessionSaveInput(s.prefix, data, lock, args)
-	return runtime.Queue(b, SessionSaveScript, keys, argv, err, decodeSessionSave)
+	return runtime.Queue(b, sessionSaveInput(s.prefix, data, lock, args), decodeSessionSave)
 }

@@ -4,7 +4,7 @@ package sess
 
 import (
 	"context"
-	"fmt"
+
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 )
@@ -19,18 +19,18 @@ type Clients struct {
 // Scripts runs the Lua scripts of sess through typed wrappers. It is safe for concurrent
 // use.
 type Scripts struct {
-	c Clients
+	db0 runtime.DB
 }
 
 // NewScripts checks that each client selects its database, where the client can tell (a
 // *redis.Client or *redis.Ring), so a script never runs in the wrong one.
 func NewScripts(c Clients) (*Scripts, error) {
-	if c.DB0 != nil {
-		if err := runtime.CheckDB(c.DB0, DB0); err != nil {
-			return nil, fmt.Errorf("sess db0: %w", err)
-		}
+	s := &Scripts{}
+	var err error
+	if s.db0, err = runtime.Bind(c.DB0, "sess db0", DB0); err != nil {
+		return nil, err
 	}
-	return &Scripts{c: c}, nil
+	return s, nil
 }
 
 // AllScripts lists every script of sess, e.g. for runtime.Preload. The script cache is per
@@ -42,70 +42,45 @@ func AllScripts() []*runtime.Script {
 }
 
 var (
-	// ErrNotOwner is the error reply NOT_OWNER of session_save. The caller does not hold the
-	// session's lock. Match it with errors.Is.
+	// ErrNotOwner is the error reply NOT_OWNER of session_save: the caller does not hold the
+	// session's lock.
 	ErrNotOwner = runtime.ErrorCode("NOT_OWNER")
 )
 
-// SessionSaveScript is script session_save (lua/sess/session_save.lua), run with EVALSHA.
+// SessionSaveScript is lua/sess/session_save.lua.
 var SessionSaveScript = runtime.MustScript("session_save", sessionSaveSource, SessionSaveSHA1, false)
 
-// SessionSaveArgs are the ARGV of session_save.
+// SessionSaveArgs are the ARGV of SessionSave.
 type SessionSaveArgs struct {
 	Owner string
 	Body  []byte
 }
 
-func sessionSaveInput(data SessionDataKey, lock SessionLockKey, a SessionSaveArgs) ([]string, []any, error) {
-	argv := make([]any, 3)
-	var err error
-	if data.key == "" {
-		return nil, nil, runtime.MissingKey("session_save", "data")
-	}
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("session_save", "lock")
-	}
-	if runtime.KeySegment(data.key, 0, 1) != runtime.KeySegment(lock.key, 0, 1) {
-		return nil, nil, runtime.MismatchedKeys("session_save", "session_id")
-	}
-	if argv[0], err = runtime.ArgToken("session_save", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgBytes("session_save", "body", a.Body, 4096); err != nil {
-		return nil, nil, err
-	}
-	argv[2] = SessionDataTTL.Milliseconds()
-	return []string{data.key, lock.key}, argv, nil
+func sessionSaveInput(data SessionDataKey, lock SessionLockKey, a SessionSaveArgs) runtime.Input {
+	in := SessionSaveScript.Input(2, 3)
+	in.Key("data", data.key)
+	in.Key("lock", lock.key)
+	in.Same("session_id", data.key, 1, lock.key, 1)
+	in.Token("owner", a.Owner)
+	in.Bytes("body", a.Body, 4096)
+	in.Millis(SessionDataTTL)
+	return in
 }
 
 func decodeSessionSave(v any) (int64, error) {
-	r := runtime.ValueReply("session_save", v)
+	r := SessionSaveScript.ValueReply(v)
 	out := r.Int("version")
 	return out, r.Err()
 }
 
-// SessionSave runs session_save (sess db0). Writes the session only for the holder of its
+// SessionSave runs session_save on db0. Writes the session only for the holder of its
 // lock.
-// Its declared error replies match ErrNotOwner with errors.Is.
+// Error replies. ErrNotOwner: the caller does not hold the session's lock.
 func (s *Scripts) SessionSave(ctx context.Context, data SessionDataKey, lock SessionLockKey, args SessionSaveArgs) (int64, error) {
-	var zero int64
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("sess", "db0", "session_save")
-	}
-	keys, argv, err := sessionSaveInput(data, lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := SessionSaveScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeSessionSave(v)
+	return runtime.Run(ctx, s.db0, sessionSaveInput(data, lock, args), decodeSessionSave)
 }
 
-// QueueSessionSave adds a session_save call to a batch; run the batch on a client of sess
-// db0.
+// QueueSessionSave is SessionSave in a batch, run on a client of db0.
 func QueueSessionSave(b *runtime.Batch, data SessionDataKey, lock SessionLockKey, args SessionSaveArgs) *runtime.Pending[int64] {
-	keys, argv, err := sessionSaveInput(data, lock, args)
-	return runtime.Queue(b, SessionSaveScript, keys, argv, err, decodeSessionSave)
+	return runtime.Queue(b, sessionSaveInput(data, lock, args), decodeSessionSave)
 }

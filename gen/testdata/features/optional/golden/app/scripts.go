@@ -4,10 +4,10 @@ package app
 
 import (
 	"context"
-	"fmt"
+	"time"
+
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
-	"time"
 )
 
 // Clients holds one client per database of app the scripts run in. A client may be nil
@@ -20,18 +20,18 @@ type Clients struct {
 // Scripts runs the Lua scripts of app through typed wrappers. It is safe for concurrent
 // use.
 type Scripts struct {
-	c Clients
+	db0 runtime.DB
 }
 
 // NewScripts checks that each client selects its database, where the client can tell (a
 // *redis.Client or *redis.Ring), so a script never runs in the wrong one.
 func NewScripts(c Clients) (*Scripts, error) {
-	if c.DB0 != nil {
-		if err := runtime.CheckDB(c.DB0, DB0); err != nil {
-			return nil, fmt.Errorf("app db0: %w", err)
-		}
+	s := &Scripts{}
+	var err error
+	if s.db0, err = runtime.Bind(c.DB0, "app db0", DB0); err != nil {
+		return nil, err
 	}
-	return &Scripts{c: c}, nil
+	return s, nil
 }
 
 // AllScripts lists every script of app, e.g. for runtime.Preload. The script cache is per
@@ -42,10 +42,10 @@ func AllScripts() []*runtime.Script {
 	}
 }
 
-// LockAcquireScript is script lock_acquire (lua/app/lock_acquire.lua), run with EVALSHA.
+// LockAcquireScript is lua/app/lock_acquire.lua.
 var LockAcquireScript = runtime.MustScript("lock_acquire", lockAcquireSource, LockAcquireSHA1, false)
 
-// LockAcquireArgs are the ARGV of lock_acquire.
+// LockAcquireArgs are the ARGV of LockAcquire.
 type LockAcquireArgs struct {
 	Owner string
 	// TTL: The lease; the key's TTL when absent. Optional: nil sends an empty ARGV[2], which
@@ -63,83 +63,30 @@ type LockAcquireArgs struct {
 	Blob []byte
 }
 
-func lockAcquireInput(lock LockKey, a LockAcquireArgs) ([]string, []any, error) {
-	argv := make([]any, 6)
-	var err error
-	if lock.key == "" {
-		return nil, nil, runtime.MissingKey("lock_acquire", "lock")
-	}
-	if argv[0], err = runtime.ArgToken("lock_acquire", "owner", a.Owner); err != nil {
-		return nil, nil, err
-	}
-	if a.TTL == nil {
-		argv[1] = runtime.ArgAbsent
-	} else {
-		if argv[1], err = runtime.ArgDuration("lock_acquire", "ttl", *a.TTL, 1*time.Millisecond, 1*time.Minute); err != nil {
-			return nil, nil, err
-		}
-	}
-	if a.Note == nil {
-		argv[2] = runtime.ArgAbsent
-	} else {
-		if err = runtime.CheckPresent("lock_acquire", "note", len(*a.Note)); err != nil {
-			return nil, nil, err
-		}
-		if argv[2], err = runtime.ArgString("lock_acquire", "note", *a.Note, 64); err != nil {
-			return nil, nil, err
-		}
-	}
-	if a.Wait == nil {
-		argv[3] = runtime.ArgAbsent
-	} else {
-		argv[3] = runtime.ArgBool(*a.Wait)
-	}
-	if a.Tries == nil {
-		argv[4] = runtime.ArgAbsent
-	} else {
-		if argv[4], err = runtime.ArgInt("lock_acquire", "tries", *a.Tries, 1, 10); err != nil {
-			return nil, nil, err
-		}
-	}
-	if a.Blob == nil {
-		argv[5] = runtime.ArgAbsent
-	} else {
-		if err = runtime.CheckPresent("lock_acquire", "blob", len(a.Blob)); err != nil {
-			return nil, nil, err
-		}
-		if argv[5], err = runtime.ArgBytes("lock_acquire", "blob", a.Blob, 16); err != nil {
-			return nil, nil, err
-		}
-	}
-	return []string{lock.key}, argv, nil
+func lockAcquireInput(lock LockKey, a LockAcquireArgs) runtime.Input {
+	in := LockAcquireScript.Input(1, 6)
+	in.Key("lock", lock.key)
+	in.Token("owner", a.Owner)
+	in.OptDuration("ttl", a.TTL, 1*time.Millisecond, 1*time.Minute)
+	in.OptString("note", a.Note, 64)
+	in.OptBool(a.Wait)
+	in.OptInt("tries", a.Tries, 1, 10)
+	in.OptBytes("blob", a.Blob, 16)
+	return in
 }
 
 func decodeLockAcquire(v any) (bool, error) {
-	r := runtime.ValueReply("lock_acquire", v)
+	r := LockAcquireScript.ValueReply(v)
 	out := r.Bool("acquired")
 	return out, r.Err()
 }
 
-// LockAcquire runs lock_acquire (app db0).
+// LockAcquire runs lock_acquire on db0.
 func (s *Scripts) LockAcquire(ctx context.Context, lock LockKey, args LockAcquireArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "lock_acquire")
-	}
-	keys, argv, err := lockAcquireInput(lock, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := LockAcquireScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeLockAcquire(v)
+	return runtime.Run(ctx, s.db0, lockAcquireInput(lock, args), decodeLockAcquire)
 }
 
-// QueueLockAcquire adds a lock_acquire call to a batch; run the batch on a client of app
-// db0.
+// QueueLockAcquire is LockAcquire in a batch, run on a client of db0.
 func QueueLockAcquire(b *runtime.Batch, lock LockKey, args LockAcquireArgs) *runtime.Pending[bool] {
-	keys, argv, err := lockAcquireInput(lock, args)
-	return runtime.Queue(b, LockAcquireScript, keys, argv, err, decodeLockAcquire)
+	return runtime.Queue(b, lockAcquireInput(lock, args), decodeLockAcquire)
 }

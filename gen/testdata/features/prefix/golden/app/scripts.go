@@ -5,6 +5,7 @@ package app
 import (
 	"context"
 	"fmt"
+
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 )
@@ -19,7 +20,7 @@ type Clients struct {
 // Scripts runs the Lua scripts of app through typed wrappers. It is safe for concurrent
 // use.
 type Scripts struct {
-	c      Clients
+	db0    runtime.DB
 	prefix string
 }
 
@@ -37,17 +38,16 @@ func WithPrefix(p Prefix) Option {
 // *redis.Client or *redis.Ring), so a script never runs in the wrong one, and binds the
 // Scripts to the deployment prefix WithPrefix names (required).
 func NewScripts(c Clients, opts ...Option) (*Scripts, error) {
-	s := &Scripts{c: c}
+	s := &Scripts{}
+	var err error
 	for _, o := range opts {
 		o(s)
 	}
 	if s.prefix == "" {
 		return nil, fmt.Errorf("app: NewScripts needs WithPrefix: every key of app starts with a deployment prefix: %w", runtime.ErrInvalidPrefix)
 	}
-	if c.DB0 != nil {
-		if err := runtime.CheckDB(c.DB0, DB0); err != nil {
-			return nil, fmt.Errorf("app db0: %w", err)
-		}
+	if s.db0, err = runtime.Bind(c.DB0, "app db0", DB0); err != nil {
+		return nil, err
 	}
 	return s, nil
 }
@@ -60,55 +60,34 @@ func AllScripts() []*runtime.Script {
 	}
 }
 
-// CachePutScript is script cache_put (lua/app/cache_put.lua), run with EVALSHA.
+// CachePutScript is lua/app/cache_put.lua.
 var CachePutScript = runtime.MustScript("cache_put", cachePutSource, CachePutSHA1, false)
 
-// CachePutArgs are the ARGV of cache_put.
+// CachePutArgs are the ARGV of CachePut.
 type CachePutArgs struct {
 	Value []byte
 }
 
-func cachePutInput(prefix string, entry CacheEntryKey, a CachePutArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if entry.key == "" {
-		return nil, nil, runtime.MissingKey("cache_put", "entry")
-	}
-	if entry.p != prefix {
-		return nil, nil, runtime.WrongPrefix("cache_put", "entry")
-	}
-	if argv[0], err = runtime.ArgBytes("cache_put", "value", a.Value, 1024); err != nil {
-		return nil, nil, err
-	}
-	argv[1] = CacheEntryTTL.Milliseconds()
-	return []string{entry.key}, argv, nil
+func cachePutInput(prefix string, entry CacheEntryKey, a CachePutArgs) runtime.Input {
+	in := CachePutScript.PrefixedInput(prefix, 1, 2)
+	in.PrefixedKey("entry", entry.key, entry.p)
+	in.Bytes("value", a.Value, 1024)
+	in.Millis(CacheEntryTTL)
+	return in
 }
 
 func decodeCachePut(v any) (bool, error) {
-	r := runtime.ValueReply("cache_put", v)
+	r := CachePutScript.ValueReply(v)
 	out := r.Bool("stored")
 	return out, r.Err()
 }
 
-// CachePut runs cache_put (app db0).
+// CachePut runs cache_put on db0.
 func (s *Scripts) CachePut(ctx context.Context, entry CacheEntryKey, args CachePutArgs) (bool, error) {
-	var zero bool
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "cache_put")
-	}
-	keys, argv, err := cachePutInput(s.prefix, entry, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := CachePutScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeCachePut(v)
+	return runtime.Run(ctx, s.db0, cachePutInput(s.prefix, entry, args), decodeCachePut)
 }
 
-// QueueCachePut adds a cache_put call to a batch; run the batch on a client of app db0.
+// QueueCachePut is CachePut in a batch, run on a client of db0.
 func (s *Scripts) QueueCachePut(b *runtime.Batch, entry CacheEntryKey, args CachePutArgs) *runtime.Pending[bool] {
-	keys, argv, err := cachePutInput(s.prefix, entry, args)
-	return runtime.Queue(b, CachePutScript, keys, argv, err, decodeCachePut)
+	return runtime.Queue(b, cachePutInput(s.prefix, entry, args), decodeCachePut)
 }

@@ -4,10 +4,10 @@ package app
 
 import (
 	"context"
-	"fmt"
+	"time"
+
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
-	"time"
 )
 
 // Clients holds one client per database of app the scripts run in. A client may be nil
@@ -20,18 +20,18 @@ type Clients struct {
 // Scripts runs the Lua scripts of app through typed wrappers. It is safe for concurrent
 // use.
 type Scripts struct {
-	c Clients
+	db0 runtime.DB
 }
 
 // NewScripts checks that each client selects its database, where the client can tell (a
 // *redis.Client or *redis.Ring), so a script never runs in the wrong one.
 func NewScripts(c Clients) (*Scripts, error) {
-	if c.DB0 != nil {
-		if err := runtime.CheckDB(c.DB0, DB0); err != nil {
-			return nil, fmt.Errorf("app db0: %w", err)
-		}
+	s := &Scripts{}
+	var err error
+	if s.db0, err = runtime.Bind(c.DB0, "app db0", DB0); err != nil {
+		return nil, err
 	}
-	return &Scripts{c: c}, nil
+	return s, nil
 }
 
 // AllScripts lists every script of app, e.g. for runtime.Preload. The script cache is per
@@ -43,7 +43,7 @@ func AllScripts() []*runtime.Script {
 	}
 }
 
-// DocGetScript is script doc_get (lua/app/doc_get.lua), run with EVALSHA_RO.
+// DocGetScript is lua/app/doc_get.lua, read-only (EVALSHA_RO).
 var DocGetScript = runtime.MustScript("doc_get", docGetSource, DocGetSHA1, true)
 
 // SectionNotesItem is an element of doc_get's reply field notes.
@@ -82,16 +82,14 @@ type DocGetResult struct {
 	Sections []Section
 }
 
-func docGetInput(doc DocKey) ([]string, []any, error) {
-	var argv []any
-	if doc.key == "" {
-		return nil, nil, runtime.MissingKey("doc_get", "doc")
-	}
-	return []string{doc.key}, argv, nil
+func docGetInput(doc DocKey) runtime.Input {
+	in := DocGetScript.Input(1, 0)
+	in.Key("doc", doc.key)
+	return in
 }
 
 func decodeDocGet(v any) (DocGetResult, error) {
-	r := runtime.ArrayReply("doc_get", v, 3)
+	r := DocGetScript.ArrayReply(v, 3)
 	var out DocGetResult
 	out.Title = runtime.Nullable(&r, "title", r.String)
 	out.Rev = runtime.Nullable(&r, "rev", r.Int)
@@ -99,67 +97,37 @@ func decodeDocGet(v any) (DocGetResult, error) {
 	return out, r.Err()
 }
 
-// DocGet runs doc_get (app db0).
+// DocGet runs doc_get on db0.
 func (s *Scripts) DocGet(ctx context.Context, doc DocKey) (DocGetResult, error) {
-	var zero DocGetResult
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "doc_get")
-	}
-	keys, argv, err := docGetInput(doc)
-	if err != nil {
-		return zero, err
-	}
-	v, err := DocGetScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeDocGet(v)
+	return runtime.Run(ctx, s.db0, docGetInput(doc), decodeDocGet)
 }
 
-// QueueDocGet adds a doc_get call to a batch; run the batch on a client of app db0.
+// QueueDocGet is DocGet in a batch, run on a client of db0.
 func QueueDocGet(b *runtime.Batch, doc DocKey) *runtime.Pending[DocGetResult] {
-	keys, argv, err := docGetInput(doc)
-	return runtime.Queue(b, DocGetScript, keys, argv, err, decodeDocGet)
+	return runtime.Queue(b, docGetInput(doc), decodeDocGet)
 }
 
-// DocSectionsScript is script doc_sections (lua/app/doc_sections.lua), run with
-// EVALSHA_RO.
+// DocSectionsScript is lua/app/doc_sections.lua, read-only (EVALSHA_RO).
 var DocSectionsScript = runtime.MustScript("doc_sections", docSectionsSource, DocSectionsSHA1, true)
 
-func docSectionsInput(doc DocKey) ([]string, []any, error) {
-	var argv []any
-	if doc.key == "" {
-		return nil, nil, runtime.MissingKey("doc_sections", "doc")
-	}
-	return []string{doc.key}, argv, nil
+func docSectionsInput(doc DocKey) runtime.Input {
+	in := DocSectionsScript.Input(1, 0)
+	in.Key("doc", doc.key)
+	return in
 }
 
 func decodeDocSections(v any) ([]Section, error) {
-	r := runtime.ValueReply("doc_sections", v)
+	r := DocSectionsScript.ValueReply(v)
 	out := runtime.List(&r, "sections", 3, decodeSection)
 	return out, r.Err()
 }
 
-// DocSections runs doc_sections (app db0).
+// DocSections runs doc_sections on db0.
 func (s *Scripts) DocSections(ctx context.Context, doc DocKey) ([]Section, error) {
-	var zero []Section
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "doc_sections")
-	}
-	keys, argv, err := docSectionsInput(doc)
-	if err != nil {
-		return zero, err
-	}
-	v, err := DocSectionsScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeDocSections(v)
+	return runtime.Run(ctx, s.db0, docSectionsInput(doc), decodeDocSections)
 }
 
-// QueueDocSections adds a doc_sections call to a batch; run the batch on a client of app
-// db0.
+// QueueDocSections is DocSections in a batch, run on a client of db0.
 func QueueDocSections(b *runtime.Batch, doc DocKey) *runtime.Pending[[]Section] {
-	keys, argv, err := docSectionsInput(doc)
-	return runtime.Queue(b, DocSectionsScript, keys, argv, err, decodeDocSections)
+	return runtime.Queue(b, docSectionsInput(doc), decodeDocSections)
 }

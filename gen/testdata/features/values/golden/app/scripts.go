@@ -4,7 +4,7 @@ package app
 
 import (
 	"context"
-	"fmt"
+
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 )
@@ -19,18 +19,18 @@ type Clients struct {
 // Scripts runs the Lua scripts of app through typed wrappers. It is safe for concurrent
 // use.
 type Scripts struct {
-	c Clients
+	db0 runtime.DB
 }
 
 // NewScripts checks that each client selects its database, where the client can tell (a
 // *redis.Client or *redis.Ring), so a script never runs in the wrong one.
 func NewScripts(c Clients) (*Scripts, error) {
-	if c.DB0 != nil {
-		if err := runtime.CheckDB(c.DB0, DB0); err != nil {
-			return nil, fmt.Errorf("app db0: %w", err)
-		}
+	s := &Scripts{}
+	var err error
+	if s.db0, err = runtime.Bind(c.DB0, "app db0", DB0); err != nil {
+		return nil, err
 	}
-	return &Scripts{c: c}, nil
+	return s, nil
 }
 
 // AllScripts lists every script of app, e.g. for runtime.Preload. The script cache is per
@@ -41,57 +41,35 @@ func AllScripts() []*runtime.Script {
 	}
 }
 
-// OutboxAppendScript is script outbox_append (lua/app/outbox_append.lua), run with
-// EVALSHA.
+// OutboxAppendScript is lua/app/outbox_append.lua.
 var OutboxAppendScript = runtime.MustScript("outbox_append", outboxAppendSource, OutboxAppendSHA1, false)
 
-// OutboxAppendArgs are the ARGV of outbox_append.
+// OutboxAppendArgs are the ARGV of OutboxAppend.
 type OutboxAppendArgs struct {
 	Type string
 	Body []byte
 }
 
-func outboxAppendInput(outbox OutboxKey, a OutboxAppendArgs) ([]string, []any, error) {
-	argv := make([]any, 2)
-	var err error
-	if outbox.key == "" {
-		return nil, nil, runtime.MissingKey("outbox_append", "outbox")
-	}
-	if argv[0], err = runtime.ArgName("outbox_append", "type", a.Type, 32); err != nil {
-		return nil, nil, err
-	}
-	if argv[1], err = runtime.ArgBytes("outbox_append", "body", a.Body, 4096); err != nil {
-		return nil, nil, err
-	}
-	return []string{outbox.key}, argv, nil
+func outboxAppendInput(outbox OutboxKey, a OutboxAppendArgs) runtime.Input {
+	in := OutboxAppendScript.Input(1, 2)
+	in.Key("outbox", outbox.key)
+	in.Name("type", a.Type, 32)
+	in.Bytes("body", a.Body, 4096)
+	return in
 }
 
 func decodeOutboxAppend(v any) (string, error) {
-	r := runtime.ValueReply("outbox_append", v)
+	r := OutboxAppendScript.ValueReply(v)
 	out := r.String("id")
 	return out, r.Err()
 }
 
-// OutboxAppend runs outbox_append (app db0).
+// OutboxAppend runs outbox_append on db0.
 func (s *Scripts) OutboxAppend(ctx context.Context, outbox OutboxKey, args OutboxAppendArgs) (string, error) {
-	var zero string
-	if s.c.DB0 == nil {
-		return zero, runtime.NoClient("app", "db0", "outbox_append")
-	}
-	keys, argv, err := outboxAppendInput(outbox, args)
-	if err != nil {
-		return zero, err
-	}
-	v, err := OutboxAppendScript.Run(ctx, s.c.DB0, keys, argv...)
-	if err != nil {
-		return zero, err
-	}
-	return decodeOutboxAppend(v)
+	return runtime.Run(ctx, s.db0, outboxAppendInput(outbox, args), decodeOutboxAppend)
 }
 
-// QueueOutboxAppend adds a outbox_append call to a batch; run the batch on a client of app
-// db0.
+// QueueOutboxAppend is OutboxAppend in a batch, run on a client of db0.
 func QueueOutboxAppend(b *runtime.Batch, outbox OutboxKey, args OutboxAppendArgs) *runtime.Pending[string] {
-	keys, argv, err := outboxAppendInput(outbox, args)
-	return runtime.Queue(b, OutboxAppendScript, keys, argv, err, decodeOutboxAppend)
+	return runtime.Queue(b, outboxAppendInput(outbox, args), decodeOutboxAppend)
 }

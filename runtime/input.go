@@ -1,0 +1,308 @@
+package runtime
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/hanchat/luagen/runtime/keypart"
+	"github.com/redis/go-redis/v9"
+)
+
+// Input is one script call's KEYS and ARGV as a generated wrapper builds them:
+// Script.Input starts it with room for every key and argument, then one method
+// call per key or argument checks the value and appends it. The first refused
+// value sticks: later calls append nothing, and Run or Queue returns that error
+// without sending anything. Errors name the script and the key position or
+// argument, never the value.
+//
+// An Input is a value meant to live on the wrapper's stack; building one
+// allocates its two slices and nothing else (values that Go boxes into an
+// interface, such as most int64s, allocate as they would in a hand-written call).
+type Input struct {
+	script *Script
+	prefix string // the deployment prefix every key must carry, for prefixed instances
+	keys   []string
+	args   []any
+	err    error
+}
+
+// Input starts a call of s with room for nkeys keys and nargs arguments.
+func (s *Script) Input(nkeys, nargs int) Input {
+	return Input{script: s, keys: make([]string, 0, nkeys), args: make([]any, 0, nargs)}
+}
+
+// PrefixedInput starts a call of s whose keys must all carry the deployment prefix.
+func (s *Script) PrefixedInput(prefix string, nkeys, nargs int) Input {
+	in := s.Input(nkeys, nargs)
+	in.prefix = prefix
+	return in
+}
+
+// Err is the first value refused, or nil.
+func (in *Input) Err() error { return in.err }
+
+func (in *Input) argErr(arg, reason string) {
+	in.err = &ArgError{Script: in.script.name, Arg: arg, Reason: reason}
+}
+
+// Key appends the key of KEYS position pos; "" (no key of a type the position
+// takes) is refused.
+func (in *Input) Key(pos, key string) {
+	if in.err != nil {
+		return
+	}
+	if key == "" {
+		in.err = MissingKey(in.script.name, pos)
+		return
+	}
+	in.keys = append(in.keys, key)
+}
+
+// PrefixedKey is Key for a key built with deployment prefix owner, which must
+// be the Input's.
+func (in *Input) PrefixedKey(pos, key, owner string) {
+	if in.err == nil && key != "" && owner != in.prefix {
+		in.err = WrongPrefix(in.script.name, pos)
+		return
+	}
+	in.Key(pos, key)
+}
+
+// Same refuses two keys whose shared placeholder ph (segment i of key a,
+// segment j of key b, after the deployment prefix) holds different values.
+func (in *Input) Same(ph, a string, i int, b string, j int) {
+	if in.err != nil {
+		return
+	}
+	if KeySegment(a, len(in.prefix), i) != KeySegment(b, len(in.prefix), j) {
+		in.err = MismatchedKeys(in.script.name, ph)
+	}
+}
+
+// Int appends an integer argument within min..max.
+func (in *Input) Int(arg string, v, min, max int64) {
+	if in.err != nil {
+		return
+	}
+	if v < min || v > max {
+		in.argErr(arg, fmt.Sprintf("want %d..%d", min, max))
+		return
+	}
+	in.args = append(in.args, v)
+}
+
+// Bool appends a boolean argument as 1 or 0.
+func (in *Input) Bool(v bool) {
+	in.args = append(in.args, ArgBool(v))
+}
+
+// Duration appends a duration within min..max in whole milliseconds
+// (truncating any fraction of a millisecond).
+func (in *Input) Duration(arg string, d, min, max time.Duration) {
+	if in.err != nil {
+		return
+	}
+	if d < min || d > max {
+		in.argErr(arg, fmt.Sprintf("want %s..%s", min, max))
+		return
+	}
+	in.args = append(in.args, d.Milliseconds())
+}
+
+// Millis appends a duration the spec fixes (a declared TTL) in milliseconds.
+func (in *Input) Millis(d time.Duration) {
+	in.args = append(in.args, d.Milliseconds())
+}
+
+// String appends a string argument of at most maxBytes bytes.
+func (in *Input) String(arg, v string, maxBytes int) {
+	if in.err != nil {
+		return
+	}
+	if len(v) > maxBytes {
+		in.argErr(arg, fmt.Sprintf("%d bytes, the limit is %d", len(v), maxBytes))
+		return
+	}
+	in.args = append(in.args, v)
+}
+
+// Bytes appends a bytes argument of at most maxBytes bytes.
+func (in *Input) Bytes(arg string, v []byte, maxBytes int) {
+	if in.err != nil {
+		return
+	}
+	if len(v) > maxBytes {
+		in.argErr(arg, fmt.Sprintf("%d bytes, the limit is %d", len(v), maxBytes))
+		return
+	}
+	in.args = append(in.args, v)
+}
+
+// Token appends a random token (owner token, nonce).
+func (in *Input) Token(arg, v string) {
+	if in.err != nil {
+		return
+	}
+	if !keypart.Token(v) {
+		in.argErr(arg, "want "+strconv.Itoa(keypart.TokenMinLen)+".."+strconv.Itoa(keypart.TokenMaxLen)+" characters of [A-Za-z0-9_-]")
+		return
+	}
+	in.args = append(in.args, v)
+}
+
+// Hex appends exactly n lower-case hex characters.
+func (in *Input) Hex(arg, v string, n int) {
+	if in.err != nil {
+		return
+	}
+	if !keypart.Hex(v, n) {
+		in.argErr(arg, fmt.Sprintf("want %d lower-case hex characters", n))
+		return
+	}
+	in.args = append(in.args, v)
+}
+
+// UUID appends a canonical lower-case UUID.
+func (in *Input) UUID(arg, v string) {
+	if in.err != nil {
+		return
+	}
+	if !keypart.UUID(v) {
+		in.argErr(arg, "want a canonical lower-case UUID")
+		return
+	}
+	in.args = append(in.args, v)
+}
+
+// Name appends 1..maxLen characters of [A-Za-z0-9._-].
+func (in *Input) Name(arg, v string, maxLen int) {
+	if in.err != nil {
+		return
+	}
+	if !keypart.Name(v, maxLen) {
+		in.argErr(arg, fmt.Sprintf("want 1..%d characters of [A-Za-z0-9._-]", maxLen))
+		return
+	}
+	in.args = append(in.args, v)
+}
+
+// absent appends ArgAbsent for an optional argument left out and reports
+// whether v was nil.
+func (in *Input) absent(isNil bool) bool {
+	if isNil {
+		in.args = append(in.args, ArgAbsent)
+	}
+	return isNil
+}
+
+// present refuses the empty value of an optional string or bytes argument.
+func (in *Input) present(arg string, n int) bool {
+	if in.err == nil && n == 0 {
+		in.err = CheckPresent(in.script.name, arg, n)
+	}
+	return in.err == nil
+}
+
+// OptInt is Int for an optional argument: nil sends ArgAbsent.
+func (in *Input) OptInt(arg string, v *int64, min, max int64) {
+	if !in.absent(v == nil) {
+		in.Int(arg, *v, min, max)
+	}
+}
+
+// OptBool is Bool for an optional argument: nil sends ArgAbsent.
+func (in *Input) OptBool(v *bool) {
+	if !in.absent(v == nil) {
+		in.Bool(*v)
+	}
+}
+
+// OptDuration is Duration for an optional argument: nil sends ArgAbsent.
+func (in *Input) OptDuration(arg string, d *time.Duration, min, max time.Duration) {
+	if !in.absent(d == nil) {
+		in.Duration(arg, *d, min, max)
+	}
+}
+
+// OptString is String for an optional argument: nil sends ArgAbsent, and a
+// present value must not be empty.
+func (in *Input) OptString(arg string, v *string, maxBytes int) {
+	if !in.absent(v == nil) && in.present(arg, len(*v)) {
+		in.String(arg, *v, maxBytes)
+	}
+}
+
+// OptBytes is Bytes for an optional argument: nil sends ArgAbsent, and a
+// present value must not be empty.
+func (in *Input) OptBytes(arg string, v []byte, maxBytes int) {
+	if !in.absent(v == nil) && in.present(arg, len(v)) {
+		in.Bytes(arg, v, maxBytes)
+	}
+}
+
+// OptToken is Token for an optional argument: nil sends ArgAbsent.
+func (in *Input) OptToken(arg string, v *string) {
+	if !in.absent(v == nil) {
+		in.Token(arg, *v)
+	}
+}
+
+// OptHex is Hex for an optional argument: nil sends ArgAbsent.
+func (in *Input) OptHex(arg string, v *string, n int) {
+	if !in.absent(v == nil) {
+		in.Hex(arg, *v, n)
+	}
+}
+
+// OptUUID is UUID for an optional argument: nil sends ArgAbsent.
+func (in *Input) OptUUID(arg string, v *string) {
+	if !in.absent(v == nil) {
+		in.UUID(arg, *v)
+	}
+}
+
+// OptName is Name for an optional argument: nil sends ArgAbsent.
+func (in *Input) OptName(arg string, v *string, maxLen int) {
+	if !in.absent(v == nil) {
+		in.Name(arg, *v, maxLen)
+	}
+}
+
+// DB is the client of one database as generated Scripts hold it, with the name
+// errors give the database (e.g. "vm1 db0").
+type DB struct {
+	c    redis.Scripter
+	name string
+}
+
+// Bind makes the DB of a generated Scripts: c may be nil (a wrapper of that
+// database then answers ErrNoClient); otherwise it must select database index
+// where the client can tell (CheckDB).
+func Bind(c redis.Scripter, name string, index int) (DB, error) {
+	if c != nil {
+		if err := CheckDB(c, index); err != nil {
+			return DB{}, fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	return DB{c: c, name: name}, nil
+}
+
+// Run is what a generated wrapper's body calls: it refuses a database without a
+// client and a refused Input without sending anything, runs the script
+// (Script.Run: EVALSHA, NOSCRIPT recovery) and decodes the reply.
+func Run[T any](ctx context.Context, db DB, in Input, decode func(any) (T, error)) (T, error) {
+	var zero T
+	if db.c == nil {
+		return zero, fmt.Errorf("script %s: %s: %w", in.script.name, db.name, ErrNoClient)
+	}
+	if in.err != nil {
+		return zero, in.err
+	}
+	v, err := in.script.Run(ctx, db.c, in.keys, in.args...)
+	if err != nil {
+		return zero, err
+	}
+	return decode(v)
+}
