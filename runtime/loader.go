@@ -64,10 +64,16 @@ func (h *loaderHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 		if !ok {
 			return next(ctx, cmd)
 		}
-		sc, ok := cmd.(*redis.StringCmd)
-		if !ok {
+		var setVal func(string)
+		switch c := cmd.(type) {
+		case *redis.StringCmd: // ScriptLoad
+			setVal = c.SetVal
+		case *redis.Cmd: // Do("script", "load", src)
+			setVal = func(v string) { c.SetVal(v) }
+		default:
 			return next(ctx, cmd)
 		}
+		sc := cmd
 		sum := sha1.Sum([]byte(src))
 		s := h.known[hex.EncodeToString(sum[:])]
 		if s == nil || s.src != src {
@@ -86,7 +92,7 @@ func (h *loaderHook) ProcessHook(next redis.ProcessHook) redis.ProcessHook {
 			sc.SetErr(err)
 			return err
 		}
-		sc.SetVal(v)
+		setVal(v)
 		return nil
 	}
 }

@@ -66,7 +66,7 @@ func TestWithLoader(t *testing.T) {
 		t.Fatal(err)
 	}
 	var b runtime.Batch
-	p := runtime.Queue(&b, s, []string{"n"}, []any{10}, nil, func(v any) (int64, error) { return v.(int64), nil })
+	p := runtime.Queue(&b, callOf(s, "n", 10), func(v any) (int64, error) { return v.(int64), nil })
 	if err := b.Exec(ctx, app); err != nil {
 		t.Fatal(err)
 	}
@@ -108,5 +108,23 @@ func TestWithLoader(t *testing.T) {
 	_, err = s.Run(ctx, app2, []string{"n"}, 1)
 	if err == nil || strings.Contains(err.Error(), "wrong-loader-secret") || !strings.Contains(err.Error(), "loader") {
 		t.Fatalf("a loader that cannot log in: %v", err)
+	}
+}
+
+// A SCRIPT LOAD sent with Do (a *redis.Cmd) goes through the loader too.
+func TestWithLoaderRedirectsDo(t *testing.T) {
+	ctx := context.Background()
+	srv, app, loader := loaderServer(t)
+	s := mustScript(t, "incr", incrSrc, false)
+	runtime.WithLoader(app, loader, s)
+	v, err := app.Do(ctx, "SCRIPT", "LOAD", incrSrc).Result()
+	if err != nil || v != s.SHA1() {
+		t.Fatalf("Do SCRIPT LOAD: %v %v", v, err)
+	}
+	if n := redistest.CommandCalls(t, srv.Admin(), "script|load"); n != 1 {
+		t.Fatalf("script|load calls %d, want 1", n)
+	}
+	if err := app.Do(ctx, "script", "load", "return 2").Err(); !errors.Is(err, runtime.ErrUndeclaredScript) {
+		t.Fatalf("Do of an undeclared source: %v", err)
 	}
 }
