@@ -94,8 +94,11 @@ const (
 	cmdEvalSHA   = "evalsha"    // non-read-only scripts
 	cmdEvalSHARO = "evalsha_ro" // read-only scripts
 	cmdLoad      = "script|load"
-	cmdPing      = "ping"   // health probes; go-redis's Pub/Sub health check
-	cmdSelect    = "select" // a URL ending in /N, N > 0
+	cmdFCall     = "fcall"         // functions mode: non-read-only scripts
+	cmdFCallRO   = "fcall_ro"      // functions mode: read-only scripts, the library's version
+	cmdFuncLoad  = "function|load" // functions mode: the deploy step (FUNCTION LOAD REPLACE)
+	cmdPing      = "ping"          // health probes; go-redis's Pub/Sub health check
+	cmdSelect    = "select"        // a URL ending in /N, N > 0
 )
 
 // pubsub are the commands of a user with channels.
@@ -166,9 +169,14 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 					writes[c.Name] = true
 				}
 			}
-			if s.ReadOnly {
+			switch {
+			case in.Functions() && s.ReadOnly:
+				cmds[cmdFCallRO] = true
+			case in.Functions():
+				cmds[cmdFCall] = true
+			case s.ReadOnly:
 				cmds[cmdEvalSHARO] = true
-			} else {
+			default:
 				cmds[cmdEvalSHA] = true
 			}
 			for _, pos := range s.Keys {
@@ -249,7 +257,8 @@ const (
 )
 
 // LoaderUser is the name of the instance's loader user: SCRIPT LOAD (and PING),
-// nothing else. It loads the declared scripts at deploy time, and a service that
+// nothing else; in functions mode FUNCTION LOAD and FCALL_RO (for the library's
+// version function; it has no key) instead of SCRIPT LOAD. It loads the declared scripts at deploy time, and a service that
 // holds its credential recovers NOSCRIPT with it (runtime.WithLoader): that
 // credential can load any code, so a service holding it is as trusted as the
 // deploy job (README, "Who may load code").
@@ -273,8 +282,14 @@ type generatedRole struct {
 
 // roles are the generated users of in, with their exact commands.
 func roles(in *keyspec.Instance) []generatedRole {
+	loader := []string{"+" + cmdPing, "+" + cmdLoad}
+	if in.Functions() {
+		// FUNCTION LOAD REPLACE, and FCALL_RO of the version function (which
+		// takes no key; the loader has none).
+		loader = []string{"+" + cmdFCallRO, "+" + cmdFuncLoad, "+" + cmdPing}
+	}
 	return []generatedRole{
-		{LoaderUser(in), RoleLoader, []string{"+" + cmdPing, "+" + cmdLoad}},
+		{LoaderUser(in), RoleLoader, loader},
 		{OperatorUser(in), RoleOperator, []string{"+function|kill", "+" + cmdPing, "+script|kill"}},
 	}
 }

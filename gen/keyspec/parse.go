@@ -256,6 +256,13 @@ func (p *parser) buildInstances(raw *rawSpec) {
 		default:
 			p.errf(path+".topology", entry, "topology %q: want standalone or cluster", r.Topology)
 		}
+		switch in.Mode = r.Mode; r.Mode {
+		case ModeEvalSHA, ModeFunctions:
+		case "":
+			in.Mode = ModeEvalSHA
+		default:
+			p.errf(path+".mode", entry, "mode %q: want evalsha or functions", r.Mode)
+		}
 		in.Server = p.server(path+".server", entry, r.Server)
 		for _, sn := range sortedKeys(r.Servers) {
 			sp := path + ".servers." + sn

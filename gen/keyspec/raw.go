@@ -35,6 +35,7 @@ type rawInstance struct {
 	Seed             string               `yaml:"seed"`
 	Source           string               `yaml:"source"`
 	Topology         string               `yaml:"topology"`
+	Mode             string               `yaml:"mode"`
 	DeploymentPrefix *rawDeploymentPrefix `yaml:"deployment_prefix"`
 	Forbid           []rawForbid          `yaml:"forbid"`
 	Server           *rawServer           `yaml:"server"`
