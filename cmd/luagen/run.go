@@ -29,6 +29,7 @@ commands:
   acl        print the aclfile of an instance or one of its servers (least privilege, from the spec and the Lua)
   config     print the hardened redis.conf fragment of an instance or one of its servers
   init       write a minimal keyspec.yaml, one script and a Go test of it (--dir D)
+  load       the deploy step: load an instance's scripts (its Functions library, or SCRIPT LOAD) on every primary as its loader user
   sizing     measure an instance's keys on a scratch redis-server and print the memory a cardinality file implies
 
 run "luagen <command> -h" for a command's flags
@@ -55,6 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runInit(args[1:], stdout, stderr)
 	case "sizing":
 		return runSizing(args[1:], stdout, stderr)
+	case "load":
+		return runLoad(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
