@@ -6,8 +6,8 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"time"
 	"testing"
+	"time"
 
 	fn "github.com/hanchat/luagen/gen/testdata/features/functions/golden/app"
 	ev "github.com/hanchat/luagen/gen/testdata/features/functions_twin/golden/app"
