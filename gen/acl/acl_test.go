@@ -355,3 +355,26 @@ func spec(t *testing.T) *keyspec.Spec {
 	}
 	return s
 }
+
+// In functions mode the application user calls functions and cannot run
+// scripts by SHA1; the loader loads functions and reads the library's version.
+func TestDeriveFunctionsMode(t *testing.T) {
+	src := strings.Replace(small, "    topology: standalone\n", "    topology: standalone\n    mode: functions\n", 1)
+	users, _, err := derive(t, src, smallLua, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, u := range users {
+		got[u.Name] = strings.Join(u.Commands, " ")
+	}
+	if !strings.Contains(got["u"], "+fcall +fcall_ro") || strings.Contains(got["u"], "evalsha") || strings.Contains(got["u"], "function|") {
+		t.Errorf("u: %s", got["u"])
+	}
+	if got["a_loader"] != "+fcall_ro +function|load +ping" {
+		t.Errorf("a_loader: %s", got["a_loader"])
+	}
+	if got["a_operator"] != "+function|kill +ping +script|kill" {
+		t.Errorf("a_operator: %s", got["a_operator"])
+	}
+}
