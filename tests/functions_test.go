@@ -260,3 +260,59 @@ func TestOperatorKillsABusyFunction(t *testing.T) {
 		t.Fatal("the function still runs")
 	}
 }
+
+// On Redis Cluster, LoadLibrary loads on every primary (a library is per node,
+// not per slot), the replicas get it by replication, and after a manual
+// failover the promoted replica serves the wrappers with nothing loaded again.
+func TestFunctionsOnClusterSurviveFailover(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	cl := redistest.StartClusterWith(t, redistest.ClusterConfig{Primaries: 3, Replicas: 1})
+	cc := cl.Client(t)
+	r, err := runtime.LoadLibrary(ctx, cc, app.Library)
+	if err != nil || len(r.Nodes) != 3 {
+		t.Fatalf("LoadLibrary on the cluster: %+v %v", r, err)
+	}
+	for _, n := range r.Nodes {
+		if n.Version != app.Library.Version {
+			t.Fatalf("%s answers %q", n.Addr, n.Version)
+		}
+	}
+	scripts, err := app.NewScripts(app.Clients{DB0: cc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	page := hitsKey(t, "cluster")
+	if n, err := scripts.HitsIncr(ctx, page, app.HitsIncrArgs{By: 3}); err != nil || n != 3 {
+		t.Fatalf("on the cluster: %d %v", n, err)
+	}
+	slot := int(cc.ClusterKeySlot(ctx, page.String()).Val())
+	primary, err := cl.PrimaryOf(ctx, slot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	replicas, err := cl.ReplicasOf(ctx, primary)
+	if err != nil || len(replicas) == 0 {
+		t.Fatalf("replicas of %s: %v %v", primary.Addr, replicas, err)
+	}
+	if !redistest.WaitFor(ctx, 15*time.Second, func() bool {
+		libs, err := replicas[0].Admin().FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: "app"}).Result()
+		return err == nil && len(libs) == 1
+	}) {
+		t.Fatal("the replica never got the library")
+	}
+	if err := cl.Failover(ctx, replicas[0]); err != nil {
+		t.Fatal(err)
+	}
+	if err := cl.WaitConverged(ctx, 30*time.Second); err != nil {
+		t.Fatal(err)
+	}
+	// A fresh client finds the promoted replica as the key's primary.
+	after, _ := app.NewScripts(app.Clients{DB0: cl.Client(t)})
+	if n, err := after.HitsIncr(ctx, page, app.HitsIncrArgs{By: 1}); err != nil || n != 4 {
+		t.Fatalf("after the failover: %d %v", n, err)
+	}
+	if now, err := cl.PrimaryOf(ctx, slot); err != nil || now != replicas[0] {
+		t.Fatalf("the key's primary after the failover: %v %v, want the promoted replica %s", now, err, replicas[0].Addr)
+	}
+}
