@@ -85,3 +85,25 @@ func TestLoadCommand(t *testing.T) {
 		}
 	}
 }
+
+// luagen load --cluster loads the library on every primary of the cluster.
+func TestLoadCommandOnACluster(t *testing.T) {
+	ctx := context.Background()
+	cl := redistest.StartCluster(t, 3)
+	pw := filepath.Join(t.TempDir(), "pw")
+	// The test cluster's default user has nopass: any password logs in.
+	if err := os.WriteFile(pw, []byte("cluster-test-any-password\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr := luagen(t, "", "load", "--spec", "../../gen/testdata/features/functions/keyspec.yaml", "--lua", "../../gen/testdata/features/functions/lua",
+		"--instance", "app", "--cluster", "--addr", cl.Addrs()[0], "--user", "default", "--password-file", pw)
+	if code != 0 || strings.Count(stdout, "loaded") != 3 {
+		t.Fatalf("load --cluster: %d\n%s%s", code, stdout, stderr)
+	}
+	for _, addr := range cl.Addrs() {
+		libs, err := cl.Server(addr).Admin().FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: "app"}).Result()
+		if err != nil || len(libs) != 1 {
+			t.Errorf("%s: %v %v", addr, libs, err)
+		}
+	}
+}
