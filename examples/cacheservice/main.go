@@ -47,8 +47,21 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := runtime.Preload(ctx, client, app.AllScripts()...); err != nil {
-		return err
+	// Under luagen's aclfile the application user runs scripts but may not
+	// load them: the deploy step loads them (luagen load), and a service that
+	// also holds the loader user's credential (README, "Who may load code")
+	// recovers NOSCRIPT through it, only for these exact scripts.
+	if raw := os.Getenv("APP_LOADER_URL"); raw != "" {
+		lopts, err := secrets.ParseRedisURL("APP_LOADER_URL", raw)
+		if err != nil {
+			return err
+		}
+		loader := redis.NewClient(lopts)
+		defer loader.Close()
+		runtime.WithLoader(client, loader, app.AllScripts()...)
+		if err := runtime.Preload(ctx, client, app.AllScripts()...); err != nil {
+			return err
+		}
 	}
 	key, err := app.NewLockKey(prefix, "report-42")
 	if err != nil {
