@@ -14,6 +14,7 @@ import (
 	"github.com/hanchat/luagen/internal/elangtest"
 	"github.com/hanchat/luagen/internal/logtest"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/services/elang/cache"
 	"github.com/hanchat/luagen/services/elang/lock"
 	"github.com/hanchat/luagen/services/elang/ratelimit"
@@ -23,7 +24,10 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-const elangPassword = "elang-app-test-password-5d2b"
+const (
+	elangPassword       = "elang-app-test-password-5d2b"
+	elangLoaderPassword = "elang-loader-test-password-8c1f"
+)
 
 // elangACL is what `luagen acl --instance elang --prefix p --password-file
 // elang_app=FILE` prints, run as the built command.
@@ -34,11 +38,15 @@ func elangACL(t *testing.T, p elang.Prefix) string {
 	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/luagen").CombinedOutput(); err != nil {
 		t.Fatalf("go build luagen: %v\n%s", err, out)
 	}
-	pw := filepath.Join(dir, "pw")
+	pw, loaderPW := filepath.Join(dir, "pw"), filepath.Join(dir, "loader-pw")
 	if err := os.WriteFile(pw, []byte(elangPassword+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "acl", "--instance", "elang", "--prefix", p.String(), "--password-file", "elang_app="+pw, "--spec", "../keyspec.yaml", "--lua", "../lua")
+	if err := os.WriteFile(loaderPW, []byte(elangLoaderPassword+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, "acl", "--instance", "elang", "--prefix", p.String(), "--password-file", "elang_app="+pw,
+		"--password-file", "elang_loader="+loaderPW, "--spec", "../keyspec.yaml", "--lua", "../lua")
 	out, err := cmd.Output()
 	if err != nil {
 		t.Fatalf("luagen acl: %v", err)
@@ -69,7 +77,11 @@ func TestElangACLForOnePrefixRefusesAnother(t *testing.T) {
 	ctx := context.Background()
 	pa, pb := elangtest.Prefix(t, "deploy-a"), elangtest.Prefix(t, "deploy-b")
 	srv := redistest.Start(t, redistest.WithACL(elangACL(t, pa)+adminLine))
-	app := elangClient(srv, elang.ElangAppUser, elangPassword)
+	// elang_app runs scripts but may not load them: it recovers NOSCRIPT
+	// through the loader user (runtime.WithLoader), as a service holding the
+	// loader's credential does.
+	app := runtime.WithLoader(elangClient(srv, elang.ElangAppUser, elangPassword),
+		elangClient(srv, "elang_loader", elangLoaderPassword), elang.AllScripts()...)
 	admin := elangClient(srv, "luagen_test_admin", "admin-test-password")
 
 	// Everything of A works as elang_app.

@@ -47,6 +47,9 @@ type Instance struct {
 	Name     string
 	Source   string
 	Topology string // TopologyStandalone or TopologyCluster
+	// Mode is how the instance's scripts run: ModeEvalSHA (the default) or
+	// ModeFunctions.
+	Mode string
 	// Prefix is the deployment prefix bound at run time in front of every key and
 	// channel of the instance; nil when its patterns are the whole names.
 	Prefix *DeploymentPrefix
@@ -59,6 +62,20 @@ type Instance struct {
 	Servers []*Server
 	DBs     []*DB // sorted by index
 }
+
+// Script modes of an instance.
+const (
+	// ModeEvalSHA: scripts run by EVALSHA; the loader user loads them (SCRIPT
+	// LOAD) at deploy time or on NOSCRIPT.
+	ModeEvalSHA = "evalsha"
+	// ModeFunctions: the scripts are one Redis Functions library the deploy step
+	// loads (FUNCTION LOAD REPLACE); wrappers call FCALL/FCALL_RO, and no
+	// application code can load code. Functions persist in RDB/AOF and replicate.
+	ModeFunctions = "functions"
+)
+
+// Functions reports whether the instance's scripts run as Redis Functions.
+func (in *Instance) Functions() bool { return in.Mode == ModeFunctions }
 
 // Topologies.
 const (
