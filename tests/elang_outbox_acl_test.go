@@ -13,17 +13,22 @@ import (
 	"github.com/hanchat/luagen/generated/elang"
 	"github.com/hanchat/luagen/internal/pgtest"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/services/elang/consumer"
 	"github.com/hanchat/luagen/services/elang/outbox"
 	"github.com/redis/go-redis/v9"
 )
 
-const elangOutboxPassword = "elang-app-outbox-test-password-41b7"
+const (
+	elangOutboxPassword       = "elang-app-outbox-test-password-41b7"
+	elangOutboxLoaderPassword = "elang-loader-outbox-test-password-93e0"
+)
 
 // The relay, a queue worker and a realtime hub run as elang_app under the aclfile
-// luagen derives for one deployment (acme:production:): everything they call from
-// Go and from outbox_relay is granted, and the same user gets NOPERM on the outbox
-// stream of another deployment and on a command no entry grants.
+// luagen derives for one deployment (acme:production:), outbox_relay loaded through
+// elang_loader: everything they call from Go and from outbox_relay is granted, and
+// the same user gets NOPERM on the outbox stream of another deployment, on a
+// command no entry grants, and on SCRIPT LOAD itself.
 func TestElangOutboxUnderGeneratedACL(t *testing.T) {
 	ctx := context.Background()
 	spec, err := keyspec.Load("../keyspec.yaml")
@@ -38,13 +43,20 @@ func TestElangOutboxUnderGeneratedACL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	users, _, err := acl.Derive(spec, spec.Instance("elang"), srcs, map[string]string{"elang_app": hash})
+	loaderHash, err := acl.HashPassword([]byte(elangOutboxLoaderPassword + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	users, _, err := acl.Derive(spec, spec.Instance("elang"), srcs, map[string]string{"elang_app": hash, "elang_loader": loaderHash})
 	if err != nil {
 		t.Fatal(err)
 	}
 	const deployment = "acme:production:"
 	srv := redistest.Start(t, redistest.WithACL(acl.Render(acl.Deploy(users, deployment))+adminLine))
-	rdb := srv.Client(elang.DB0, func(o *redis.Options) { o.Username, o.Password = "elang_app", elangOutboxPassword })
+	// elang_app runs scripts but may not load them: it recovers NOSCRIPT through
+	// the loader user (runtime.WithLoader), as a service holding its credential does.
+	rdb := runtime.WithLoader(srv.Client(elang.DB0, func(o *redis.Options) { o.Username, o.Password = "elang_app", elangOutboxPassword }),
+		srv.Client(elang.DB0, func(o *redis.Options) { o.Username, o.Password = "elang_loader", elangOutboxLoaderPassword }), elang.AllScripts()...)
 	p, err := elang.NewPrefix(deployment)
 	if err != nil {
 		t.Fatal(err)
@@ -124,6 +136,10 @@ func TestElangOutboxUnderGeneratedACL(t *testing.T) {
 	}
 	if err := rdb.XDel(ctx, deployment+"outbox:stream", "0-1").Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
 		t.Fatalf("XDEL, granted by no entry: %v, want NOPERM", err)
+	}
+	app := srv.Client(elang.DB0, func(o *redis.Options) { o.Username, o.Password = "elang_app", elangOutboxPassword })
+	if err := app.ScriptLoad(ctx, "return 1").Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+		t.Fatalf("SCRIPT LOAD as elang_app: %v, want NOPERM", err)
 	}
 }
 

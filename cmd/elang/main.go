@@ -10,7 +10,9 @@
 //	                                             remove delivered rows, history and finished jobs past retention
 //
 // Configuration comes from the environment: DATABASE_URL (a postgres:// URL),
-// ELANG_REDIS_URL (the deployment's Redis, database 0), and the deployment prefix
+// ELANG_REDIS_URL (the deployment's Redis, database 0, as elang_app), optionally
+// ELANG_REDIS_LOADER_URL (as elang_loader, which loads elang's scripts; else the
+// deploy step loads them with luagen load), and the deployment prefix
 // ELANG_REDIS_PREFIX, else derived from APP_URL. Secrets never reach the output:
 // URLs are printed with their password redacted (services/secrets.RedactURL).
 //

@@ -43,7 +43,9 @@ commands:
 
 environment:
   DATABASE_URL         postgres://... of the application's database
-  ELANG_REDIS_URL      redis://... of the deployment's Redis (database 0)
+  ELANG_REDIS_URL      redis://... of the deployment's Redis (database 0), user elang_app
+  ELANG_REDIS_LOADER_URL  optional: redis://... as elang_loader, which loads elang's scripts
+                       (else the deploy step does: luagen load --instance elang)
   ELANG_REDIS_PREFIX   the deployment prefix (acme:production:); default derived from APP_URL
   APP_URL              the application's URL
 
@@ -87,6 +89,9 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		fmt.Fprintf(stderr, "elang: unknown command %q\n\n%s", cmd, usage)
 		return exitUsage
 	}
+	for _, f := range c.closers {
+		_ = f()
+	}
 	switch {
 	case err == nil:
 		return exitOK
@@ -106,7 +111,8 @@ type cli struct {
 	getenv         func(string) string
 	stdout, stderr io.Writer
 	log            *slog.Logger
-	secrets        []string // passwords and URLs never printed
+	secrets        []string       // passwords and URLs never printed
+	closers        []func() error // closed when the command ends
 }
 
 // redactingWriter writes through redact; slog writes a record in one Write.
@@ -190,9 +196,9 @@ func (c *cli) redis() (*redis.Client, elang.Prefix, *elang.Scripts, error) {
 	if err != nil {
 		return nil, elang.Prefix{}, nil, err
 	}
-	opt, err := redis.ParseURL(raw)
+	opt, err := secrets.ParseRedisURL(elang.DB0URLEnv, raw)
 	if err != nil {
-		return nil, elang.Prefix{}, nil, usageError{elang.DB0URLEnv + " " + secrets.RedactURL(raw) + ": " + err.Error()}
+		return nil, elang.Prefix{}, nil, usageError{err.Error()}
 	}
 	if opt.DB != elang.DB0 {
 		return nil, elang.Prefix{}, nil, usageError{fmt.Sprintf("%s %s names database %d: Elang uses database %d", elang.DB0URLEnv, secrets.RedactURL(raw), opt.DB, elang.DB0)}
@@ -203,12 +209,44 @@ func (c *cli) redis() (*redis.Client, elang.Prefix, *elang.Scripts, error) {
 	}
 	opt.ContextTimeoutEnabled = true // the relay's and the consumers' per-call bounds apply
 	rdb := redis.NewClient(opt)
+	// Under luagen's aclfile elang_app runs scripts but may not load them: the
+	// deploy step loads them (luagen load --instance elang), or, with the loader
+	// user's URL set, the process loads exactly elang's scripts through it
+	// (runtime.WithLoader) at start and after a NOSCRIPT.
+	if _, set := c.lookup(loaderURLEnv); set {
+		lraw, err := c.secretURL(loaderURLEnv, "redis", "rediss")
+		if err != nil {
+			_ = rdb.Close()
+			return nil, elang.Prefix{}, nil, err
+		}
+		lopt, err := secrets.ParseRedisURL(loaderURLEnv, lraw)
+		if err != nil {
+			_ = rdb.Close()
+			return nil, elang.Prefix{}, nil, usageError{err.Error()}
+		}
+		loader := redis.NewClient(lopt)
+		c.closers = append(c.closers, loader.Close)
+		runtime.WithLoader(rdb, loader, elang.AllScripts()...)
+		if err := runtime.Preload(c.ctx, rdb, elang.AllScripts()...); err != nil {
+			_ = rdb.Close()
+			return nil, elang.Prefix{}, nil, fmt.Errorf("load elang's scripts through %s: %w", loaderURLEnv, err)
+		}
+	}
 	scripts, err := elang.NewScripts(elang.Clients{DB0: rdb}, elang.WithPrefix(p))
 	if err != nil {
 		_ = rdb.Close()
 		return nil, elang.Prefix{}, nil, err
 	}
 	return rdb, p, scripts, nil
+}
+
+// loaderURLEnv names the optional URL of the elang_loader user.
+const loaderURLEnv = "ELANG_REDIS_LOADER_URL"
+
+// lookup reports an environment variable and whether it is set (not empty).
+func (c *cli) lookup(env string) (string, bool) {
+	v := c.getenv(env)
+	return v, v != ""
 }
 
 // runtimePrefix is elang.PrefixFromEnv over getenv.

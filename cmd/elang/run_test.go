@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hanchat/luagen/gen/acl"
+	"github.com/hanchat/luagen/gen/compiler"
+	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/internal/pgtest"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/services/elang/outbox"
@@ -228,5 +231,62 @@ func TestStderrIsRedacted(t *testing.T) {
 	}
 	if out := buf.String(); strings.Contains(out, "w0rd") || strings.Count(out, "xxxxx") != 2 {
 		t.Fatalf("redacted output: %q", out)
+	}
+}
+
+// Under the aclfile luagen derives for the deployment, elang_app may not load
+// scripts: outbox:dispatch fails (exit 1, rows pending) until the scripts are
+// loaded, and succeeds with ELANG_REDIS_LOADER_URL naming the loader user, without
+// printing either password.
+func TestDispatchUnderGeneratedACLNeedsTheLoader(t *testing.T) {
+	ctx := context.Background()
+	const appPW, loaderPW = "elang-app-cmd-test-password-2a9c", "elang-loader-cmd-test-password-7d31"
+	spec, err := keyspec.Load("../../keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs, err := compiler.Load(spec, os.DirFS("../../lua"), "lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := map[string]string{}
+	for user, pw := range map[string]string{"elang_app": appPW, "elang_loader": loaderPW} {
+		if hashes[user], err = acl.HashPassword([]byte(pw + "\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	users, _, err := acl.Derive(spec, spec.Instance("elang"), srcs, hashes)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := redistest.Start(t, redistest.WithACL(acl.Render(acl.Deploy(users, "acme:production:"))))
+	pool := pgtest.Schema(t, 8, outbox.Migration)
+	var schema string
+	if err := pool.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
+		t.Fatal(err)
+	}
+	write(t, pool, 20, 0)
+	env := map[string]string{
+		"DATABASE_URL":       pgtest.URL + "&search_path=" + schema,
+		"ELANG_REDIS_URL":    srv.URL("elang_app", appPW, 0),
+		"ELANG_REDIS_PREFIX": "acme:production:",
+	}
+	code, out, errs := call(ctx, env, "outbox:dispatch")
+	if code != 1 || !strings.Contains(errs, "NOPERM") {
+		t.Fatalf("dispatch without the loader: exit %d, %q; want 1 and NOPERM", code, errs)
+	}
+	var pending int64
+	if err := pool.QueryRow(ctx, "SELECT count(*) FROM elang_outbox WHERE delivered_at IS NULL").Scan(&pending); err != nil || pending != 20 {
+		t.Fatalf("pending %d %v, want 20", pending, err)
+	}
+	all := out + errs
+	env["ELANG_REDIS_LOADER_URL"] = srv.URL("elang_loader", loaderPW, 0)
+	code, out, errs = call(ctx, env, "outbox:dispatch")
+	all += out + errs
+	if code != 0 || !strings.Contains(errs, "20 rows relayed (20 appended") {
+		t.Fatalf("dispatch with the loader: exit %d, %q", code, errs)
+	}
+	if strings.Contains(all, appPW) || strings.Contains(all, loaderPW) {
+		t.Fatalf("a password reached the output:\n%s", all)
 	}
 }
