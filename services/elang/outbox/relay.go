@@ -31,6 +31,10 @@ const (
 // one.)
 const relayLock = 0x656c616e67_01 // "elang", 1
 
+// commitTimeout bounds the commit of a pass's marks, which is not cancelled with
+// the pass's context.
+const commitTimeout = 5 * time.Second
+
 // ErrRedis: Redis refused or did not answer a relay pass; the rows stay pending and
 // the next pass publishes them (Work retries with backoff).
 var ErrRedis = errors.New("outbox: redis")
@@ -234,7 +238,13 @@ func (r *Relay) pass(ctx context.Context) (Pass, error) {
 		}
 		marked = tag.RowsAffected()
 	}
-	if err := tx.Commit(ctx); err != nil {
+	// Once the marks are written the commit runs to its end even if ctx ends
+	// meanwhile: a commit abandoned half way may have happened all the same, and
+	// its result is what the counters must follow.
+	cctx, cancelCommit := context.WithTimeout(context.WithoutCancel(ctx), commitTimeout)
+	err = tx.Commit(cctx)
+	cancelCommit()
+	if err != nil {
 		return p, fmt.Errorf("outbox: relay: commit the mark of %d rows: %w", len(ids), err)
 	}
 	r.relayed.Add(float64(marked))
