@@ -28,7 +28,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "187ac82cc65e207ddfb31991db670dff2a85893bfa043d017598429ea6323ade"
+	SpecSHA256 = "6c131407ca2405792198064eab6ef1b8cd772e9d02ad7307e542bb7683622682"
 )
 
 // DB0 is database 0 of elang (source: Elang Redis doc (seed 003): REDIS_URL, one
@@ -357,6 +357,89 @@ func NewElangSessionLockKey(p Prefix, sessionID string) (ElangSessionLockKey, er
 	}, nil
 }
 
+// OutboxDedupeKey is a key of pattern outbox:dedupe:{message_id} (elang.db0, string, TTL
+// 7d; source: Elang Redis doc (seed 003): a dedupe key protects ordinary relay retries for
+// seven days).
+// The stream id an outbox row was appended under; a retry of the row appends nothing.
+// Build it with NewOutboxDedupeKey.
+type OutboxDedupeKey struct {
+	key string
+	p   string
+}
+
+// String is the key's name in Redis.
+func (k OutboxDedupeKey) String() string {
+	return k.key
+}
+
+// OutboxDedupePattern matches every OutboxDedupeKey of deployment p, as an ACL or SCAN MATCH pattern.
+func OutboxDedupePattern(p Prefix) string {
+	return p.s + "outbox:dedupe:*"
+}
+
+const (
+	// OutboxDedupeTTL is the TTL of every OutboxDedupeKey.
+	OutboxDedupeTTL = 168 * time.Hour
+	// OutboxDedupeMaxBytes bounds the value held by each OutboxDedupeKey.
+	OutboxDedupeMaxBytes = 64
+)
+
+// NewOutboxDedupeKey builds p + outbox:dedupe:{message_id}. Each part is checked against
+// its placeholder's type, so no value can forge another name; the error names the part,
+// never its value.
+func NewOutboxDedupeKey(p Prefix, messageID string) (OutboxDedupeKey, error) {
+	if p.s == "" {
+		return OutboxDedupeKey{}, runtime.NoPrefix("outbox_dedupe")
+	}
+	if err := runtime.CheckUUID("outbox_dedupe", "message_id", messageID); err != nil {
+		return OutboxDedupeKey{}, err
+	}
+	return OutboxDedupeKey{
+		key: p.s + "outbox:dedupe:" + messageID,
+		p:   p.s,
+	}, nil
+}
+
+// OutboxStreamKey is a key of pattern outbox:stream (elang.db0, stream, no TTL: the
+// relay's stream: consumer groups read it at any time; every XADD trims it to MAXLEN;
+// source: Elang Redis doc (seed 003): durable SQL outbox; the relay publishes committed
+// rows into a bounded Redis stream).
+// Wake-up notifications of committed outbox rows (an event of a channel or a job of a
+// queue); SQL holds the payloads, the stream only says which row to read.
+// Build it with NewOutboxStreamKey.
+type OutboxStreamKey struct {
+	key string
+	p   string
+}
+
+// String is the key's name in Redis.
+func (k OutboxStreamKey) String() string {
+	return k.key
+}
+
+// OutboxStreamPattern matches every OutboxStreamKey of deployment p, as an ACL or SCAN MATCH pattern.
+func OutboxStreamPattern(p Prefix) string {
+	return p.s + "outbox:stream"
+}
+
+const (
+	// OutboxStreamMaxLen is the most elements a OutboxStreamKey keeps: every write trims it to this.
+	OutboxStreamMaxLen = 100000
+)
+
+// NewOutboxStreamKey builds p + outbox:stream. Each part is checked against its
+// placeholder's type, so no value can forge another name; the error names the part, never
+// its value.
+func NewOutboxStreamKey(p Prefix) (OutboxStreamKey, error) {
+	if p.s == "" {
+		return OutboxStreamKey{}, runtime.NoPrefix("outbox_stream")
+	}
+	return OutboxStreamKey{
+		key: p.s + "outbox:stream",
+		p:   p.s,
+	}, nil
+}
+
 // Keys describes every key pattern of elang, for audits such as a keyspace scan that
 // checks each key is declared and has a TTL. Patterns and globs follow the deployment
 // prefix: strip it from a key before matching.
@@ -408,4 +491,22 @@ var Keys = []runtime.KeyInfo{
 		Pattern: "session:{session_id}:lock",
 		TTL:     30 * time.Second,
 		TTLRule: "heartbeat",
+	},
+	{
+		DB:      0,
+		Glob:    "outbox:dedupe:*",
+		Kind:    "outbox",
+		MaxTTL:  168 * time.Hour,
+		Name:    "outbox_dedupe",
+		Pattern: "outbox:dedupe:{message_id}",
+		TTL:     168 * time.Hour,
+		TTLRule: "fixed",
+	},
+	{
+		DB:      0,
+		Glob:    "outbox:stream",
+		Kind:    "outbox",
+		Name:    "outbox_stream",
+		Pattern: "outbox:stream",
+		TTLRule: "none",
 	}}

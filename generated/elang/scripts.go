@@ -68,6 +68,7 @@ func AllScripts() []*runtime.Script {
 		ElangSessionDestroyScript,
 		ElangSessionOpenScript,
 		ElangSessionSaveScript,
+		OutboxRelayScript,
 	}
 }
 
@@ -531,4 +532,62 @@ func (s *Scripts) ElangSessionSave(ctx context.Context, data ElangSessionDataKey
 // QueueElangSessionSave is ElangSessionSave in a batch, run on a client of db0.
 func (s *Scripts) QueueElangSessionSave(b *runtime.Batch, data ElangSessionDataKey, lock ElangSessionLockKey, args ElangSessionSaveArgs) *runtime.Pending[int64] {
 	return runtime.Queue(b, elangSessionSaveInput(s.prefix, data, lock, args), decodeElangSessionSave)
+}
+
+// OutboxRelayScript is lua/elang/outbox_relay.lua.
+var OutboxRelayScript = runtime.MustScript("outbox_relay", outboxRelaySource, OutboxRelaySHA1, false)
+
+// OutboxRelayArgs are the ARGV of OutboxRelay.
+type OutboxRelayArgs struct {
+	// MessageID: The outbox row's message_id.
+	MessageID string
+	// Kind: Event or job.
+	Kind string
+	// Channel: The event channel or the job queue.
+	Channel string
+	// Ref: The event id within its channel or the job id.
+	Ref int64
+	// Maxlen: MAXLEN of the XADD (at most the key's max_len).
+	Maxlen int64
+}
+
+// OutboxRelayResult is the reply of outbox_relay.
+type OutboxRelayResult struct {
+	// Appended: False when the dedupe key held the id of an earlier append.
+	Appended bool
+	// ID: The stream entry's id.
+	ID string
+}
+
+func outboxRelayInput(prefix string, stream OutboxStreamKey, dedupe OutboxDedupeKey, a OutboxRelayArgs) runtime.Input {
+	in := OutboxRelayScript.PrefixedInput(prefix, 2, 6)
+	in.PrefixedKey("stream", stream.key, stream.p)
+	in.PrefixedKey("dedupe", dedupe.key, dedupe.p)
+	in.UUID("message_id", a.MessageID)
+	in.Name("kind", a.Kind, 16)
+	in.String("channel", a.Channel, 128)
+	in.Int("ref", a.Ref, 1, 9007199254740991)
+	in.Int("maxlen", a.Maxlen, 1, 100000)
+	in.Millis(OutboxDedupeTTL)
+	return in
+}
+
+func decodeOutboxRelay(v any) (OutboxRelayResult, error) {
+	r := OutboxRelayScript.ArrayReply(v, 2)
+	var out OutboxRelayResult
+	out.Appended = r.Bool("appended")
+	out.ID = r.String("id")
+	return out, r.Err()
+}
+
+// OutboxRelay runs outbox_relay on db0. Appends one committed outbox row's notification to
+// the stream, trimmed to maxlen, unless its dedupe key says it was appended before; either
+// way it answers the stream id the row lives under, which the relay then marks in SQL.
+func (s *Scripts) OutboxRelay(ctx context.Context, stream OutboxStreamKey, dedupe OutboxDedupeKey, args OutboxRelayArgs) (OutboxRelayResult, error) {
+	return runtime.Run(ctx, s.db0, outboxRelayInput(s.prefix, stream, dedupe, args), decodeOutboxRelay)
+}
+
+// QueueOutboxRelay is OutboxRelay in a batch, run on a client of db0.
+func (s *Scripts) QueueOutboxRelay(b *runtime.Batch, stream OutboxStreamKey, dedupe OutboxDedupeKey, args OutboxRelayArgs) *runtime.Pending[OutboxRelayResult] {
+	return runtime.Queue(b, outboxRelayInput(s.prefix, stream, dedupe, args), decodeOutboxRelay)
 }
