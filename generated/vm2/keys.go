@@ -26,7 +26,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "6c131407ca2405792198064eab6ef1b8cd772e9d02ad7307e542bb7683622682"
+	SpecSHA256 = "3f56194432acdea2e2d8d03c27f5c55dd46a12ca5071f185154350cba576d4b8"
 )
 
 // DB0 is database 0 of vm2 (source: HAN VM2 spec §2, §3), reached through
