@@ -22,8 +22,7 @@ type Batch struct {
 
 type call struct {
 	script *Script
-	keys   []string
-	args   []any
+	in     Input
 	cmd    *redis.Cmd
 	err    error // a refused input: the call is not sent
 }
@@ -38,7 +37,7 @@ type Pending[T any] struct {
 // Queue adds a call to the batch. A refused Input (a key or an argument the
 // wrapper refused) is kept as the call's result and nothing is sent for it.
 func Queue[T any](b *Batch, in Input, decode func(any) (T, error)) *Pending[T] {
-	c := &call{script: in.script, keys: in.keys, args: in.args, err: in.err}
+	c := &call{script: in.script, in: in, err: in.err}
 	b.calls = append(b.calls, c)
 	return &Pending[T]{b: b, c: c, decode: decode}
 }
@@ -85,7 +84,7 @@ func (b *Batch) send(ctx context.Context, c redis.UniversalClient, calls []*call
 		if cl.err != nil {
 			continue
 		}
-		cl.cmd = cl.script.evalSha(ctx, pipe, cl.keys, cl.args)
+		cl.cmd = pipe.Do(ctx, cl.in.cmd...)
 		n++
 	}
 	if n == 0 {

@@ -28,6 +28,9 @@ type Script struct {
 	src      string
 	sha      string
 	readOnly bool
+	// cmdName and shaArg are EVALSHA (or EVALSHA_RO) and the SHA1, boxed once
+	// for the commands Input builds.
+	cmdName, shaArg any
 }
 
 // NewScript makes a Script and checks that src hashes to sha1Hex (the constant the
@@ -38,7 +41,11 @@ func NewScript(name, src, sha1Hex string, readOnly bool) (*Script, error) {
 	if got := hex.EncodeToString(sum[:]); got != sha1Hex {
 		return nil, fmt.Errorf("script %s: source hashes to %s, declared %s: %w (run luagen generate)", name, got, sha1Hex, ErrSHAMismatch)
 	}
-	return &Script{name: name, src: src, sha: sha1Hex, readOnly: readOnly}, nil
+	s := &Script{name: name, src: src, sha: sha1Hex, readOnly: readOnly, cmdName: "evalsha", shaArg: sha1Hex}
+	if readOnly {
+		s.cmdName = "evalsha_ro"
+	}
+	return s, nil
 }
 
 // MustScript is NewScript for package initialisation of generated code; it panics
@@ -81,6 +88,39 @@ func (s *Script) Run(ctx context.Context, c redis.Scripter, keys []string, args 
 			return nil, err
 		}
 		v, err = s.evalSha(ctx, c, keys, args).Result()
+	}
+	if err == redis.Nil {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, replyError(s.name, err)
+	}
+	return v, nil
+}
+
+// doer is a client that sends a command as it is: every go-redis client,
+// pipeline and auto-pipeliner.
+type doer interface {
+	Do(ctx context.Context, args ...any) *redis.Cmd
+}
+
+// send sends in's command on c: as built, through Do, where c has it; else
+// through EvalSha.
+func (s *Script) send(ctx context.Context, c redis.Scripter, in *Input) *redis.Cmd {
+	if d, ok := c.(doer); ok {
+		return d.Do(ctx, in.cmd...)
+	}
+	return s.evalSha(ctx, c, in.keys(), in.args())
+}
+
+// runInput is Run for a built Input.
+func (s *Script) runInput(ctx context.Context, c redis.Scripter, in *Input) (any, error) {
+	v, err := s.send(ctx, c, in).Result()
+	if isNoScript(err) {
+		if err := s.load(ctx, c); err != nil {
+			return nil, err
+		}
+		v, err = s.send(ctx, c, in).Result()
 	}
 	if err == redis.Nil {
 		return nil, nil
