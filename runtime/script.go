@@ -16,7 +16,10 @@ import (
 	"context"
 	"crypto/sha1"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"reflect"
+	"sync"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -31,6 +34,17 @@ type Script struct {
 	// cmdName and shaArg are EVALSHA (or EVALSHA_RO) and the SHA1, boxed once
 	// for the commands Input builds.
 	cmdName, shaArg any
+
+	// loading holds the SCRIPT LOAD under way per client, so that callers who
+	// meet NOSCRIPT together wait for one load instead of sending one each.
+	mu      sync.Mutex
+	loading map[redis.Scripter]*loadFlight
+}
+
+// loadFlight is one SCRIPT LOAD under way; done closes when err is set.
+type loadFlight struct {
+	done chan struct{}
+	err  error
 }
 
 // NewScript makes a Script and checks that src hashes to sha1Hex (the constant the
@@ -106,21 +120,44 @@ type doer interface {
 
 // send sends in's command on c: as built, through Do, where c has it; else
 // through EvalSha.
-func (s *Script) send(ctx context.Context, c redis.Scripter, in *Input) *redis.Cmd {
-	if d, ok := c.(doer); ok {
-		return d.Do(ctx, in.cmd...)
+func (s *Script) send(ctx context.Context, c redis.Scripter, in *Input) (any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, notSent(s, err)
 	}
-	return s.evalSha(ctx, c, in.keys(), in.args())
+	switch c := c.(type) {
+	case *AutoPipelined:
+		// Its Do runs outside the auto-pipeline; Process batches.
+		cmd := redis.NewCmd(ctx, in.cmd...)
+		if err := c.process(ctx, s, cmd); err != nil {
+			var ou *OutcomeUnknownError
+			if errors.As(err, &ou) {
+				return nil, err
+			}
+		}
+		return cmd.Result()
+	case doer:
+		return c.Do(ctx, in.cmd...).Result()
+	}
+	return s.evalSha(ctx, c, in.keys(), in.args()).Result()
 }
+
+// noScriptLoads bounds how often one call loads its script after NOSCRIPT.
+const noScriptLoads = 3
 
 // runInput is Run for a built Input.
 func (s *Script) runInput(ctx context.Context, c redis.Scripter, in *Input) (any, error) {
-	v, err := s.send(ctx, c, in).Result()
-	if isNoScript(err) {
+	v, err := s.send(ctx, c, in)
+	// NOSCRIPT means the call did not run: load and send again, a few times
+	// (a SCRIPT FLUSH or failover may come between the load and the call).
+	for loads := 0; isNoScript(err) && loads < noScriptLoads; loads++ {
 		if err := s.load(ctx, c); err != nil {
 			return nil, err
 		}
-		v, err = s.send(ctx, c, in).Result()
+		v, err = s.send(ctx, c, in)
+	}
+	var ou *OutcomeUnknownError
+	if errors.As(err, &ou) {
+		return nil, err
 	}
 	if err == redis.Nil {
 		return nil, nil
@@ -131,10 +168,48 @@ func (s *Script) runInput(ctx context.Context, c redis.Scripter, in *Input) (any
 	return v, nil
 }
 
-// load loads the script where c's next EVALSHA may land: on every shard of a
+// load loads the script where c's next EVALSHA may land, once at a time per
+// client however many callers ask: a caller that finds a load of s through c
+// under way waits for it and shares its outcome (or loads itself when the load
+// failed only because its first caller's context ended).
+func (s *Script) load(ctx context.Context, c redis.Scripter) error {
+	if !reflect.TypeOf(c).Comparable() {
+		return s.loadAll(ctx, c)
+	}
+	for {
+		s.mu.Lock()
+		f, waiting := s.loading[c]
+		if !waiting {
+			if s.loading == nil {
+				s.loading = map[redis.Scripter]*loadFlight{}
+			}
+			f = &loadFlight{done: make(chan struct{})}
+			s.loading[c] = f
+		}
+		s.mu.Unlock()
+		if !waiting {
+			f.err = s.loadAll(ctx, c)
+			s.mu.Lock()
+			delete(s.loading, c)
+			s.mu.Unlock()
+			close(f.done)
+			return f.err
+		}
+		select {
+		case <-f.done:
+		case <-ctx.Done():
+			return notSent(s, ctx.Err())
+		}
+		if f.err == nil || !(errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)) || ctx.Err() != nil {
+			return f.err
+		}
+	}
+}
+
+// loadAll loads the script where c's next EVALSHA may land: on every shard of a
 // Ring (whose SCRIPT LOAD, having no key, would reach one random shard), else
 // through c (a ClusterClient's SCRIPT LOAD reaches every node).
-func (s *Script) load(ctx context.Context, c redis.Scripter) error {
+func (s *Script) loadAll(ctx context.Context, c redis.Scripter) error {
 	if ring, ok := c.(*redis.Ring); ok {
 		return ring.ForEachShard(ctx, func(ctx context.Context, shard *redis.Client) error { return s.loadOne(ctx, shard) })
 	}
@@ -164,11 +239,17 @@ func Preload(ctx context.Context, c redis.UniversalClient, scripts ...*Script) e
 	return nil
 }
 
-// CheckDB reports ErrWrongDB when c is a client whose selected database is not db.
-// Clients whose database cannot be read (a pipeline, a custom Scripter) pass.
+// CheckDB reports ErrWrongDB when c is a client whose selected database is not db,
+// and ErrUncheckedDB for a bare *redis.AutoPipeliner (which hides its client:
+// wrap it with AutoPipeline). Other clients whose database cannot be read (a
+// pipeline, a custom Scripter) pass.
 func CheckDB(c redis.Scripter, db int) error {
 	var got int
 	switch c := c.(type) {
+	case *AutoPipelined:
+		return CheckDB(c.client, db)
+	case *redis.AutoPipeliner:
+		return fmt.Errorf("a *redis.AutoPipeliner hides its client's database: pass runtime.AutoPipeline(client, options) instead: %w", ErrUncheckedDB)
 	case *redis.Client:
 		got = c.Options().DB
 	case *redis.Ring:
