@@ -77,7 +77,7 @@ func (e *OutcomeUnknownError) Unwrap() error { return e.Err }
 
 // process sends cmd on the auto-pipeliner and waits for its reply or for the
 // end of ctx, whichever comes first.
-func (a *AutoPipelined) process(ctx context.Context, s *Script, cmd *redis.Cmd) error {
+func (a *AutoPipelined) process(ctx context.Context, s *Script, cmd redis.Cmder) error {
 	if ctx.Done() == nil {
 		return a.AutoPipeliner.Process(ctx, cmd)
 	}

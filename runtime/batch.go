@@ -84,7 +84,8 @@ func (b *Batch) send(ctx context.Context, c redis.UniversalClient, calls []*call
 		if cl.err != nil {
 			continue
 		}
-		cl.cmd = pipe.Do(ctx, cl.in.cmd...)
+		cl.cmd = redis.NewCmd(ctx, cl.in.cmd...)
+		_ = pipe.Process(ctx, cl.script.cmder(cl.cmd))
 		n++
 	}
 	if n == 0 {
@@ -113,6 +114,9 @@ func (p *Pending[T]) Result() (T, error) {
 	v, err := p.c.cmd.Result()
 	if err == redis.Nil {
 		v, err = nil, nil
+	}
+	if err = p.c.script.outcome(err); errors.Is(err, ErrOutcomeUnknown) {
+		return zero, err
 	}
 	if err != nil {
 		return zero, replyError(p.c.script.name, err)

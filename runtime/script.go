@@ -18,6 +18,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"net"
 	"reflect"
 	"sync"
 
@@ -31,6 +32,9 @@ type Script struct {
 	src      string
 	sha      string
 	readOnly bool
+	// replayable: a client may send the script again after a failure that
+	// leaves its outcome unknown (read-only, or declared replay-safe).
+	replayable bool
 	// cmdName and shaArg are EVALSHA (or EVALSHA_RO) and the SHA1, boxed once
 	// for the commands Input builds.
 	cmdName, shaArg any
@@ -47,15 +51,29 @@ type loadFlight struct {
 	err  error
 }
 
+// ScriptOption is a property of a script beyond its source.
+type ScriptOption int
+
+// ReplaySafe declares that running the script twice for one call does no harm
+// (the spec's replay_safe): go-redis may send it again after a connection
+// failure. Without it (and unless the script is read-only), a call is sent at
+// most once: a failure after it was written is an ErrOutcomeUnknown.
+const ReplaySafe ScriptOption = 1
+
 // NewScript makes a Script and checks that src hashes to sha1Hex (the constant the
 // generator wrote), so a hand-edited source cannot run under a stale name.
 // readOnly scripts run as EVALSHA_RO.
-func NewScript(name, src, sha1Hex string, readOnly bool) (*Script, error) {
+func NewScript(name, src, sha1Hex string, readOnly bool, opts ...ScriptOption) (*Script, error) {
 	sum := sha1.Sum([]byte(src))
 	if got := hex.EncodeToString(sum[:]); got != sha1Hex {
 		return nil, fmt.Errorf("script %s: source hashes to %s, declared %s: %w (run luagen generate)", name, got, sha1Hex, ErrSHAMismatch)
 	}
-	s := &Script{name: name, src: src, sha: sha1Hex, readOnly: readOnly, cmdName: "evalsha", shaArg: sha1Hex}
+	s := &Script{name: name, src: src, sha: sha1Hex, readOnly: readOnly, replayable: readOnly, cmdName: "evalsha", shaArg: sha1Hex}
+	for _, o := range opts {
+		if o == ReplaySafe {
+			s.replayable = true
+		}
+	}
 	if readOnly {
 		s.cmdName = "evalsha_ro"
 	}
@@ -64,8 +82,8 @@ func NewScript(name, src, sha1Hex string, readOnly bool) (*Script, error) {
 
 // MustScript is NewScript for package initialisation of generated code; it panics
 // on a SHA1 mismatch, which only a hand edit of generated code can cause.
-func MustScript(name, src, sha1Hex string, readOnly bool) *Script {
-	s, err := NewScript(name, src, sha1Hex, readOnly)
+func MustScript(name, src, sha1Hex string, readOnly bool, opts ...ScriptOption) *Script {
+	s, err := NewScript(name, src, sha1Hex, readOnly, opts...)
 	if err != nil {
 		panic(err)
 	}
@@ -80,6 +98,10 @@ func (s *Script) SHA1() string { return s.sha }
 
 // Source is the Lua source.
 func (s *Script) Source() string { return s.src }
+
+// Replayable reports whether a client may send the script again after a
+// failure that leaves its outcome unknown: read-only, or declared ReplaySafe.
+func (s *Script) Replayable() bool { return s.replayable }
 
 // ReadOnly reports whether the script runs as EVALSHA_RO.
 func (s *Script) ReadOnly() bool { return s.readOnly }
@@ -112,10 +134,46 @@ func (s *Script) Run(ctx context.Context, c redis.Scripter, keys []string, args 
 	return v, nil
 }
 
-// doer is a client that sends a command as it is: every go-redis client,
-// pipeline and auto-pipeliner.
-type doer interface {
-	Do(ctx context.Context, args ...any) *redis.Cmd
+// processor is a client that sends a command as it is: every go-redis client
+// and pipeline.
+type processor interface {
+	Process(ctx context.Context, cmd redis.Cmder) error
+}
+
+// noRetry is a command go-redis must not send again after a failure (its
+// retries, a pipeline's replay, an auto-pipeline's recovery all ask NoRetry).
+type noRetry struct{ *redis.Cmd }
+
+// NoRetry is true: the command is sent at most once.
+func (noRetry) NoRetry() bool { return true }
+
+// cmder is cmd as s may be sent: once only unless s is replayable.
+func (s *Script) cmder(cmd *redis.Cmd) redis.Cmder {
+	if s.replayable {
+		return cmd
+	}
+	return noRetry{cmd}
+}
+
+// outcome classifies the error of a call that was handed to the client: a
+// reply (an error reply, NOSCRIPT) or a failure before anything was written
+// (a dial error, no free connection) is itself; anything else (a connection
+// that died, a context that ended while waiting for the reply) leaves the
+// outcome unknown.
+func (s *Script) outcome(err error) error {
+	var re redis.Error
+	var op *net.OpError
+	switch {
+	case err == nil, err == redis.Nil, errors.As(err, &re):
+		return err
+	case errors.As(err, &op) && op.Op == "dial", errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrClosed):
+		return err
+	}
+	var ou *OutcomeUnknownError
+	if errors.As(err, &ou) {
+		return err
+	}
+	return &OutcomeUnknownError{Script: s.name, Err: err}
 }
 
 // send sends in's command on c: as built, through Do, where c has it; else
@@ -124,21 +182,23 @@ func (s *Script) send(ctx context.Context, c redis.Scripter, in *Input) (any, er
 	if err := ctx.Err(); err != nil {
 		return nil, notSent(s, err)
 	}
+	var v any
+	var err error
 	switch c := c.(type) {
 	case *AutoPipelined:
 		// Its Do runs outside the auto-pipeline; Process batches.
 		cmd := redis.NewCmd(ctx, in.cmd...)
-		if err := c.process(ctx, s, cmd); err != nil {
-			var ou *OutcomeUnknownError
-			if errors.As(err, &ou) {
-				return nil, err
-			}
+		if err = c.process(ctx, s, s.cmder(cmd)); err == nil || !errors.Is(err, ErrOutcomeUnknown) {
+			v, err = cmd.Result()
 		}
-		return cmd.Result()
-	case doer:
-		return c.Do(ctx, in.cmd...).Result()
+	case processor:
+		cmd := redis.NewCmd(ctx, in.cmd...)
+		_ = c.Process(ctx, s.cmder(cmd))
+		v, err = cmd.Result()
+	default:
+		v, err = s.evalSha(ctx, c, in.keys(), in.args()).Result()
 	}
-	return s.evalSha(ctx, c, in.keys(), in.args()).Result()
+	return v, s.outcome(err)
 }
 
 // noScriptLoads bounds how often one call loads its script after NOSCRIPT.

@@ -352,11 +352,18 @@ func (g *gen) script(f *jen.File, sc Script) {
 
 	// The script value.
 	ro := ""
-	if s.ReadOnly {
+	switch {
+	case s.ReadOnly:
 		ro = ", read-only (EVALSHA_RO)"
+	case s.ReplaySafe != "":
+		ro = ", safe to replay: " + strings.TrimSuffix(s.ReplaySafe, ".")
 	}
 	f.Add(doc(fmt.Sprintf("%sScript is lua/%s%s.", base, s.LuaFile(), ro)))
-	f.Var().Id(base+"Script").Op("=").Qual(runtimePkg, "MustScript").Call(jen.Lit(s.Name), jen.Id(lname+"Source"), jen.Id(base+"SHA1"), jen.Lit(s.ReadOnly))
+	mustArgs := []jen.Code{jen.Lit(s.Name), jen.Id(lname + "Source"), jen.Id(base + "SHA1"), jen.Lit(s.ReadOnly)}
+	if s.ReplaySafe != "" {
+		mustArgs = append(mustArgs, jen.Qual(runtimePkg, "ReplaySafe"))
+	}
+	f.Var().Id(base+"Script").Op("=").Qual(runtimePkg, "MustScript").Call(mustArgs...)
 	f.Line()
 
 	// KEYS interfaces.

@@ -398,6 +398,11 @@ func (c *Channel) ServerOf() *Server {
 	return &c.Instance.Server
 }
 
+// Replayable reports whether a client may send the script again after a
+// failure that leaves its outcome unknown: a read-only script, or one declared
+// replay_safe.
+func (s *Script) Replayable() bool { return s.ReadOnly || s.ReplaySafe != "" }
+
 // Script is the signature of one Lua script in lua/<instance>/<name>.lua.
 type Script struct {
 	Pos
@@ -409,7 +414,10 @@ type Script struct {
 	DB        *DB // the database of its keys
 	ReadOnly  bool
 	CrossSlot string
-	Keys      []*ScriptKey
+	// ReplaySafe says why running the script twice for one call does no harm
+	// (nonce-guarded, compare-and-set); "" when it is not declared safe.
+	ReplaySafe string
+	Keys       []*ScriptKey
 	// SharedPlaceholders are placeholders whose value is the same in every KEYS
 	// position that has them: the wrapper refuses keys that differ.
 	SharedPlaceholders []string

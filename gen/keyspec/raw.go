@@ -181,6 +181,7 @@ type rawScript struct {
 	Kind               string         `yaml:"kind"`
 	ReadOnly           bool           `yaml:"read_only"`
 	CrossSlot          string         `yaml:"cross_slot"`
+	ReplaySafe         string         `yaml:"replay_safe"`
 	Keys               []rawScriptKey `yaml:"keys"`
 	SharedPlaceholders []string       `yaml:"shared_placeholders"`
 	Argv               []rawArg       `yaml:"argv"`

@@ -16,7 +16,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "057c6dde026b496f86ed9ceb97ea18de58fa1381b077d22e5040551faff1d720"
+	SpecSHA256 = "ff88825120b279068ec749ec58e5f2d32e46d7dc3e3983b01a42048839801361"
 )
 
 // DB0 is database 0 of elang (source: Elang Redis doc (seed 003): REDIS_URL, one

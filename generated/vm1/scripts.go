@@ -708,8 +708,10 @@ func QueueRateLimitFixedRefund(b *runtime.Batch, bucket RateLimitFixedRefundBuck
 	return runtime.Queue(b, rateLimitFixedRefundInput(bucket, args), decodeRateLimitFixedRefund)
 }
 
-// RateLimitSlidingScript is lua/vm1/rate_limit_sliding.lua.
-var RateLimitSlidingScript = runtime.MustScript("rate_limit_sliding", rateLimitSlidingSource, RateLimitSlidingSHA1, false)
+// RateLimitSlidingScript is lua/vm1/rate_limit_sliding.lua, safe to replay: nonce-guarded:
+// a second run for one call adds the same members (nonce:1 .. nonce:cost) again, so the
+// bucket still holds one charge.
+var RateLimitSlidingScript = runtime.MustScript("rate_limit_sliding", rateLimitSlidingSource, RateLimitSlidingSHA1, false, runtime.ReplaySafe)
 
 // RateLimitSlidingBucket is a key rate_limit_sliding takes as KEYS[1] (bucket):
 // APIRLUserKey, APIRLIPKey, APIRLDialogKey, APIRLServiceKey.
@@ -774,8 +776,9 @@ func QueueRateLimitSliding(b *runtime.Batch, bucket RateLimitSlidingBucket, args
 	return runtime.Queue(b, rateLimitSlidingInput(bucket, args), decodeRateLimitSliding)
 }
 
-// RateLimitSlidingRefundScript is lua/vm1/rate_limit_sliding_refund.lua.
-var RateLimitSlidingRefundScript = runtime.MustScript("rate_limit_sliding_refund", rateLimitSlidingRefundSource, RateLimitSlidingRefundSHA1, false)
+// RateLimitSlidingRefundScript is lua/vm1/rate_limit_sliding_refund.lua, safe to replay: a
+// second run removes members the first already removed.
+var RateLimitSlidingRefundScript = runtime.MustScript("rate_limit_sliding_refund", rateLimitSlidingRefundSource, RateLimitSlidingRefundSHA1, false, runtime.ReplaySafe)
 
 // RateLimitSlidingRefundBucket is a key rate_limit_sliding_refund takes as KEYS[1]
 // (bucket): APIRLUserKey, APIRLIPKey, APIRLDialogKey, APIRLServiceKey.
