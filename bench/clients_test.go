@@ -12,7 +12,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
+	rvm1 "github.com/hanchat/luagen/bench/internal/rueidisgen/vm1"
 	luaruntime "github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/runtime/rueidisbackend"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 )
@@ -27,6 +29,8 @@ import (
 //   - the generated wrapper on runtime.AutoPipeline (go-redis's blocking
 //     auto-pipeliner, default options),
 //   - the same with FullDuplex: true,
+//   - the generated wrapper on rueidis (luagen generate --client rueidis,
+//     internal/rueidisgen: the same typed API over runtime/rueidisbackend),
 //
 // each from 50 callers ("c50": ops/s) and from 1 ("c1": ns/op, allocs/op).
 // Every call is allowed (high limits), so all take the same path.
@@ -68,13 +72,26 @@ func BenchmarkClients(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer rc.Close()
+	rconn, err := rueidisbackend.New(ctx, rc)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rscripts, err := rvm1.NewScripts(rvm1.Clients{DB0: rconn})
+	if err != nil {
+		b.Fatal(err)
+	}
 
 	const nkeys = 10000
 	keys := make([]vm1.APIRLDialogKey, nkeys)
+	rkeys := make([]rvm1.APIRLDialogKey, nkeys)
 	names := make([]string, nkeys)
 	for i := range keys {
-		k, err := vm1.NewAPIRLDialogKey(uuid.NewString(), 86400)
+		id := uuid.NewString()
+		k, err := vm1.NewAPIRLDialogKey(id, 86400)
 		if err != nil {
+			b.Fatal(err)
+		}
+		if rkeys[i], err = rvm1.NewAPIRLDialogKey(id, 86400); err != nil {
 			b.Fatal(err)
 		}
 		keys[i], names[i] = k, k.String()
@@ -125,7 +142,15 @@ func BenchmarkClients(b *testing.B) {
 			return err
 		}
 	}
-	order := []string{"rueidis-Lua.Exec", "go-redis-EvalSha", "generated-client", "generated-autopipeline", "generated-autopipeline-fullduplex"}
+	windows[0].calls["generated-rueidis"] = func(i uint64) error {
+		_, err := rscripts.RateLimitSliding(ctx, rkeys[i%nkeys], rvm1.RateLimitSlidingArgs{Limit: sliding.Limit, Window: sliding.Window, Jitter: sliding.Jitter, Cost: sliding.Cost, Nonce: nonces[i&(1<<16-1)]})
+		return err
+	}
+	windows[1].calls["generated-rueidis"] = func(i uint64) error {
+		_, err := rscripts.RateLimitFixed(ctx, rkeys[i%nkeys], rvm1.RateLimitFixedArgs(fixed))
+		return err
+	}
+	order := []string{"rueidis-Lua.Exec", "go-redis-EvalSha", "generated-client", "generated-autopipeline", "generated-autopipeline-fullduplex", "generated-rueidis"}
 	for _, w := range windows {
 		for _, name := range order {
 			call := w.calls[name]

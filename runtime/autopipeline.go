@@ -92,7 +92,8 @@ func (a *AutoPipelined) process(ctx context.Context, s *Script, cmd redis.Cmder)
 	}
 }
 
-// notSent is the error of a call whose context ended before it was sent.
-func notSent(s *Script, err error) error {
+// NotSent is the error of a call of s whose context ended (err) before it was
+// sent: the script did not run.
+func NotSent(s *Script, err error) error {
 	return fmt.Errorf("script %s: not sent: %w", s.name, err)
 }

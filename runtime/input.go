@@ -305,39 +305,75 @@ func (in *Input) OptName(arg string, v *string, maxLen int) {
 	}
 }
 
-// DB is the client of one database as generated Scripts hold it, with the name
+// Backend runs built calls on the client of one database. The go-redis
+// adapter (Bind) is the default; runtime/rueidisbackend is the other. An
+// adapter sends the call as EVALSHA (EVALSHA_RO when the script is read-only)
+// and recovers NOSCRIPT (Script.LoadOnce), sends nothing when ctx has ended,
+// returns when ctx ends, never sends again a script that is not Replayable,
+// and returns the reply as go-redis decodes it (int64, string, []any, nil) or a
+// *ScriptError, an OutcomeUnknownError or another error.
+type Backend interface {
+	Run(ctx context.Context, in *Input) (any, error)
+}
+
+// DB is one database's Backend as generated Scripts hold it, with the name
 // errors give the database (e.g. "vm1 db0").
 type DB struct {
-	c    redis.Scripter
+	b    Backend
 	name string
 }
 
-// Bind makes the DB of a generated Scripts: c may be nil (a wrapper of that
-// database then answers ErrNoClient); otherwise it must select database index
-// where the client can tell (CheckDB).
-func Bind(c redis.Scripter, name string, index int) (DB, error) {
-	if c != nil {
-		if err := CheckDB(c, index); err != nil {
-			return DB{}, fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	return DB{c: c, name: name}, nil
+// goRedis is the go-redis adapter.
+type goRedis struct{ c redis.Scripter }
+
+func (g goRedis) Run(ctx context.Context, in *Input) (any, error) {
+	return in.script.runInput(ctx, g.c, in)
 }
 
+// Bind makes the DB of a generated Scripts on a go-redis client: c may be nil
+// (a wrapper of that database then answers ErrNoClient); otherwise it must
+// select database index where the client can tell (CheckDB).
+func Bind(c redis.Scripter, name string, index int) (DB, error) {
+	if c == nil {
+		return DB{name: name}, nil
+	}
+	if err := CheckDB(c, index); err != nil {
+		return DB{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return DB{b: goRedis{c}, name: name}, nil
+}
+
+// BindBackend makes the DB of a generated Scripts on another Backend, which
+// has checked its database already; b may be nil.
+func BindBackend(b Backend, name string) DB { return DB{b: b, name: name} }
+
 // Run is what a generated wrapper's body calls: it refuses a database without a
-// client and a refused Input without sending anything, runs the script
-// (Script.Run: EVALSHA, NOSCRIPT recovery) and decodes the reply.
+// client and a refused Input without sending anything, runs the script on the
+// database's Backend and decodes the reply.
 func Run[T any](ctx context.Context, db DB, in Input, decode func(any) (T, error)) (T, error) {
 	var zero T
-	if db.c == nil {
+	if db.b == nil {
 		return zero, fmt.Errorf("script %s: %s: %w", in.script.name, db.name, ErrNoClient)
 	}
 	if in.err != nil {
 		return zero, in.err
 	}
-	v, err := in.script.runInput(ctx, db.c, &in)
+	v, err := db.b.Run(ctx, &in)
 	if err != nil {
 		return zero, err
 	}
 	return decode(v)
 }
+
+// Script is the script the call runs.
+func (in *Input) Script() *Script { return in.script }
+
+// NumKeys is the number of keys of the call.
+func (in *Input) NumKeys() int { return in.nkeys }
+
+// Arg is the i-th of the call's keys and then arguments (0 is KEYS[1]): a
+// string, an int64 or a []byte.
+func (in *Input) Arg(i int) any { return in.cmd[cmdHead+i] }
+
+// NumArgs is the number of keys and arguments.
+func (in *Input) NumArgs() int { return len(in.cmd) - cmdHead }

@@ -42,7 +42,7 @@ type Script struct {
 	// loading holds the SCRIPT LOAD under way per client, so that callers who
 	// meet NOSCRIPT together wait for one load instead of sending one each.
 	mu      sync.Mutex
-	loading map[redis.Scripter]*loadFlight
+	loading map[any]*loadFlight
 }
 
 // loadFlight is one SCRIPT LOAD under way; done closes when err is set.
@@ -180,7 +180,7 @@ func (s *Script) outcome(err error) error {
 // through EvalSha.
 func (s *Script) send(ctx context.Context, c redis.Scripter, in *Input) (any, error) {
 	if err := ctx.Err(); err != nil {
-		return nil, notSent(s, err)
+		return nil, NotSent(s, err)
 	}
 	var v any
 	var err error
@@ -229,28 +229,35 @@ func (s *Script) runInput(ctx context.Context, c redis.Scripter, in *Input) (any
 }
 
 // load loads the script where c's next EVALSHA may land, once at a time per
-// client however many callers ask: a caller that finds a load of s through c
-// under way waits for it and shares its outcome (or loads itself when the load
-// failed only because its first caller's context ended).
+// client however many callers ask (LoadOnce).
 func (s *Script) load(ctx context.Context, c redis.Scripter) error {
 	if !reflect.TypeOf(c).Comparable() {
 		return s.loadAll(ctx, c)
 	}
+	return s.LoadOnce(ctx, c, func(ctx context.Context) error { return s.loadAll(ctx, c) })
+}
+
+// LoadOnce runs load, the SCRIPT LOAD of s through the client named by key
+// (comparable), once at a time however many callers meet NOSCRIPT there
+// together: a caller that finds a load under way waits for it and shares its
+// outcome (or loads itself when the load failed only because its first
+// caller's context ended). Backends call it on NOSCRIPT.
+func (s *Script) LoadOnce(ctx context.Context, key any, load func(context.Context) error) error {
 	for {
 		s.mu.Lock()
-		f, waiting := s.loading[c]
+		f, waiting := s.loading[key]
 		if !waiting {
 			if s.loading == nil {
-				s.loading = map[redis.Scripter]*loadFlight{}
+				s.loading = map[any]*loadFlight{}
 			}
 			f = &loadFlight{done: make(chan struct{})}
-			s.loading[c] = f
+			s.loading[key] = f
 		}
 		s.mu.Unlock()
 		if !waiting {
-			f.err = s.loadAll(ctx, c)
+			f.err = load(ctx)
 			s.mu.Lock()
-			delete(s.loading, c)
+			delete(s.loading, key)
 			s.mu.Unlock()
 			close(f.done)
 			return f.err
@@ -258,7 +265,7 @@ func (s *Script) load(ctx context.Context, c redis.Scripter) error {
 		select {
 		case <-f.done:
 		case <-ctx.Done():
-			return notSent(s, ctx.Err())
+			return NotSent(s, ctx.Err())
 		}
 		if f.err == nil || !(errors.Is(f.err, context.Canceled) || errors.Is(f.err, context.DeadlineExceeded)) || ctx.Err() != nil {
 			return f.err

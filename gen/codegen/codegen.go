@@ -29,6 +29,7 @@ const (
 	runtimePkg = "github.com/hanchat/luagen/runtime"
 	keypartPkg = "github.com/hanchat/luagen/runtime/keypart"
 	redisPkg   = "github.com/redis/go-redis/v9"
+	rueidisPkg = "github.com/hanchat/luagen/runtime/rueidisbackend"
 )
 
 // Script is a live script of the instance with its Lua source and SHA1.
@@ -189,6 +190,7 @@ func (g *gen) newFile() *jen.File {
 	f.ImportName(runtimePkg, "runtime")
 	f.ImportName(keypartPkg, "keypart")
 	f.ImportName(redisPkg, "redis")
+	f.ImportName(rueidisPkg, "rueidisbackend")
 	return f
 }
 

@@ -17,11 +17,20 @@ func (g *gen) scriptsFile() *jen.File {
 	f := g.newFile()
 	dbs := g.in.LiveDBs()
 
+	rueidis := g.in.Client == keyspec.ClientRueidis
 	var fields []jen.Code
 	for _, d := range dbs {
-		fields = append(fields, jen.Comment(fmt.Sprintf("%s is a client of %s (db %d, %s).", exported(d.Name), d.ID(), d.Index, d.URLEnv)), jen.Id(exported(d.Name)).Qual(redisPkg, "Scripter"))
+		t := jen.Qual(redisPkg, "Scripter")
+		if rueidis {
+			t = jen.Op("*").Qual(rueidisPkg, "Conn")
+		}
+		fields = append(fields, jen.Comment(fmt.Sprintf("%s is a client of %s (db %d, %s).", exported(d.Name), d.ID(), d.Index, d.URLEnv)), jen.Id(exported(d.Name)).Add(t))
 	}
-	f.Add(doc(fmt.Sprintf("Clients holds one client per database of %s the scripts run in. A client may be nil when no script of its database is called.", g.in.Name)))
+	if rueidis {
+		f.Add(doc(fmt.Sprintf("Clients holds one client per database of %s the scripts run in: rueidis clients (the spec's client: rueidis) checked by rueidisbackend.New. A client may be nil when no script of its database is called.", g.in.Name)))
+	} else {
+		f.Add(doc(fmt.Sprintf("Clients holds one client per database of %s the scripts run in. A client may be nil when no script of its database is called.", g.in.Name)))
+	}
 	f.Type().Id("Clients").Struct(fields...)
 	f.Line()
 	prefixed := g.in.Prefix != nil
@@ -56,8 +65,12 @@ func (g *gen) scriptsFile() *jen.File {
 	}
 	for _, d := range dbs {
 		n := exported(d.Name)
+		bind := jen.Qual(runtimePkg, "Bind")
+		if rueidis {
+			bind = jen.Qual(rueidisPkg, "Bind")
+		}
 		checks = append(checks, jen.If(
-			jen.List(jen.Id("s").Dot(unexported(d.Name)), jen.Err()).Op("=").Qual(runtimePkg, "Bind").Call(jen.Id("c").Dot(n), jen.Lit(g.in.Name+" "+d.Name), jen.Id(n)),
+			jen.List(jen.Id("s").Dot(unexported(d.Name)), jen.Err()).Op("=").Add(bind).Call(jen.Id("c").Dot(n), jen.Lit(g.in.Name+" "+d.Name), jen.Id(n)),
 			jen.Err().Op("!=").Nil(),
 		).Block(jen.Return(jen.Nil(), jen.Err())))
 	}
@@ -66,7 +79,11 @@ func (g *gen) scriptsFile() *jen.File {
 		f.Add(doc("NewScripts checks that each client selects its database, where the client can tell (a *redis.Client or *redis.Ring), so a script never runs in the wrong one, and binds the Scripts to the deployment prefix WithPrefix names (required)."))
 		f.Func().Id("NewScripts").Params(jen.Id("c").Id("Clients"), jen.Id("opts").Op("...").Id("Option")).Params(jen.Op("*").Id("Scripts"), jen.Error()).Block(checks...)
 	} else {
-		f.Add(doc("NewScripts checks that each client selects its database, where the client can tell (a *redis.Client or *redis.Ring), so a script never runs in the wrong one."))
+		if rueidis {
+			f.Add(doc("NewScripts checks that each client selects its database, so a script never runs in the wrong one."))
+		} else {
+			f.Add(doc("NewScripts checks that each client selects its database, where the client can tell (a *redis.Client or *redis.Ring), so a script never runs in the wrong one."))
+		}
 		f.Func().Id("NewScripts").Params(jen.Id("c").Id("Clients")).Params(jen.Op("*").Id("Scripts"), jen.Error()).Block(checks...)
 	}
 	f.Line()

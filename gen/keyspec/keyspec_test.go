@@ -64,6 +64,9 @@ func TestValidFixtureParses(t *testing.T) {
 	if put.ReplaySafe != "a second SET of the same value and TTL leaves the same state" || !put.Replayable() {
 		t.Errorf("replay_safe = %q (replayable %v), want the reason trimmed", put.ReplaySafe, put.Replayable())
 	}
+	if a, b := spec.Instance("a"), spec.Instance("b"); a == nil || b == nil || a.Client != keyspec.ClientGoRedis || b.Client != keyspec.ClientRueidis {
+		t.Errorf("clients: a %+v, b %+v; want go-redis (the default) and rueidis", a, b)
+	}
 	if got := spec.Key("t_item").Pattern.Glob(); got != "t:item:*:*" {
 		t.Errorf("glob = %q", got)
 	}

@@ -47,6 +47,9 @@ type Instance struct {
 	Name     string
 	Source   string
 	Topology string // TopologyStandalone or TopologyCluster
+	// Client is the Go client the generated wrappers run on: ClientGoRedis
+	// (the default) or ClientRueidis.
+	Client string
 	// Prefix is the deployment prefix bound at run time in front of every key and
 	// channel of the instance; nil when its patterns are the whole names.
 	Prefix *DeploymentPrefix
@@ -59,6 +62,12 @@ type Instance struct {
 	Servers []*Server
 	DBs     []*DB // sorted by index
 }
+
+// Clients generated wrappers run on.
+const (
+	ClientGoRedis = "go-redis"
+	ClientRueidis = "rueidis"
+)
 
 // Topologies.
 const (

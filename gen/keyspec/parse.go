@@ -197,6 +197,13 @@ func (p *parser) buildInstances(raw *rawSpec) {
 		if !identOK(name) {
 			p.errf(path, entry, "name must be [a-z][a-z0-9_]*")
 		}
+		switch in.Client = r.Client; r.Client {
+		case "":
+			in.Client = ClientGoRedis
+		case ClientGoRedis, ClientRueidis:
+		default:
+			p.errf(path+".client", entry, "client %q: want go-redis or rueidis", r.Client)
+		}
 		switch r.Topology {
 		case TopologyStandalone, TopologyCluster:
 		case "":

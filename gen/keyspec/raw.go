@@ -32,6 +32,7 @@ type rawInstance struct {
 	Seed             string               `yaml:"seed"`
 	Source           string               `yaml:"source"`
 	Topology         string               `yaml:"topology"`
+	Client           string               `yaml:"client"`
 	DeploymentPrefix *rawDeploymentPrefix `yaml:"deployment_prefix"`
 	Forbid           []rawForbid          `yaml:"forbid"`
 	Server           *rawServer           `yaml:"server"`
