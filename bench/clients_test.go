@@ -10,9 +10,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	rvm1 "github.com/hanchat/luagen/bench/internal/rueidisgen/vm1"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
-	rvm1 "github.com/hanchat/luagen/bench/internal/rueidisgen/vm1"
 	luaruntime "github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/runtime/rueidisbackend"
 	"github.com/redis/go-redis/v9"

@@ -26,17 +26,17 @@ func TestAutoPipelineDatabaseIsChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runtime.Bind(bare, "t db0", 0); !errors.Is(err, runtime.ErrUncheckedDB) {
+	if _, err := runtime.Bind(bare, "t db0", 0, nil); !errors.Is(err, runtime.ErrUncheckedDB) {
 		t.Fatalf("a bare AutoPipeliner: %v, want ErrUncheckedDB", err)
 	}
 	ap, err := runtime.AutoPipeline(db1, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := runtime.Bind(ap, "t db0", 0); !errors.Is(err, runtime.ErrWrongDB) {
+	if _, err := runtime.Bind(ap, "t db0", 0, nil); !errors.Is(err, runtime.ErrWrongDB) {
 		t.Fatalf("the auto-pipeliner of a DB1 client as DB0: %v, want ErrWrongDB", err)
 	}
-	if _, err := runtime.Bind(ap, "t db1", 1); err != nil {
+	if _, err := runtime.Bind(ap, "t db1", 1, nil); err != nil {
 		t.Fatalf("the auto-pipeliner of a DB1 client as DB1: %v", err)
 	}
 	if ap.AutoPipeliner != bare {
@@ -63,7 +63,7 @@ func TestEndedContextSendsNothing(t *testing.T) {
 	expired, cancel2 := context.WithDeadline(context.Background(), time.Now().Add(-time.Second))
 	defer cancel2()
 	for name, client := range map[string]redis.Scripter{"client": c, "auto-pipeline": ap} {
-		db, err := runtime.Bind(client, "t db0", 0)
+		db, err := runtime.Bind(client, "t db0", 0, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +96,7 @@ func TestAutoPipelineDeadlineReturnsWhileTheServerIsBusy(t *testing.T) {
 	if err := runtime.Preload(bg, c, incr); err != nil {
 		t.Fatal(err)
 	}
-	db, err := runtime.Bind(ap, "t db0", 0)
+	db, err := runtime.Bind(ap, "t db0", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestAutoPipelineRecoversNOSCRIPTUnderLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	incr := mustScript(t, "incr", incrSrc, false)
-	db, err := runtime.Bind(ap, "t db0", 0)
+	db, err := runtime.Bind(ap, "t db0", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -201,7 +201,7 @@ func TestNOSCRIPTHerdLoadsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	db, err := runtime.Bind(ap, "t db0", 0)
+	db, err := runtime.Bind(ap, "t db0", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

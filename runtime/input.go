@@ -316,11 +316,21 @@ type Backend interface {
 	Run(ctx context.Context, in *Input) (any, error)
 }
 
+// Observer sees every call a generated wrapper sends: its script, how long it
+// took and its error (nil, a *ScriptError, an OutcomeUnknownError, ...).
+// runtime/scriptmetrics makes one that exports Prometheus metrics. A generated
+// Clients takes one in its Observer field; without one (the default) nothing
+// is measured.
+type Observer interface {
+	ObserveCall(s *Script, took time.Duration, err error)
+}
+
 // DB is one database's Backend as generated Scripts hold it, with the name
-// errors give the database (e.g. "vm1 db0").
+// errors give the database (e.g. "vm1 db0") and its Observer, if any.
 type DB struct {
 	b    Backend
 	name string
+	obs  Observer
 }
 
 // goRedis is the go-redis adapter.
@@ -333,19 +343,20 @@ func (g goRedis) Run(ctx context.Context, in *Input) (any, error) {
 // Bind makes the DB of a generated Scripts on a go-redis client: c may be nil
 // (a wrapper of that database then answers ErrNoClient); otherwise it must
 // select database index where the client can tell (CheckDB).
-func Bind(c redis.Scripter, name string, index int) (DB, error) {
+// obs may be nil.
+func Bind(c redis.Scripter, name string, index int, obs Observer) (DB, error) {
 	if c == nil {
-		return DB{name: name}, nil
+		return DB{name: name, obs: obs}, nil
 	}
 	if err := CheckDB(c, index); err != nil {
 		return DB{}, fmt.Errorf("%s: %w", name, err)
 	}
-	return DB{b: goRedis{c}, name: name}, nil
+	return DB{b: goRedis{c}, name: name, obs: obs}, nil
 }
 
 // BindBackend makes the DB of a generated Scripts on another Backend, which
-// has checked its database already; b may be nil.
-func BindBackend(b Backend, name string) DB { return DB{b: b, name: name} }
+// has checked its database already; b and obs may be nil.
+func BindBackend(b Backend, name string, obs Observer) DB { return DB{b: b, name: name, obs: obs} }
 
 // Run is what a generated wrapper's body calls: it refuses a database without a
 // client and a refused Input without sending anything, runs the script on the
@@ -358,7 +369,15 @@ func Run[T any](ctx context.Context, db DB, in Input, decode func(any) (T, error
 	if in.err != nil {
 		return zero, in.err
 	}
-	v, err := db.b.Run(ctx, &in)
+	var v any
+	var err error
+	if db.obs == nil {
+		v, err = db.b.Run(ctx, &in)
+	} else {
+		start := time.Now()
+		v, err = db.b.Run(ctx, &in)
+		db.obs.ObserveCall(in.script, time.Since(start), err)
+	}
 	if err != nil {
 		return zero, err
 	}

@@ -102,7 +102,7 @@ func TestInputKeepsTheFirstRefusal(t *testing.T) {
 				t.Fatalf("refusal names script %q argument %q, want inputs %q", ae.Script, ae.Arg, c.arg)
 			}
 			// Nothing is sent for a refused input.
-			db, _ := runtime.Bind(nil, "t db0", 0)
+			db, _ := runtime.Bind(nil, "t db0", 0, nil)
 			if _, err := runtime.Run(context.Background(), db, in, func(any) (int, error) { return 1, nil }); err == nil {
 				t.Fatal("Run sent a refused input")
 			}
@@ -125,7 +125,7 @@ func TestInputPrefixedKeys(t *testing.T) {
 }
 
 func TestRunWithoutClientNamesTheDatabase(t *testing.T) {
-	db, err := runtime.Bind(nil, "vm1 db2", 2)
+	db, err := runtime.Bind(nil, "vm1 db2", 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

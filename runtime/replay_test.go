@@ -43,7 +43,7 @@ func TestScriptsNotReplaySafeRunAtMostOnceWhenConnectionsDie(t *testing.T) {
 				}
 				client = ap
 			}
-			db, err := runtime.Bind(client, "t db0", 0)
+			db, err := runtime.Bind(client, "t db0", 0, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

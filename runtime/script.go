@@ -21,6 +21,7 @@ import (
 	"net"
 	"reflect"
 	"sync"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -43,6 +44,7 @@ type Script struct {
 	// meet NOSCRIPT together wait for one load instead of sending one each.
 	mu      sync.Mutex
 	loading map[any]*loadFlight
+	reloads atomic.Uint64
 }
 
 // loadFlight is one SCRIPT LOAD under way; done closes when err is set.
@@ -102,6 +104,10 @@ func (s *Script) Source() string { return s.src }
 // Replayable reports whether a client may send the script again after a
 // failure that leaves its outcome unknown: read-only, or declared ReplaySafe.
 func (s *Script) Replayable() bool { return s.replayable }
+
+// Reloads is how many times a call of the script met NOSCRIPT and loaded it
+// (callers that shared one load count once).
+func (s *Script) Reloads() uint64 { return s.reloads.Load() }
 
 // ReadOnly reports whether the script runs as EVALSHA_RO.
 func (s *Script) ReadOnly() bool { return s.readOnly }
@@ -255,6 +261,7 @@ func (s *Script) LoadOnce(ctx context.Context, key any, load func(context.Contex
 		}
 		s.mu.Unlock()
 		if !waiting {
+			s.reloads.Add(1)
 			f.err = load(ctx)
 			s.mu.Lock()
 			delete(s.loading, key)
@@ -299,7 +306,7 @@ func (s *Script) loadOne(ctx context.Context, c redis.Scripter) error {
 // replicas) of a cluster. Scripts loaded this way survive script-cache eviction.
 func Preload(ctx context.Context, c redis.UniversalClient, scripts ...*Script) error {
 	for _, s := range scripts {
-		if err := s.load(ctx, c); err != nil {
+		if err := s.loadAll(ctx, c); err != nil {
 			return err
 		}
 	}

@@ -26,6 +26,7 @@ func (g *gen) scriptsFile() *jen.File {
 		}
 		fields = append(fields, jen.Comment(fmt.Sprintf("%s is a client of %s (db %d, %s).", exported(d.Name), d.ID(), d.Index, d.URLEnv)), jen.Id(exported(d.Name)).Add(t))
 	}
+	fields = append(fields, doc("Observer, when set, sees every call the wrappers send (runtime/scriptmetrics exports them to Prometheus); nil measures nothing."), jen.Id("Observer").Qual(runtimePkg, "Observer"))
 	if rueidis {
 		f.Add(doc(fmt.Sprintf("Clients holds one client per database of %s the scripts run in: rueidis clients (the spec's client: rueidis) checked by rueidisbackend.New. A client may be nil when no script of its database is called.", g.in.Name)))
 	} else {
@@ -70,7 +71,7 @@ func (g *gen) scriptsFile() *jen.File {
 			bind = jen.Qual(rueidisPkg, "Bind")
 		}
 		checks = append(checks, jen.If(
-			jen.List(jen.Id("s").Dot(unexported(d.Name)), jen.Err()).Op("=").Add(bind).Call(jen.Id("c").Dot(n), jen.Lit(g.in.Name+" "+d.Name), jen.Id(n)),
+			jen.List(jen.Id("s").Dot(unexported(d.Name)), jen.Err()).Op("=").Add(bind).Call(jen.Id("c").Dot(n), jen.Lit(g.in.Name+" "+d.Name), jen.Id(n), jen.Id("c").Dot("Observer")),
 			jen.Err().Op("!=").Nil(),
 		).Block(jen.Return(jen.Nil(), jen.Err())))
 	}

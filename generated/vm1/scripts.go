@@ -19,6 +19,9 @@ type Clients struct {
 	DB1 redis.Scripter
 	// DB2 is a client of vm1.db2 (db 2, SAFETY_STUB_REDIS_URL).
 	DB2 redis.Scripter
+	// Observer, when set, sees every call the wrappers send (runtime/scriptmetrics exports
+	// them to Prometheus); nil measures nothing.
+	Observer runtime.Observer
 }
 
 // Scripts runs the Lua scripts of vm1 through typed wrappers. It is safe for concurrent
@@ -34,13 +37,13 @@ type Scripts struct {
 func NewScripts(c Clients) (*Scripts, error) {
 	s := &Scripts{}
 	var err error
-	if s.db0, err = runtime.Bind(c.DB0, "vm1 db0", DB0); err != nil {
+	if s.db0, err = runtime.Bind(c.DB0, "vm1 db0", DB0, c.Observer); err != nil {
 		return nil, err
 	}
-	if s.db1, err = runtime.Bind(c.DB1, "vm1 db1", DB1); err != nil {
+	if s.db1, err = runtime.Bind(c.DB1, "vm1 db1", DB1, c.Observer); err != nil {
 		return nil, err
 	}
-	if s.db2, err = runtime.Bind(c.DB2, "vm1 db2", DB2); err != nil {
+	if s.db2, err = runtime.Bind(c.DB2, "vm1 db2", DB2, c.Observer); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -63,15 +63,15 @@ func (c *Conn) DB() int { return c.db }
 
 // Bind makes the runtime.DB of a generated Scripts: c may be nil (a wrapper of
 // that database then answers runtime.ErrNoClient); otherwise it must select
-// database index.
-func Bind(c *Conn, name string, index int) (runtime.DB, error) {
+// database index. obs may be nil.
+func Bind(c *Conn, name string, index int, obs runtime.Observer) (runtime.DB, error) {
 	if c == nil {
-		return runtime.BindBackend(nil, name), nil
+		return runtime.BindBackend(nil, name, obs), nil
 	}
 	if c.db != index {
 		return runtime.DB{}, fmt.Errorf("%s: client selects db %d, the scripts need db %d: %w", name, c.db, index, runtime.ErrWrongDB)
 	}
-	return runtime.BindBackend(c, name), nil
+	return runtime.BindBackend(c, name, obs), nil
 }
 
 // command builds in's EVALSHA (or EVALSHA_RO), retryable only when its script

@@ -66,10 +66,10 @@ func TestBindChecksTheDatabase(t *testing.T) {
 	if c1.DB() != 1 {
 		t.Fatalf("New read db %d, want 1", c1.DB())
 	}
-	if _, err := rueidisbackend.Bind(c1, "t db0", 0); !errors.Is(err, runtime.ErrWrongDB) {
+	if _, err := rueidisbackend.Bind(c1, "t db0", 0, nil); !errors.Is(err, runtime.ErrWrongDB) {
 		t.Fatalf("a DB1 client as DB0: %v, want ErrWrongDB", err)
 	}
-	db, err := rueidisbackend.Bind(nil, "t db2", 2)
+	db, err := rueidisbackend.Bind(nil, "t db2", 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func TestRunOnRueidis(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(0)
 	c, _ := conn(t, srv, 0)
-	db, err := rueidisbackend.Bind(c, "t db0", 0)
+	db, err := rueidisbackend.Bind(c, "t db0", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -160,7 +160,7 @@ func TestDeadlineWhileTheServerIsBusy(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(0)
 	c, _ := conn(t, srv, 0)
-	db, err := rueidisbackend.Bind(c, "t db0", 0)
+	db, err := rueidisbackend.Bind(c, "t db0", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func TestNotReplaySafeRunsAtMostOnceWhenConnectionsDie(t *testing.T) {
 	srv := redistest.Start(t)
 	admin := srv.Client(0)
 	c, _ := conn(t, srv, 0)
-	db, err := rueidisbackend.Bind(c, "t db0", 0)
+	db, err := rueidisbackend.Bind(c, "t db0", 0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
