@@ -313,7 +313,7 @@ func (in *Input) OptName(arg string, v *string, maxLen int) {
 // and returns the reply as go-redis decodes it (int64, string, []any, nil) or a
 // *ScriptError, an OutcomeUnknownError or another error.
 type Backend interface {
-	Run(ctx context.Context, in *Input) (any, error)
+	Run(ctx context.Context, in Input) (any, error)
 }
 
 // Observer sees every call a generated wrapper sends: its script, how long it
@@ -336,8 +336,8 @@ type DB struct {
 // goRedis is the go-redis adapter.
 type goRedis struct{ c redis.Scripter }
 
-func (g goRedis) Run(ctx context.Context, in *Input) (any, error) {
-	return in.script.runInput(ctx, g.c, in)
+func (g goRedis) Run(ctx context.Context, in Input) (any, error) {
+	return in.script.runInput(ctx, g.c, &in)
 }
 
 // Bind makes the DB of a generated Scripts on a go-redis client: c may be nil
@@ -372,10 +372,10 @@ func Run[T any](ctx context.Context, db DB, in Input, decode func(any) (T, error
 	var v any
 	var err error
 	if db.obs == nil {
-		v, err = db.b.Run(ctx, &in)
+		v, err = db.b.Run(ctx, in)
 	} else {
 		start := time.Now()
-		v, err = db.b.Run(ctx, &in)
+		v, err = db.b.Run(ctx, in)
 		db.obs.ObserveCall(in.script, time.Since(start), err)
 	}
 	if err != nil {

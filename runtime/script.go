@@ -167,16 +167,23 @@ func (s *Script) cmder(cmd *redis.Cmd) redis.Cmder {
 // that died, a context that ended while waiting for the reply) leaves the
 // outcome unknown.
 func (s *Script) outcome(err error) error {
+	if err == nil || err == redis.Nil {
+		return err
+	}
+	return s.failure(err)
+}
+
+// failure is outcome for a non-nil error, apart so that the success path
+// allocates nothing for errors.As's targets.
+func (s *Script) failure(err error) error {
 	var re redis.Error
 	var op *net.OpError
 	switch {
-	case err == nil, err == redis.Nil, errors.As(err, &re):
+	case errors.As(err, &re):
 		return err
 	case errors.As(err, &op) && op.Op == "dial", errors.Is(err, redis.ErrPoolTimeout), errors.Is(err, redis.ErrClosed):
 		return err
-	}
-	var ou *OutcomeUnknownError
-	if errors.As(err, &ou) {
+	case errors.Is(err, ErrOutcomeUnknown):
 		return err
 	}
 	return &OutcomeUnknownError{Script: s.name, Err: err}
@@ -221,8 +228,7 @@ func (s *Script) runInput(ctx context.Context, c redis.Scripter, in *Input) (any
 		}
 		v, err = s.send(ctx, c, in)
 	}
-	var ou *OutcomeUnknownError
-	if errors.As(err, &ou) {
+	if err != nil && errors.Is(err, ErrOutcomeUnknown) {
 		return nil, err
 	}
 	if err == redis.Nil {

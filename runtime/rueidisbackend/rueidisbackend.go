@@ -112,7 +112,8 @@ func str(v any) string {
 
 // Run sends the call; on NOSCRIPT it loads the script (once per node at a
 // time, however many callers) and sends it again, up to 3 times.
-func (c *Conn) Run(ctx context.Context, in *runtime.Input) (any, error) {
+func (c *Conn) Run(ctx context.Context, call runtime.Input) (any, error) {
+	in := &call
 	s := in.Script()
 	if err := ctx.Err(); err != nil {
 		return nil, runtime.NotSent(s, err)
