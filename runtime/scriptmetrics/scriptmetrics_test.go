@@ -139,3 +139,30 @@ func TestCode(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkObserveCall is what an Observer adds to one call: count it and put
+// its latency in the histogram (compare with a call's own ns/op, tens of µs in
+// bench/ BenchmarkMetricsOverhead), from 1 goroutine and from all.
+//
+//	go test ./runtime/scriptmetrics -run '^$' -bench ObserveCall -benchmem -count 5
+func BenchmarkObserveCall(b *testing.B) {
+	m, err := scriptmetrics.New(prometheus.NewRegistry(), vm1.AllScripts()...)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s := vm1.RateLimitFixedScript
+	b.Run("serial", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			m.ObserveCall(s, 42*time.Microsecond, nil)
+		}
+	})
+	b.Run("parallel", func(b *testing.B) {
+		b.ReportAllocs()
+		b.RunParallel(func(pb *testing.PB) {
+			for pb.Next() {
+				m.ObserveCall(s, 42*time.Microsecond, nil)
+			}
+		})
+	})
+}
