@@ -284,3 +284,56 @@ func TestNotReplaySafeRunsAtMostOnceWhenConnectionsDie(t *testing.T) {
 		t.Error("no call met a killed connection: the test did not exercise anything")
 	}
 }
+
+// On a 3-primary, 3-replica cluster: PreloadNodes loads every node rueidis
+// knows and reports its role, calls land on every primary, and after SCRIPT
+// FLUSH on every node the calls recover NOSCRIPT and run once each.
+func TestOnCluster(t *testing.T) {
+	redistest.Need(t)
+	ctx := context.Background()
+	cl := redistest.StartClusterWith(t, redistest.ClusterConfig{Primaries: 3, Replicas: 1})
+	rc, err := rueidis.NewClient(rueidis.ClientOption{InitAddress: cl.Addrs(), DisableCache: true, SendToReplicas: func(rueidis.Completed) bool { return false }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(rc.Close)
+	c, err := rueidisbackend.New(ctx, rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	db, err := rueidisbackend.Bind(c, "t db0", 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	incr := script(t, "incr", incrSrc, false)
+	r, err := rueidisbackend.PreloadNodes(ctx, c, incr)
+	if err != nil {
+		t.Fatalf("PreloadNodes: %v\n%s", err, r)
+	}
+	roles := map[string]int{}
+	for _, n := range r.Nodes {
+		roles[n.Role]++
+		if len(n.Loaded) != 1 {
+			t.Errorf("%s %s loaded %v", n.Role, n.Addr, n.Loaded)
+		}
+	}
+	if roles[runtime.RolePrimary] != 3 {
+		t.Fatalf("PreloadNodes reached %v, want the 3 primaries\n%s", roles, r)
+	}
+	keys := make([]string, 60)
+	for i := range keys {
+		keys[i] = fmt.Sprintf("k:%d", i)
+	}
+	for round := 1; round <= 2; round++ {
+		for _, s := range cl.Nodes {
+			if err := s.Client(0).ScriptFlush(ctx).Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, k := range keys {
+			if v, err := runtime.Run(ctx, db, call(incr, k, 1), asInt); err != nil || v != int64(round) {
+				t.Fatalf("round %d, %s: %v %v", round, k, v, err)
+			}
+		}
+	}
+}
