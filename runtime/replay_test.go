@@ -146,3 +146,28 @@ func TestScriptsNotReplaySafeRunAtMostOnceWhenConnectionsDie(t *testing.T) {
 		})
 	}
 }
+
+// The error replies by which a server refuses a call without running it may
+// be sent again whatever the script; everything else may not.
+func TestNotRun(t *testing.T) {
+	for err, want := range map[error]bool{
+		errors.New("TRYAGAIN Multiple keys request during rehashing of slot"):                true,
+		errors.New("LOADING Redis is loading the dataset in memory"):                         true,
+		errors.New("CLUSTERDOWN The cluster is down"):                                        true,
+		errors.New("ERR max number of clients reached"):                                      true,
+		&runtime.ScriptError{Script: "s", Code: "TRYAGAIN", Message: "TRYAGAIN rehashing"}:   true,
+		&runtime.ScriptError{Script: "s", Code: "NOT_OWNER", Message: "NOT_OWNER not yours"}: false,
+		&runtime.OutcomeUnknownError{Script: "s", Err: errors.New("read: connection reset")}: false,
+		errors.New("ERR Error running script: TRYAGAIN inside a message"):                    false,
+		nil: false,
+	} {
+		if got := runtime.NotRun(err); got != want {
+			t.Errorf("NotRun(%v) = %v, want %v", err, got, want)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := runtime.RetryWait(ctx, 0); !errors.Is(err, context.Canceled) {
+		t.Fatalf("RetryWait on an ended context: %v", err)
+	}
+}

@@ -20,8 +20,10 @@ import (
 	"fmt"
 	"net"
 	"reflect"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -217,17 +219,79 @@ func (s *Script) send(ctx context.Context, c redis.Scripter, in *Input) (any, er
 // noScriptLoads bounds how often one call loads its script after NOSCRIPT.
 const noScriptLoads = 3
 
+// RefusedRetries bounds how often a call of a script that is not replay-safe
+// is sent again after the server refused it without running it (NotRun).
+const RefusedRetries = 3
+
+// refusedCodes are the error replies by which a server refuses a command
+// without running it: go-redis and rueidis retry them, but only for commands
+// they may retry.
+var refusedCodes = []string{"TRYAGAIN ", "LOADING ", "READONLY ", "MASTERDOWN ", "CLUSTERDOWN ", "NOREPLICAS ", "ERR max number of clients reached"}
+
+// NotRun reports whether err is an error reply by which the server refused
+// the call without running it (TRYAGAIN while a slot moves, LOADING,
+// READONLY, MASTERDOWN, CLUSTERDOWN, NOREPLICAS, too many clients): sending
+// it again cannot run it twice, whatever the script.
+func NotRun(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	var se *ScriptError
+	if errors.As(err, &se) {
+		msg = se.Message
+	}
+	for _, c := range refusedCodes {
+		if strings.HasPrefix(msg, c) {
+			return true
+		}
+	}
+	return false
+}
+
+// RetryWait waits before the attempt-th resend of a refused call: 8 ms,
+// doubling up to 512 ms, or until ctx ends.
+func RetryWait(ctx context.Context, attempt int) error {
+	d := min(8*time.Millisecond<<attempt, 512*time.Millisecond)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
 // runInput is Run for a built Input.
 func (s *Script) runInput(ctx context.Context, c redis.Scripter, in *Input) (any, error) {
 	v, err := s.send(ctx, c, in)
-	// NOSCRIPT means the call did not run: load and send again, a few times
-	// (a SCRIPT FLUSH or failover may come between the load and the call).
-	for loads := 0; isNoScript(err) && loads < noScriptLoads; loads++ {
-		if err := s.load(ctx, c); err != nil {
-			return nil, err
+	for loads, refusals := 0, 0; err != nil; {
+		switch {
+		case isNoScript(err) && loads < noScriptLoads:
+			// NOSCRIPT means the call did not run: load and send again, a
+			// few times (a SCRIPT FLUSH or failover may come between).
+			loads++
+			if err := s.load(ctx, c); err != nil {
+				return nil, err
+			}
+		case !s.replayable && refusals < RefusedRetries && NotRun(err):
+			// go-redis does not retry a NoRetry call, even when the server
+			// refused it without running it (TRYAGAIN while a slot moves).
+			if err := RetryWait(ctx, refusals); err != nil {
+				return nil, NotSent(s, err)
+			}
+			refusals++
+		default:
+			return s.finish(v, err)
 		}
 		v, err = s.send(ctx, c, in)
 	}
+	return s.finish(v, err)
+}
+
+// finish turns a call's last reply or error into Run's.
+func (s *Script) finish(v any, err error) (any, error) {
 	if err != nil && errors.Is(err, ErrOutcomeUnknown) {
 		return nil, err
 	}

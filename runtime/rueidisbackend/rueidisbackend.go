@@ -119,15 +119,28 @@ func (c *Conn) Run(ctx context.Context, call runtime.Input) (any, error) {
 		return nil, runtime.NotSent(s, err)
 	}
 	resp := c.c.Do(ctx, c.command(in))
-	for loads := 0; loads < 3 && isNoScript(resp.Error()); loads++ {
-		if err := s.LoadOnce(ctx, c, func(ctx context.Context) error { return c.load(ctx, s) }); err != nil {
-			return nil, err
+	for loads, refusals := 0, 0; resp.Error() != nil; {
+		switch err := resp.Error(); {
+		case isNoScript(err) && loads < 3:
+			loads++
+			if err := s.LoadOnce(ctx, c, func(ctx context.Context) error { return c.load(ctx, s) }); err != nil {
+				return nil, err
+			}
+		case !s.Replayable() && refusals < runtime.RefusedRetries && runtime.NotRun(err):
+			// rueidis retries a refused call only when it may retry it.
+			if err := runtime.RetryWait(ctx, refusals); err != nil {
+				return nil, runtime.NotSent(s, err)
+			}
+			refusals++
+		default:
+			goto done
 		}
 		if err := ctx.Err(); err != nil {
 			return nil, runtime.NotSent(s, err)
 		}
 		resp = c.c.Do(ctx, c.command(in))
 	}
+done:
 	msg, err := resp.ToMessage()
 	if err != nil {
 		return nil, outcome(s, err)
