@@ -21,6 +21,7 @@ import (
 	"github.com/aymanbagabas/go-udiff"
 	"github.com/hanchat/luagen/gen/codegen"
 	"github.com/hanchat/luagen/gen/compiler"
+	"github.com/hanchat/luagen/gen/functions"
 	"github.com/hanchat/luagen/gen/keyspec"
 )
 
@@ -69,6 +70,17 @@ func Generate(spec *keyspec.Spec, lua fs.FS, opts Options) (Files, error) {
 		}
 		for name, b := range files {
 			out[in.Name+"/"+name] = b
+		}
+		if in.Functions() {
+			lib, err := functions.Build(spec, in, srcs)
+			if err != nil {
+				return nil, err
+			}
+			b, err := libraryFile(in, lib)
+			if err != nil {
+				return nil, err
+			}
+			out[in.Name+"/library.go"] = b
 		}
 	}
 	return out, nil

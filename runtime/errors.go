@@ -51,10 +51,14 @@ func (e *ScriptError) Error() string {
 	return fmt.Sprintf("script %s: %s", e.Script, e.Message)
 }
 
-// Is matches ErrScriptReply and the ErrorCode of the reply's first word.
+// Is matches ErrScriptReply, the ErrorCode of the reply's first word, and
+// ErrNoFunction for FCALL's "Function not found".
 func (e *ScriptError) Is(target error) bool {
 	if target == ErrScriptReply {
 		return true
+	}
+	if target == ErrNoFunction {
+		return isNoFunction(e.Message)
 	}
 	c, ok := target.(ErrorCode)
 	return ok && string(c) == e.Code

@@ -65,11 +65,20 @@ func CheckPrefix(p string, maxLen int) error {
 // "chat.example.com:" and "http://localhost:8080/acme/app" gives
 // "localhost-8080:acme:app:". Applications that share a URL must set an
 // explicit prefix instead. A URL that yields no valid prefix of at most maxLen
-// characters is an error, never a shortened or hashed name. The error never
-// shows the URL (it may carry credentials).
+// characters is an error, never a shortened or hashed name, and so is a URL
+// with an '@' after its authority (a password whose unescaped '/', '?' or '#'
+// would put part of it into the host or path, and so into every key); user
+// info itself is ignored. The error never shows the URL (it may carry
+// credentials).
 func PrefixFromURL(appURL string, maxLen int) (string, error) {
 	if appURL == "" {
 		return "", &PrefixError{Reason: "the application URL is empty: set it, or set an explicit prefix"}
+	}
+	if ambiguousAuthority(appURL) {
+		// A password's unescaped '/', '?' or '#' ended the authority early, so
+		// part of it would read as the host or the path: no part of such a URL
+		// may become a key.
+		return "", &PrefixError{Reason: "the application URL has an '@' after its host (an unescaped '/', '?' or '#' in its user info?): set an explicit prefix"}
 	}
 	u, err := url.Parse(appURL)
 	if err != nil || u.Hostname() == "" {
@@ -94,6 +103,18 @@ func PrefixFromURL(appURL string, maxLen int) (string, error) {
 		return "", &PrefixError{Prefix: p, Reason: "derived from the application URL: " + err.(*PrefixError).Reason + "; set an explicit prefix"}
 	}
 	return p, nil
+}
+
+// ambiguousAuthority reports whether raw has an '@' after the end of its
+// authority (the first '/', '?' or '#' after "scheme://"), or anywhere in a URL
+// without "//": there the parts cannot be told apart.
+func ambiguousAuthority(raw string) bool {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return strings.ContainsRune(raw, '@')
+	}
+	i := strings.IndexAny(rest, "/?#")
+	return i >= 0 && strings.ContainsRune(rest[i:], '@')
 }
 
 func clean(s string) string {

@@ -120,6 +120,10 @@ func roleOrder(role string) int {
 func loadAll(ctx context.Context, node *redis.Client, role string, scripts []*Script) NodeLoad {
 	n := NodeLoad{Addr: node.Options().Addr, Role: role}
 	for _, s := range scripts {
+		if s.function != "" {
+			n.Err = fmt.Errorf("script %s: %w", s.name, ErrFunctionsMode)
+			return n
+		}
 		sha, err := node.ScriptLoad(ctx, s.src).Result()
 		if err != nil {
 			n.Err = replyError(s.name, fmt.Errorf("SCRIPT LOAD: %w", err))

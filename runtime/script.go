@@ -35,6 +35,7 @@ type Script struct {
 	src      string
 	sha      string
 	readOnly bool
+	function string // functions mode: the function FCALL calls (functions.go); "" for EVALSHA
 	// replayable: a client may send the script again after a failure that
 	// leaves its outcome unknown (read-only, or declared replay-safe).
 	replayable bool
@@ -115,6 +116,9 @@ func (s *Script) Reloads() uint64 { return s.reloads.Load() }
 func (s *Script) ReadOnly() bool { return s.readOnly }
 
 func (s *Script) evalSha(ctx context.Context, c redis.Scripter, keys []string, args []any) *redis.Cmd {
+	if s.function != "" {
+		return s.fcall(ctx, c, keys, args)
+	}
 	if s.readOnly {
 		return c.EvalShaRO(ctx, s.sha, keys, args...)
 	}
@@ -127,7 +131,7 @@ func (s *Script) evalSha(ctx context.Context, c redis.Scripter, keys []string, a
 // []any, bool (RESP3) or nil for a nil reply. An error reply is a *ScriptError.
 func (s *Script) Run(ctx context.Context, c redis.Scripter, keys []string, args ...any) (any, error) {
 	v, err := s.evalSha(ctx, c, keys, args).Result()
-	if isNoScript(err) {
+	if isNoScript(err) && s.function == "" {
 		if err := s.load(ctx, c); err != nil {
 			return nil, err
 		}
@@ -354,6 +358,9 @@ func (s *Script) LoadOnce(ctx context.Context, key any, load func(context.Contex
 // Ring (whose SCRIPT LOAD, having no key, would reach one random shard), else
 // through c (a ClusterClient's SCRIPT LOAD reaches every node).
 func (s *Script) loadAll(ctx context.Context, c redis.Scripter) error {
+	if s.function != "" {
+		return fmt.Errorf("script %s: %w", s.name, ErrFunctionsMode)
+	}
 	if ring, ok := c.(*redis.Ring); ok {
 		return ring.ForEachShard(ctx, func(ctx context.Context, shard *redis.Client) error { return s.loadOne(ctx, shard) })
 	}

@@ -23,7 +23,7 @@ func (a *aclInstance) userClient(t *testing.T, user string, db int) *redis.Clien
 	}
 	c := redis.NewClient(opts)
 	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return a.withLoader(t, c)
 }
 
 // api_backend, under the generated ACL and config, loads and runs every VM1

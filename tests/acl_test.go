@@ -11,7 +11,10 @@ import (
 	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/serverconf"
+	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/internal/redistest"
+	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -19,6 +22,10 @@ import (
 var aclPasswords = map[string]string{
 	"api_backend":    "api-backend-test-password-7f3c",
 	"message_safety": "message-safety-test-password-9a1e",
+	"vm1_loader":     "vm1-loader-test-password-5b2d",
+	"vm1_operator":   "vm1-operator-test-password-0c4f",
+	"vm2_loader":     "vm2-loader-test-password-8e6a",
+	"vm2_operator":   "vm2-operator-test-password-3d7b",
 }
 
 // adminLine is a test-only user the tests use for ACL DRYRUN; production has none.
@@ -74,7 +81,27 @@ func startACLInstance(t *testing.T, instance string, extra ...string) *aclInstan
 }
 
 func (a *aclInstance) client(t *testing.T, user string, db int) *redis.Client {
-	return a.srv.Client(db, func(o *redis.Options) { o.Username, o.Password = user, aclPasswords[user] })
+	return a.withLoader(t, a.srv.Client(db, func(o *redis.Options) { o.Username, o.Password = user, aclPasswords[user] }))
+}
+
+// withLoader makes an application user's client recover NOSCRIPT through the
+// instance's loader user (runtime.WithLoader), as a service holding the loader
+// credential does: the application user itself may not SCRIPT LOAD.
+func (a *aclInstance) withLoader(t *testing.T, c *redis.Client) *redis.Client {
+	name := acl.LoaderUser(a.in)
+	loader := a.srv.Client(0, func(o *redis.Options) { o.Username, o.Password = name, aclPasswords[name] })
+	return runtime.WithLoader(c, loader, instanceScripts(a.in.Name)...)
+}
+
+// instanceScripts are the generated scripts of a HAN instance.
+func instanceScripts(instance string) []*runtime.Script {
+	switch instance {
+	case "vm1":
+		return vm1.AllScripts()
+	case "vm2":
+		return vm2.AllScripts()
+	}
+	return nil
 }
 
 // dryRunArgs are arguments that make each command a valid call, by command name;

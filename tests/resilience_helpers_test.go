@@ -48,7 +48,7 @@ func (a *aclInstance) userClientWith(t *testing.T, user string, db int, f func(*
 	f(opts)
 	c := redis.NewClient(opts)
 	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return a.withLoader(t, c)
 }
 
 // infoField is one field of INFO section (e.g. "stats", "evicted_keys").

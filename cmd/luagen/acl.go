@@ -6,7 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hanchat/luagen/gen/acl"
 	"github.com/hanchat/luagen/gen/compiler"
@@ -54,28 +57,9 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	passwords := map[string]string{}
-	for _, pf := range pwFiles {
-		user, path, ok := strings.Cut(pf, "=")
-		if !ok || user == "" || path == "" {
-			fmt.Fprintf(stderr, "luagen acl: --password-file %q: want USER=PATH\n", pf)
-			return exitUsage
-		}
-		if u := findUser(spec, in, user); u == nil {
-			fmt.Fprintf(stderr, "luagen acl: --password-file: user %q is not a user of %s\n", user, in.Name)
-			return exitProblem
-		}
-		secret, err := os.ReadFile(path)
-		if err != nil {
-			fmt.Fprintf(stderr, "luagen acl: password file of %s: %v\n", user, errors.Unwrap(err))
-			return exitProblem
-		}
-		hash, err := acl.HashPassword(secret)
-		if err != nil {
-			fmt.Fprintf(stderr, "luagen acl: password file of %s (%s): %v\n", user, path, err)
-			return exitProblem
-		}
-		passwords[user] = hash
+	passwords, code, ok := readPasswordFiles(spec, in, pwFiles, stderr)
+	if !ok {
+		return code
 	}
 	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
 	if err != nil {
@@ -115,6 +99,18 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "luagen config: --instance is required")
 		return exitUsage
 	}
+	// Every flag is checked before anything is read or written: a value that
+	// reaches the config unchecked can add directives of its own.
+	for name, v := range map[string]string{"spec": *specPath, "instance": *instance, "server": *server} {
+		if strings.ContainsFunc(v, unsafeRune) {
+			fmt.Fprintf(stderr, "luagen config: --%s %q: no control character\n", name, v)
+			return exitUsage
+		}
+	}
+	if err := o.Validate(); err != nil {
+		fmt.Fprintf(stderr, "luagen config: --%v\n", err)
+		return exitUsage
+	}
 	spec, in, code := loadInstance(*specPath, *instance, stderr)
 	if in == nil {
 		return code
@@ -140,7 +136,7 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool
 		return exitUsage, false
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument %q\n", fs.Name(), fs.Arg(0))
+		fmt.Fprintf(stderr, "%s: unexpected argument after the flags (not shown: it may be a secret); this command takes flags only\n", fs.Name())
 		return exitUsage, false
 	}
 	return 0, true
@@ -175,6 +171,80 @@ func checkServer(in *keyspec.Instance, server, specPath string, stderr io.Writer
 		fmt.Fprintf(stderr, "luagen: instance %s is split: this is for its own server; its other servers (--server NAME): %s\n", in.Name, strings.Join(in.ServerNames()[1:], ", "))
 	}
 	return 0, true
+}
+
+// readPasswordFiles reads the --password-file USER=PATH arguments into
+// aclfile password hashes. It never shows an argument or any part of one (a
+// mistyped argument may be the password itself); it names an argument by its
+// position, and a user only once the name is one of the instance's users. It
+// refuses a malformed argument, an unknown user, a user named twice, and a
+// password HashPassword refuses; it warns when a file is readable by its group
+// or by others.
+func readPasswordFiles(spec *keyspec.Spec, in *keyspec.Instance, args []string, stderr io.Writer) (map[string]string, int, bool) {
+	passwords := map[string]string{}
+	first := map[string]int{}
+	for i, pf := range args {
+		n := i + 1
+		user, path, ok := strings.Cut(pf, "=")
+		if !ok || user == "" || path == "" {
+			fmt.Fprintf(stderr, "luagen acl: --password-file #%d: want USER=PATH (the argument is not shown: it may be a password)\n", n)
+			return nil, exitUsage, false
+		}
+		if findUser(spec, in, user) == nil && !slices.Contains(acl.GeneratedUsers(in), user) {
+			fmt.Fprintf(stderr, "luagen acl: --password-file #%d: its USER is not a user of %s (its users: %s)\n", n, in.Name, strings.Join(userNames(spec, in), ", "))
+			return nil, exitProblem, false
+		}
+		if prev, dup := first[user]; dup {
+			fmt.Fprintf(stderr, "luagen acl: --password-file #%d: user %s is named again (first by #%d): one password file a user\n", n, user, prev)
+			return nil, exitUsage, false
+		}
+		first[user] = n
+		if strings.ContainsFunc(path, unsafeRune) {
+			fmt.Fprintf(stderr, "luagen acl: --password-file #%d (user %s): the path holds a control character\n", n, user)
+			return nil, exitUsage, false
+		}
+		fi, err := os.Stat(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "luagen acl: password file of %s (--password-file #%d): %v\n", user, n, errors.Unwrap(err))
+			return nil, exitProblem, false
+		}
+		if !fi.Mode().IsRegular() {
+			fmt.Fprintf(stderr, "luagen acl: password file of %s (--password-file #%d): not a regular file\n", user, n)
+			return nil, exitProblem, false
+		}
+		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
+			fmt.Fprintf(stderr, "luagen acl: warning: password file of %s (--password-file #%d) is readable by its group or others (mode %04o): chmod 600 it\n", user, n, perm)
+		}
+		secret, err := os.ReadFile(path)
+		if err != nil {
+			fmt.Fprintf(stderr, "luagen acl: password file of %s (--password-file #%d): %v\n", user, n, errors.Unwrap(err))
+			return nil, exitProblem, false
+		}
+		hash, err := acl.HashPassword(secret)
+		clear(secret)
+		if err != nil {
+			fmt.Fprintf(stderr, "luagen acl: password file of %s (--password-file #%d): %v\n", user, n, err)
+			return nil, exitProblem, false
+		}
+		passwords[user] = hash
+	}
+	return passwords, 0, true
+}
+
+// unsafeRune reports a character no flag value may hold: a control character
+// (a newline would start a directive of its own in a config file), or a Unicode
+// format character (bidi overrides that make a terminal show another text).
+func unsafeRune(r rune) bool {
+	return r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError
+}
+
+// userNames are the users of in an aclfile has: the spec's and the generated ones.
+func userNames(spec *keyspec.Spec, in *keyspec.Instance) []string {
+	var names []string
+	for _, u := range spec.UsersOf(in) {
+		names = append(names, u.Name)
+	}
+	return append(names, acl.GeneratedUsers(in)...)
 }
 
 func findUser(spec *keyspec.Spec, in *keyspec.Instance, name string) *keyspec.User {

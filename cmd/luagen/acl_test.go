@@ -11,18 +11,26 @@ func TestACLCommand(t *testing.T) {
 	dir := t.TempDir()
 	pw := filepath.Join(dir, "api_backend.pw")
 	os.WriteFile(pw, []byte("correct horse battery staple\n"), 0o600)
+	loaderPW := filepath.Join(dir, "vm1_loader.pw")
+	os.WriteFile(loaderPW, []byte("loader horse battery staple\n"), 0o600)
+	operatorPW := filepath.Join(dir, "vm1_operator.pw")
+	os.WriteFile(operatorPW, []byte("operator horse battery staple\n"), 0o600)
 	base := []string{"acl", "--spec", "../../keyspec.yaml", "--lua", "../../lua"}
 
-	code, stdout, stderr := luagen(t, "", append(base, "--instance", "vm1", "--password-file", "api_backend="+pw)...)
+	code, stdout, stderr := luagen(t, "", append(base, "--instance", "vm1", "--password-file", "api_backend="+pw,
+		"--password-file", "vm1_loader="+loaderPW, "--password-file", "vm1_operator="+operatorPW)...)
 	if code != 0 {
 		t.Fatalf("acl: %d\n%s", code, stderr)
 	}
-	if strings.Contains(stdout+stderr, "correct horse") {
+	if strings.Contains(stdout+stderr, "horse") {
 		t.Fatal("the plain password reached the output")
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], "user default reset off ") || strings.ContainsAny(lines[0], "#>") ||
-		!strings.HasPrefix(lines[1], "user api_backend reset on #") || strings.Contains(stderr, "warning") {
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "user default reset off ") || strings.ContainsAny(lines[0], "#>") ||
+		!strings.HasPrefix(lines[1], "user api_backend reset on #") || strings.Contains(lines[1], "script|load") ||
+		!strings.HasPrefix(lines[2], "user vm1_loader reset on #") || !strings.HasSuffix(lines[2], " -@all +ping +script|load") ||
+		!strings.HasPrefix(lines[3], "user vm1_operator reset on #") || !strings.HasSuffix(lines[3], " -@all +function|kill +ping +script|kill") ||
+		strings.Contains(stderr, "warning") {
 		t.Fatalf("aclfile:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 
@@ -30,7 +38,7 @@ func TestACLCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stderr, "warning: user message_safety has no password file: it cannot log in") {
 		t.Fatalf("acl without a password file: %d\n%s", code, stderr)
 	}
-	if code, _, stderr := luagen(t, "", append(base, "--instance", "vm2", "--password-file", "api_backend="+pw)...); code != 1 || !strings.Contains(stderr, `user "api_backend" is not a user of vm2`) {
+	if code, _, stderr := luagen(t, "", append(base, "--instance", "vm2", "--password-file", "api_backend="+pw)...); code != 1 || !strings.Contains(stderr, `--password-file #1: its USER is not a user of vm2`) {
 		t.Fatalf("a vm1 user's password for vm2: %d %s", code, stderr)
 	}
 	if code, _, stderr := luagen(t, "", append(base, "--instance", "vm1", "--password-file", "api_backend="+filepath.Join(dir, "missing"))...); code != 1 || strings.Contains(stderr, "correct") {
@@ -50,7 +58,7 @@ func TestConfigCommand(t *testing.T) {
 	if code != 0 || !strings.Contains(stdout, "port 6380\n") || !strings.Contains(stdout, "aclfile /etc/redis/vm2.acl\n") || !strings.Contains(stdout, "maxmemory-policy allkeys-lru\n") {
 		t.Fatalf("config: %d\n%s\n%s", code, stdout, stderr)
 	}
-	if code, _, stderr := luagen(t, "", append(base, "--instance", "vm1", "--bind", "0.0.0.0")...); code != 1 || !strings.Contains(stderr, "only loopback or private") {
+	if code, _, stderr := luagen(t, "", append(base, "--instance", "vm1", "--bind", "0.0.0.0")...); code != 2 || !strings.Contains(stderr, "only loopback or private") {
 		t.Fatalf("a public bind: %d %s", code, stderr)
 	}
 	if code, _, _ := luagen(t, "", base...); code != 2 {

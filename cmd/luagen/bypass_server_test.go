@@ -47,12 +47,17 @@ func TestBypassIsRefusedBeforeItReachesARealServer(t *testing.T) {
 	if err := os.WriteFile(pw, []byte("bypass-test-password\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	code, aclfile, stderr := luagen(t, "", "acl", "--spec", "../../keyspec.yaml", "--lua", "../../lua", "--instance", "vm1", "--password-file", "api_backend="+pw)
+	loaderPW := filepath.Join(t.TempDir(), "vm1_loader.pw")
+	if err := os.WriteFile(loaderPW, []byte("bypass-test-loader-password\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, aclfile, stderr := luagen(t, "", "acl", "--spec", "../../keyspec.yaml", "--lua", "../../lua", "--instance", "vm1", "--password-file", "api_backend="+pw, "--password-file", "vm1_loader="+loaderPW)
 	if code != 0 {
 		t.Fatalf("acl: %d %s", code, stderr)
 	}
 	srv := redistest.Start(t, redistest.WithACL(aclfile))
 	api := srv.Client(0, func(o *redis.Options) { o.Username, o.Password = "api_backend", "bypass-test-password" })
+	loader := srv.Client(0, func(o *redis.Options) { o.Username, o.Password = "vm1_loader", "bypass-test-loader-password" })
 
 	victim := "han:api:idem:create:11111111-1111-1111-1111-111111111111:" + strings.Repeat("ab", 32)
 	mine := "han:api:idem:create:22222222-2222-2222-2222-222222222222:" + strings.Repeat("cd", 32)
@@ -65,9 +70,15 @@ func TestBypassIsRefusedBeforeItReachesARealServer(t *testing.T) {
 	if err := api.Set(ctx, myLock, victim, 0).Err(); err != nil {
 		t.Fatal(err)
 	}
-	sha, err := api.ScriptLoad(ctx, evil).Result()
+	// The application user cannot load it (issue 12); the loader user, which
+	// loads whatever it is given, can, so what it loads must be what generate
+	// accepted.
+	if err := api.ScriptLoad(ctx, evil).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
+		t.Fatalf("SCRIPT LOAD as api_backend: %v, want NOPERM", err)
+	}
+	sha, err := loader.ScriptLoad(ctx, evil).Result()
 	if err != nil {
-		t.Fatalf("SCRIPT LOAD as api_backend: %v", err)
+		t.Fatalf("SCRIPT LOAD as vm1_loader: %v", err)
 	}
 	if err := api.EvalSha(ctx, sha, []string{mine, myLock}, victim).Err(); err != nil {
 		t.Fatalf("the refused script on the server: %v", err)
@@ -79,7 +90,8 @@ func TestBypassIsRefusedBeforeItReachesARealServer(t *testing.T) {
 	for _, cmd := range [][]any{
 		{"script", "flush"}, {"client", "list"}, {"client", "pause", "10"}, {"info"}, {"dbsize"},
 		{"copy", mine, mine + ":x", "db", "2"}, {"move", mine, "2"}, {"swapdb", "0", "2"}, {"keys", "*"},
-		{"eval", "return 1", "0"}, {"flushdb"},
+		{"eval", "return 1", "0"}, {"flushdb"}, {"script", "load", "return 1"}, {"function", "load", "#!lua name=x\nredis.register_function('f', function() return 1 end)"},
+		{"script", "kill"}, {"function", "kill"},
 	} {
 		if err := api.Do(ctx, cmd...).Err(); err == nil || !strings.HasPrefix(err.Error(), "NOPERM") {
 			t.Errorf("api_backend %v: %v, want NOPERM", cmd, err)

@@ -105,7 +105,7 @@ func TestExtraCommandsAreCheckedAgainstRedis(t *testing.T) {
 		"xyzzy":          `keyspec.yaml:17: user "u": extra command "xyzzy": Redis 7.0.15 has no such command`,
 		"script|nope":    `keyspec.yaml:17: user "u": extra command "script|nope": SCRIPT has no subcommand "nope" in Redis 7.0.15 (see COMMAND DOCS script)`,
 		"client":         `keyspec.yaml:17: user "u": extra command "client" would grant all its subcommands, some never granted (client|kill, client|list, client|no-evict, client|pause, and 2 more): grant client|<subcommand>`,
-		"script|flush":   `keyspec.yaml:17: user "u": extra command "script|flush" is never granted: it runs or manages scripts (@scripting); the generated ACL grants EVALSHA and SCRIPT LOAD of the declared scripts itself`,
+		"script|flush":   `keyspec.yaml:17: user "u": extra command "script|flush" is never granted: it runs or manages scripts (@scripting); the generated ACL grants EVALSHA of the declared scripts itself, SCRIPT LOAD only to the loader user`,
 		"info":           `keyspec.yaml:17: user "u": extra command "info" is never granted: in Redis's @dangerous ACL category`,
 		"copy":           `keyspec.yaml:17: user "u": extra command "copy" is never granted: its DB option writes into another database, which no ACL rule can forbid`,
 		"client|setname": "",

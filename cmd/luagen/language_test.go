@@ -75,7 +75,9 @@ func TestACLPrefix(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("acl: %d %s", code, stderr)
 	}
-	want := "user default reset off resetchannels -@all\nuser app reset on ~acme:production:* resetchannels &acme:production:events:* -@all +evalsha +ping +publish +script|load +set +subscribe +unsubscribe\n"
+	want := "user default reset off resetchannels -@all\nuser app reset on ~acme:production:* resetchannels &acme:production:events:* -@all +evalsha +ping +publish +set +subscribe +unsubscribe\n" +
+		"user app_loader reset on resetchannels -@all +ping +script|load\n" +
+		"user app_operator reset on resetchannels -@all +function|kill +ping +script|kill\n"
 	if stdout != want {
 		t.Fatalf("aclfile:\n%s\nwant:\n%s", stdout, want)
 	}

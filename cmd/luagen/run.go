@@ -29,6 +29,7 @@ commands:
   acl        print the aclfile of an instance or one of its servers (least privilege, from the spec and the Lua)
   config     print the hardened redis.conf fragment of an instance or one of its servers
   init       write a minimal keyspec.yaml, one script and a Go test of it (--dir D)
+  load       the deploy step: load an instance's scripts (its Functions library, or SCRIPT LOAD) on every primary as its loader user
   sizing     measure an instance's keys on a scratch redis-server and print the memory a cardinality file implies
 
 run "luagen <command> -h" for a command's flags
@@ -55,6 +56,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runInit(args[1:], stdout, stderr)
 	case "sizing":
 		return runSizing(args[1:], stdout, stderr)
+	case "load":
+		return runLoad(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -93,7 +96,7 @@ func parseGenFlags(name string, args []string, stderr io.Writer, withOut bool) (
 		return nil, exitUsage
 	}
 	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "luagen %s: unexpected argument %q\n", name, fs.Arg(0))
+		fmt.Fprintf(stderr, "luagen %s: unexpected argument after the flags (not shown: it may be a secret); this command takes flags only\n", name)
 		return nil, exitUsage
 	}
 	return g, -1
@@ -169,7 +172,7 @@ func runLint(args []string, stdout, stderr io.Writer) int {
 	if g == nil {
 		return code
 	}
-	src, err := os.ReadFile(g.spec)
+	src, err := keyspec.ReadFile(g.spec)
 	if err != nil {
 		fmt.Fprintf(stderr, "luagen lint: %v\n", err)
 		return exitProblem

@@ -9,7 +9,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"fmt"
 	"log/slog"
 	"os"
 	"time"
@@ -29,9 +28,10 @@ func main() {
 
 func run(ctx context.Context) error {
 	raw := os.Getenv(vm1.DB0URLEnv)
-	opts, err := redis.ParseURL(raw)
+	// Not redis.ParseURL: its error quotes the URL, password included.
+	opts, err := secrets.ParseRedisURL(vm1.DB0URLEnv, raw)
 	if err != nil {
-		return fmt.Errorf("%s=%s: %w", vm1.DB0URLEnv, secrets.RedactURL(raw), err)
+		return err
 	}
 	client := redis.NewClient(opts)
 	defer client.Close()
@@ -40,8 +40,21 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := runtime.Preload(ctx, client, vm1.AllScripts()...); err != nil {
-		return err
+	// Under luagen's aclfile the application user runs scripts but may not
+	// load them: the deploy step loads them (luagen load), and a service that
+	// also holds the loader user's credential (README, "Who may load code")
+	// recovers NOSCRIPT through it, only for these exact scripts.
+	if raw := os.Getenv("VM1_LOADER_URL"); raw != "" {
+		lopts, err := secrets.ParseRedisURL("VM1_LOADER_URL", raw)
+		if err != nil {
+			return err
+		}
+		loader := redis.NewClient(lopts)
+		defer loader.Close()
+		runtime.WithLoader(client, loader, vm1.AllScripts()...)
+		if err := runtime.Preload(ctx, client, vm1.AllScripts()...); err != nil {
+			return err
+		}
 	}
 	key, err := vm1.NewAPIRLUserKey("0b9a1f40-6a59-4f7e-9c51-6a0b7f3a9e21", vm1.APIRouteMessagesSend, 60)
 	if err != nil {

@@ -12,7 +12,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"fmt"
 	"log/slog"
 	"os"
 
@@ -31,9 +30,10 @@ func main() {
 
 func run(ctx context.Context) error {
 	raw := os.Getenv(app.DB0URLEnv)
-	opts, err := redis.ParseURL(raw)
+	// Not redis.ParseURL: its error quotes the URL, password included.
+	opts, err := secrets.ParseRedisURL(app.DB0URLEnv, raw)
 	if err != nil {
-		return fmt.Errorf("%s=%s: %w", app.DB0URLEnv, secrets.RedactURL(raw), err)
+		return err
 	}
 	client := redis.NewClient(opts)
 	defer client.Close()
@@ -47,8 +47,21 @@ func run(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := runtime.Preload(ctx, client, app.AllScripts()...); err != nil {
-		return err
+	// Under luagen's aclfile the application user runs scripts but may not
+	// load them: the deploy step loads them (luagen load), and a service that
+	// also holds the loader user's credential (README, "Who may load code")
+	// recovers NOSCRIPT through it, only for these exact scripts.
+	if raw := os.Getenv("APP_LOADER_URL"); raw != "" {
+		lopts, err := secrets.ParseRedisURL("APP_LOADER_URL", raw)
+		if err != nil {
+			return err
+		}
+		loader := redis.NewClient(lopts)
+		defer loader.Close()
+		runtime.WithLoader(client, loader, app.AllScripts()...)
+		if err := runtime.Preload(ctx, client, app.AllScripts()...); err != nil {
+			return err
+		}
 	}
 	key, err := app.NewLockKey(prefix, "report-42")
 	if err != nil {

@@ -88,13 +88,17 @@ func aofDefault(users []User, writes map[string]bool) User {
 }
 
 // Runtime commands the generated code and go-redis need beyond the scripts' own.
-// HELLO and AUTH need no grant.
+// HELLO and AUTH need no grant. An application user runs the declared scripts
+// by their SHA1 and never loads code: SCRIPT LOAD belongs to the loader user.
 const (
 	cmdEvalSHA   = "evalsha"    // non-read-only scripts
 	cmdEvalSHARO = "evalsha_ro" // read-only scripts
 	cmdLoad      = "script|load"
-	cmdPing      = "ping"   // health probes; go-redis's Pub/Sub health check
-	cmdSelect    = "select" // a URL ending in /N, N > 0
+	cmdFCall     = "fcall"         // functions mode: non-read-only scripts
+	cmdFCallRO   = "fcall_ro"      // functions mode: read-only scripts, the library's version
+	cmdFuncLoad  = "function|load" // functions mode: the deploy step (FUNCTION LOAD REPLACE)
+	cmdPing      = "ping"          // health probes; go-redis's Pub/Sub health check
+	cmdSelect    = "select"        // a URL ending in /N, N > 0
 )
 
 // pubsub are the commands of a user with channels.
@@ -165,12 +169,16 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 					writes[c.Name] = true
 				}
 			}
-			if s.ReadOnly {
+			switch {
+			case in.Functions() && s.ReadOnly:
+				cmds[cmdFCallRO] = true
+			case in.Functions():
+				cmds[cmdFCall] = true
+			case s.ReadOnly:
 				cmds[cmdEvalSHARO] = true
-			} else {
+			default:
 				cmds[cmdEvalSHA] = true
 			}
-			cmds[cmdLoad] = true
 			for _, pos := range s.Keys {
 				for _, k := range pos.OneOf {
 					p := coveringPrefix(u, k)
@@ -226,7 +234,73 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 	if srv.Persistence == keyspec.PersistAOF {
 		def = aofDefault(users, writes)
 	}
+	for _, r := range roles(in) {
+		if specUser(spec, r.name) {
+			return nil, nil, fmt.Errorf("user %s: the name of %s's generated %s user: %w", r.name, in.Name, r.role, ErrReservedUser)
+		}
+		du := User{Name: r.name, Password: passwords[r.name], Commands: r.commands}
+		if du.Password == "" {
+			warnings = append(warnings, fmt.Sprintf("user %s (%s) has no password file: it cannot log in", r.name, r.role))
+		}
+		users = append(users, du)
+	}
 	return append([]User{def}, users...), warnings, nil
+}
+
+// ErrReservedUser: a spec user has the name of a user luagen generates itself.
+var ErrReservedUser = errors.New("name reserved for a generated user")
+
+// The roles of the users every instance's aclfile has besides the spec's.
+const (
+	RoleLoader   = "loader"
+	RoleOperator = "operator"
+)
+
+// LoaderUser is the name of the instance's loader user: SCRIPT LOAD (and PING),
+// nothing else; in functions mode FUNCTION LOAD and FCALL_RO (for the library's
+// version function; it has no key) instead of SCRIPT LOAD. It loads the declared scripts at deploy time, and a service that
+// holds its credential recovers NOSCRIPT with it (runtime.WithLoader): that
+// credential can load any code, so a service holding it is as trusted as the
+// deploy job (README, "Who may load code").
+func LoaderUser(in *keyspec.Instance) string { return in.Name + "_" + RoleLoader }
+
+// OperatorUser is the name of the instance's operator user: SCRIPT KILL and
+// FUNCTION KILL (and PING), to stop a script that runs past
+// busy-reply-threshold; it reads and writes no key and loads no code.
+func OperatorUser(in *keyspec.Instance) string { return in.Name + "_" + RoleOperator }
+
+// GeneratedUsers are the names of the users Derive adds to every aclfile of
+// in, besides the spec's: its loader and its operator.
+func GeneratedUsers(in *keyspec.Instance) []string {
+	return []string{LoaderUser(in), OperatorUser(in)}
+}
+
+type generatedRole struct {
+	name, role string
+	commands   []string
+}
+
+// roles are the generated users of in, with their exact commands.
+func roles(in *keyspec.Instance) []generatedRole {
+	loader := []string{"+" + cmdPing, "+" + cmdLoad}
+	if in.Functions() {
+		// FUNCTION LOAD REPLACE, and FCALL_RO of the version function (which
+		// takes no key; the loader has none).
+		loader = []string{"+" + cmdFCallRO, "+" + cmdFuncLoad, "+" + cmdPing}
+	}
+	return []generatedRole{
+		{LoaderUser(in), RoleLoader, loader},
+		{OperatorUser(in), RoleOperator, []string{"+function|kill", "+" + cmdPing, "+script|kill"}},
+	}
+}
+
+func specUser(spec *keyspec.Spec, name string) bool {
+	for _, u := range spec.Users {
+		if u.Name == name {
+			return true
+		}
+	}
+	return false
 }
 
 // onServer reports whether user u has anything on srv: a live database, or a
@@ -289,13 +363,30 @@ func Render(users []User) string {
 	return b.String()
 }
 
+// MinPasswordLen is the shortest password HashPassword accepts, in bytes. A
+// password of an application user is made by a machine (ACL GENPASS makes 64 hex
+// characters), so a short one is a mistake: an empty file, a placeholder.
+const MinPasswordLen = 16
+
+// ErrWeakPassword: a password file whose password HashPassword refuses.
+var ErrWeakPassword = errors.New("weak or malformed password")
+
 // HashPassword is the aclfile form of a password: '#' and its SHA-256 in hex.
 // Trailing newlines of a password file are not part of the password. An empty
-// password is an error; the error never shows the password.
+// or blank password, one shorter than MinPasswordLen, one with spaces around it
+// or with a control character is refused (ErrWeakPassword); the error never
+// shows the password or any part of it.
 func HashPassword(secret []byte) (string, error) {
 	s := strings.TrimRight(string(secret), "\r\n")
-	if s == "" {
-		return "", errors.New("the password file is empty")
+	switch {
+	case strings.TrimSpace(s) == "":
+		return "", fmt.Errorf("the password file is empty or blank: %w", ErrWeakPassword)
+	case strings.TrimSpace(s) != s:
+		return "", fmt.Errorf("the password has spaces around it (the server would expect them too): %w", ErrWeakPassword)
+	case strings.ContainsFunc(s, func(r rune) bool { return r < 0x20 || r == 0x7f }):
+		return "", fmt.Errorf("the password holds a control character (a second line?): %w", ErrWeakPassword)
+	case len(s) < MinPasswordLen:
+		return "", fmt.Errorf("the password is shorter than %d bytes: %w", MinPasswordLen, ErrWeakPassword)
 	}
 	sum := sha256.Sum256([]byte(s))
 	return "#" + hex.EncodeToString(sum[:]), nil

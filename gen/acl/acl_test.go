@@ -86,14 +86,16 @@ var smallLua = fstest.MapFS{
 }
 
 func TestDeriveIsLeastPrivilege(t *testing.T) {
-	users, warnings, err := derive(t, small, smallLua, "a", map[string]string{"u": "#abc"})
+	users, warnings, err := derive(t, small, smallLua, "a", map[string]string{"u": "#abc", "a_loader": "#def", "a_operator": "#012"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	got := acl.Render(users)
 	want := acl.DefaultLine + "\n" +
 		"user u reset on #abc %R~t:read:* ~t:write:* resetchannels &t:news -@all " +
-		"+client|setname +evalsha +evalsha_ro +get +ping +publish +script|load +select +set +subscribe +time +unsubscribe\n"
+		"+client|setname +evalsha +evalsha_ro +get +ping +publish +select +set +subscribe +time +unsubscribe\n" +
+		"user a_loader reset on #def resetchannels -@all +ping +script|load\n" +
+		"user a_operator reset on #012 resetchannels -@all +function|kill +ping +script|kill\n"
 	if got != want {
 		t.Fatalf("aclfile:\n%s\nwant:\n%s", got, want)
 	}
@@ -180,7 +182,7 @@ func TestDeriveGrantsNothingFromABypass(t *testing.T) {
 				if len(problems) > 0 || err != nil {
 					t.Fatalf("problems %v, Derive: %v", problems, err)
 				}
-				want := "user u reset on ~t:* resetchannels -@all +evalsha +object|encoding +pexpire +ping +publish +script|load +xread +zadd +zrem +zunionstore"
+				want := "user u reset on ~t:* resetchannels -@all +evalsha +object|encoding +pexpire +ping +publish +xread +zadd +zrem +zunionstore"
 				if got := users[1].Line(); got != want {
 					t.Fatalf("grants:\n%s\nwant:\n%s", got, want)
 				}
@@ -197,16 +199,27 @@ func TestDeriveGrantsNothingFromABypass(t *testing.T) {
 }
 
 func TestHashPassword(t *testing.T) {
-	a, err := acl.HashPassword([]byte("s3cret\n"))
+	a, err := acl.HashPassword([]byte("s3cret-0123456789\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, _ := acl.HashPassword([]byte("s3cret"))
+	b, _ := acl.HashPassword([]byte("s3cret-0123456789"))
 	if a != b || !regexp.MustCompile(`^#[0-9a-f]{64}$`).MatchString(a) || strings.Contains(a, "s3cret") {
 		t.Fatalf("hash %q / %q", a, b)
 	}
-	if _, err := acl.HashPassword([]byte("\n")); err == nil {
-		t.Fatal("an empty password file was accepted")
+	for name, bad := range map[string]string{
+		"empty": "", "newline": "\n", "blank": "   \t  \n", "one character": "x\n", "short": "s3cret-01234567",
+		"spaces around": " s3cret-0123456789 \n", "two lines": "s3cret-0123456789\nsecond-line-0123\n",
+		"NUL": "s3cret-01234\x0056789", "tab inside": "s3cret-0123\t456789",
+	} {
+		_, err := acl.HashPassword([]byte(bad))
+		if !errors.Is(err, acl.ErrWeakPassword) {
+			t.Errorf("%s: %v, want ErrWeakPassword", name, err)
+			continue
+		}
+		if strings.Contains(err.Error(), "s3cret") || strings.Contains(err.Error(), "0123") {
+			t.Errorf("%s: the error shows the password: %v", name, err)
+		}
 	}
 }
 
@@ -227,6 +240,9 @@ func TestHANACLs(t *testing.T) {
 		users, _, err := acl.Derive(spec, in, srcs, nil)
 		if err != nil {
 			t.Fatal(err)
+		}
+		if in.Prefix != nil { // rendered only for one deployment (elang)
+			users = acl.Deploy(users, "acme:production:")
 		}
 		files[in.Name] = acl.Render(users)
 	}
@@ -293,5 +309,75 @@ func TestCutOverStubLeavesTheACL(t *testing.T) {
 				t.Errorf("%s: %s granted = %v, want %v", state, stub, !wantStub, wantStub)
 			}
 		}
+	}
+}
+
+// No user of the spec may take the name of a generated one: its line would grant
+// SCRIPT LOAD or SCRIPT KILL besides the spec's grants.
+func TestDeriveRefusesAReservedUserName(t *testing.T) {
+	for _, name := range []string{"a_loader", "a_operator"} {
+		src := strings.ReplaceAll(small, "user: u}", "user: "+name+"}")
+		src = strings.Replace(src, "users:\n  u:\n", "users:\n  "+name+":\n", 1)
+		_, _, err := derive(t, src, smallLua, "a", nil)
+		if !errors.Is(err, acl.ErrReservedUser) || !strings.Contains(err.Error(), name) {
+			t.Errorf("%s: err = %v, want ErrReservedUser naming it", name, err)
+		}
+	}
+}
+
+// The loader and the operator get what their role needs and nothing else: no
+// key, no channel, no script run, no other command.
+func TestDeriveGeneratedUsers(t *testing.T) {
+	users, _, err := derive(t, small, smallLua, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, u := range users {
+		got[u.Name] = strings.Join(u.Commands, " ")
+		if (u.Name == acl.LoaderUser(spec(t).Instance("a")) || u.Name == "a_operator") && (len(u.Keys) > 0 || len(u.Channels) > 0) {
+			t.Errorf("%s: keys %v channels %v, want none", u.Name, u.Keys, u.Channels)
+		}
+	}
+	want := map[string]string{"a_loader": "+ping +script|load", "a_operator": "+function|kill +ping +script|kill"}
+	for name, cmds := range want {
+		if got[name] != cmds {
+			t.Errorf("%s: %q, want %q", name, got[name], cmds)
+		}
+	}
+	if strings.Contains(got["u"], "script|load") || strings.Contains(got["u"], "script|kill") {
+		t.Errorf("the application user may load or kill scripts: %s", got["u"])
+	}
+}
+
+func spec(t *testing.T) *keyspec.Spec {
+	t.Helper()
+	s, err := keyspec.Parse("keyspec.yaml", []byte(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// In functions mode the application user calls functions and cannot run
+// scripts by SHA1; the loader loads functions and reads the library's version.
+func TestDeriveFunctionsMode(t *testing.T) {
+	src := strings.Replace(small, "    topology: standalone\n", "    topology: standalone\n    mode: functions\n", 1)
+	users, _, err := derive(t, src, smallLua, "a", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, u := range users {
+		got[u.Name] = strings.Join(u.Commands, " ")
+	}
+	if !strings.Contains(got["u"], "+fcall +fcall_ro") || strings.Contains(got["u"], "evalsha") || strings.Contains(got["u"], "function|") {
+		t.Errorf("u: %s", got["u"])
+	}
+	if got["a_loader"] != "+fcall_ro +function|load +ping" {
+		t.Errorf("a_loader: %s", got["a_loader"])
+	}
+	if got["a_operator"] != "+function|kill +ping +script|kill" {
+		t.Errorf("a_operator: %s", got["a_operator"])
 	}
 }

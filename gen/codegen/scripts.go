@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/dave/jennifer/jen"
+	"github.com/hanchat/luagen/gen/functions"
 	"github.com/hanchat/luagen/gen/keyspec"
 )
 
@@ -94,7 +95,9 @@ func (g *gen) scriptsFile() *jen.File {
 		all = append(all, jen.Line().Id(exported(s.Spec.Name)+"Script"))
 	}
 	all = append(all, jen.Line())
-	if g.in.Split() {
+	if g.in.Functions() {
+		f.Add(doc(fmt.Sprintf("AllScripts lists every script of %s. They run as functions of Library, which the deploy step loads (runtime.LoadLibrary, luagen load --instance %s); runtime.Preload refuses them.", g.in.Name, g.in.Name)))
+	} else if g.in.Split() {
 		f.Add(doc(fmt.Sprintf("AllScripts lists every script of %s, e.g. for runtime.Preload. The script cache is per server and %s is split over servers (its own and %s): preload on a client of each.", g.in.Name, g.in.Name, strings.Join(g.in.ServerNames()[1:], ", "))))
 	} else {
 		f.Add(doc(fmt.Sprintf("AllScripts lists every script of %s, e.g. for runtime.Preload. The script cache is per server, so one Preload covers every database.", g.in.Name)))
@@ -376,12 +379,22 @@ func (g *gen) script(f *jen.File, sc Script) {
 	case s.ReplaySafe != "":
 		ro = ", safe to replay: " + strings.TrimSuffix(s.ReplaySafe, ".")
 	}
-	f.Add(doc(fmt.Sprintf("%sScript is lua/%s%s.", base, s.LuaFile(), ro)))
-	mustArgs := []jen.Code{jen.Lit(s.Name), jen.Id(lname + "Source"), jen.Id(base + "SHA1"), jen.Lit(s.ReadOnly)}
+	var replay []jen.Code
 	if s.ReplaySafe != "" {
-		mustArgs = append(mustArgs, jen.Qual(runtimePkg, "ReplaySafe"))
+		replay = append(replay, jen.Qual(runtimePkg, "ReplaySafe"))
 	}
-	f.Var().Id(base+"Script").Op("=").Qual(runtimePkg, "MustScript").Call(mustArgs...)
+	if g.in.Functions() {
+		fn := functions.FunctionName(s, sc.SHA1)
+		call := "FCALL"
+		if s.ReadOnly {
+			call = "FCALL_RO"
+		}
+		f.Add(doc(fmt.Sprintf("%sScript is lua/%s, run as function %s of Library (%s).", base, s.LuaFile(), fn, call)))
+		f.Var().Id(base+"Script").Op("=").Qual(runtimePkg, "MustFunction").Call(append([]jen.Code{jen.Lit(s.Name), jen.Id(lname + "Source"), jen.Id(base + "SHA1"), jen.Lit(fn), jen.Lit(s.ReadOnly)}, replay...)...)
+	} else {
+		f.Add(doc(fmt.Sprintf("%sScript is lua/%s%s.", base, s.LuaFile(), ro)))
+		f.Var().Id(base+"Script").Op("=").Qual(runtimePkg, "MustScript").Call(append([]jen.Code{jen.Lit(s.Name), jen.Id(lname + "Source"), jen.Id(base + "SHA1"), jen.Lit(s.ReadOnly)}, replay...)...)
+	}
 	f.Line()
 
 	// KEYS interfaces.

@@ -17,6 +17,8 @@ import (
 	"io/fs"
 	"path"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/luascript"
@@ -82,6 +84,53 @@ func Load(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, err
 	return srcs, nil
 }
 
+// MaxScriptBytes is the largest Lua file luagen reads for one script: 64 KiB,
+// twenty times HAN's largest.
+const MaxScriptBytes = 64 << 10
+
+// outOfTree says why file (instance/name.lua under the lua directory) is not
+// read: a symbolic link anywhere on its way (the instance directory or the file),
+// which may point out of the tree and would embed its target in the generated
+// Go, or a file that is not regular (a FIFO, a device). "" when it may be read,
+// or when it does not exist (reading it reports that).
+func outOfTree(lua fs.FS, file string) string {
+	parts := strings.Split(file, "/")
+	for i := range parts {
+		p := strings.Join(parts[:i+1], "/")
+		fi, err := fs.Lstat(lua, p)
+		if err != nil {
+			return ""
+		}
+		switch {
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return fmt.Sprintf("%s is a symbolic link: luagen reads only regular files inside the lua directory (a link may point out of the tree, and its target would be embedded in the generated Go)", p)
+		case i == len(parts)-1 && !fi.Mode().IsRegular():
+			return fmt.Sprintf("not a regular file (%s)", fi.Mode().Type())
+		}
+	}
+	return ""
+}
+
+// badText is the line and description of the first byte of src that is not
+// UTF-8 or is a control character other than tab, CR and LF; "" when none is.
+func badText(src []byte) (int, string) {
+	line := 1
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			return line, fmt.Sprintf("byte 0x%02x is not UTF-8", src[i])
+		case r == '\n':
+			line++
+		case r == '\t' || r == '\r':
+		case r < 0x20 || r == 0x7f || unicode.Is(unicode.Bidi_Control, r):
+			return line, fmt.Sprintf("control character %U", r)
+		}
+		i += size
+	}
+	return 0, ""
+}
+
 // Check is Load returning every problem with its rule, and the sources of the
 // scripts it could read (also when there are problems), for lint.
 func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []Problem) {
@@ -98,6 +147,10 @@ func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []
 			continue
 		}
 		display := path.Join(luaDir, s.LuaFile())
+		if why := outOfTree(lua, s.LuaFile()); why != "" {
+			add(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: display + ": " + why})
+			continue
+		}
 		src, err := fs.ReadFile(lua, s.LuaFile())
 		if err != nil {
 			msg := fmt.Sprintf("%s: cannot read: %v", display, err)
@@ -107,13 +160,21 @@ func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []
 			add(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: msg})
 			continue
 		}
+		if len(src) > MaxScriptBytes {
+			add(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: fmt.Sprintf("%s: %d bytes, over luagen's cap of %d for one script (a script runs atomically: keep it small)", display, len(src), MaxScriptBytes)})
+			continue
+		}
+		if line, what := badText(src); what != "" {
+			add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: display, Line: line}, Msg: what + ": a script is UTF-8 text without control characters (a tab aside)"})
+			continue
+		}
 		info, err := luascript.Analyze(display, src)
 		if err != nil {
 			var se *luascript.SyntaxError
 			if errors.As(err, &se) {
 				add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: se.File, Line: se.Line}, Msg: se.Msg})
 			} else {
-				add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: display}, Msg: err.Error()})
+				add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: display, Line: 1}, Msg: err.Error()})
 			}
 			continue
 		}

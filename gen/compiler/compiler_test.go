@@ -57,6 +57,12 @@ func TestLoadErrorsNameThePlace(t *testing.T) {
 		want     string
 	}{
 		"file missing":     {false, fstest.MapFS{}, `keyspec.yaml:21: script "s": lua/a/s.lua: file not found`},
+		"not UTF-8":        {false, fstest.MapFS{"a/s.lua": {Data: []byte("return 1\n-- \xff\n")}}, `lua/a/s.lua:2: byte 0xff is not UTF-8`},
+		"control char":     {false, fstest.MapFS{"a/s.lua": {Data: []byte("-- ok\nreturn 1\x00")}}, `lua/a/s.lua:2: control character U+0000`},
+		"bidi override":    {false, fstest.MapFS{"a/s.lua": {Data: []byte("-- \u202e\nreturn 1")}}, `lua/a/s.lua:1: control character U+202E`},
+		"too large":        {false, fstest.MapFS{"a/s.lua": {Data: []byte("return 1\n" + strings.Repeat("-- pad\n", compiler.MaxScriptBytes/7))}}, `keyspec.yaml:21: script "s": lua/a/s.lua: 65543 bytes, over luagen's cap of 65536`},
+		"a FIFO-like file": {false, fstest.MapFS{"a/s.lua": {Mode: 0o644 | os.ModeNamedPipe}}, `keyspec.yaml:21: script "s": lua/a/s.lua: not a regular file`},
+		"symlink":          {false, fstest.MapFS{"a/s.lua": {Mode: os.ModeSymlink, Data: []byte("/etc/hostname")}}, `keyspec.yaml:21: script "s": lua/a/s.lua: a/s.lua is a symbolic link`},
 		"syntax error":     {false, fstest.MapFS{"a/s.lua": {Data: []byte("return (")}}, `lua/a/s.lua:1: at EOF:`},
 		"goto":             {false, fstest.MapFS{"a/s.lua": {Data: []byte("local x = ARGV[1]\ngoto done\n::done::\nreturn redis.call('GET', KEYS[1])")}}, `lua/a/s.lua:2: goto is Lua 5.2`},
 		"unknown script":   {false, fstest.MapFS{"a/s.lua": {Data: []byte("return {KEYS[1], ARGV[1]}")}, "a/extra.lua": {Data: []byte("return 1")}}, `lua/a/extra.lua: script "extra" is not declared in keyspec.yaml`},

@@ -50,6 +50,9 @@ type Instance struct {
 	// Client is the Go client the generated wrappers run on: ClientGoRedis
 	// (the default) or ClientRueidis.
 	Client string
+	// Mode is how the instance's scripts run: ModeEvalSHA (the default) or
+	// ModeFunctions.
+	Mode string
 	// Prefix is the deployment prefix bound at run time in front of every key and
 	// channel of the instance; nil when its patterns are the whole names.
 	Prefix *DeploymentPrefix
@@ -68,6 +71,20 @@ const (
 	ClientGoRedis = "go-redis"
 	ClientRueidis = "rueidis"
 )
+
+// Script modes of an instance.
+const (
+	// ModeEvalSHA: scripts run by EVALSHA; the loader user loads them (SCRIPT
+	// LOAD) at deploy time or on NOSCRIPT.
+	ModeEvalSHA = "evalsha"
+	// ModeFunctions: the scripts are one Redis Functions library the deploy step
+	// loads (FUNCTION LOAD REPLACE); wrappers call FCALL/FCALL_RO, and no
+	// application code can load code. Functions persist in RDB/AOF and replicate.
+	ModeFunctions = "functions"
+)
+
+// Functions reports whether the instance's scripts run as Redis Functions.
+func (in *Instance) Functions() bool { return in.Mode == ModeFunctions }
 
 // Topologies.
 const (

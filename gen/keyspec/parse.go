@@ -1,9 +1,11 @@
 package keyspec
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,18 +17,68 @@ import (
 	"github.com/hanchat/luagen/gen/rediscmd"
 )
 
-// Load reads and parses a spec file.
+// MaxSpecBytes is the largest spec luagen reads: 1 MiB, twenty times HAN's
+// keyspec.yaml. Parsing is linear but YAML decoding takes about forty times a
+// file's size in memory (a 50 MB spec took 1.9 GB and 20 s), so a larger file
+// is refused before it is decoded.
+const MaxSpecBytes = 1 << 20
+
+// Load reads and parses a spec file (ReadFile, then Parse).
 func Load(path string) (*Spec, error) {
-	src, err := os.ReadFile(path)
+	src, err := ReadFile(path)
 	if err != nil {
-		return nil, fmt.Errorf("keyspec: %w", err)
+		return nil, err
 	}
 	return Parse(filepath.Base(path), src)
 }
 
+// ReadFile reads a spec file: a regular file (not a device, a FIFO or a
+// directory) of at most MaxSpecBytes, of which it reads no more than that.
+func ReadFile(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("keyspec: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, fmt.Errorf("keyspec: %w", err)
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, &Error{Pos: Pos{File: filepath.Base(path), Line: 1}, Msg: fmt.Sprintf("not a regular file (%s)", fi.Mode().Type())}
+	}
+	src, err := io.ReadAll(io.LimitReader(f, MaxSpecBytes+1))
+	if err != nil {
+		return nil, fmt.Errorf("keyspec: %w", err)
+	}
+	if err := checkSize(filepath.Base(path), src); err != nil {
+		return nil, err
+	}
+	return src, nil
+}
+
+// checkSize refuses a spec of more than MaxSpecBytes, naming the line where it
+// passes the cap.
+func checkSize(file string, src []byte) error {
+	if len(src) <= MaxSpecBytes {
+		return nil
+	}
+	line := 1 + bytes.Count(src[:MaxSpecBytes], []byte("\n"))
+	return List{&Error{Pos: Pos{File: file, Line: line}, Msg: fmt.Sprintf("the spec passes luagen's size cap of %d bytes (1 MiB) here: split the service, or raise keyspec.MaxSpecBytes", MaxSpecBytes)}}
+}
+
 // Parse parses and validates a spec. file is the name errors use ("keyspec.yaml").
 // The error, when not nil, is a List of every problem found; it matches ErrInvalid.
+// It refuses a spec over MaxSpecBytes, one that is not UTF-8 or holds a control
+// character (a tab aside) or a bidirectional-text override, and one of more than
+// one YAML document, each at its line.
 func Parse(file string, src []byte) (*Spec, error) {
+	if err := checkSize(file, src); err != nil {
+		return nil, err
+	}
+	if err := checkText(file, src); err != nil {
+		return nil, err
+	}
 	raw, ln, err := decodeRaw(file, src)
 	if err != nil {
 		return nil, err
@@ -210,6 +262,13 @@ func (p *parser) buildInstances(raw *rawSpec) {
 			p.errf(path, entry, "topology is missing: standalone or cluster")
 		default:
 			p.errf(path+".topology", entry, "topology %q: want standalone or cluster", r.Topology)
+		}
+		switch in.Mode = r.Mode; r.Mode {
+		case ModeEvalSHA, ModeFunctions:
+		case "":
+			in.Mode = ModeEvalSHA
+		default:
+			p.errf(path+".mode", entry, "mode %q: want evalsha or functions", r.Mode)
 		}
 		in.Server = p.server(path+".server", entry, r.Server)
 		for _, sn := range sortedKeys(r.Servers) {
@@ -409,7 +468,7 @@ func init() {
 // derived or declared: administrative commands (admin flag), the @dangerous ACL
 // category (FLUSHALL, KEYS, INFO, SORT, MIGRATE, CLIENT LIST, ...), commands that
 // run or manage scripts and functions (@scripting: the generated ACL grants
-// EVALSHA and SCRIPT LOAD of the declared scripts itself), and commands that
+// EVALSHA of the declared scripts itself, and SCRIPT LOAD only to the loader), and commands that
 // reach another database (MOVE, SWAPDB, COPY and MIGRATE with their DB option;
 // SELECT is granted only through a user's select).
 func NeverGranted(c *rediscmd.Command) string {
@@ -419,7 +478,7 @@ func NeverGranted(c *rediscmd.Command) string {
 	case c.InCategory("dangerous"):
 		return "in Redis's @dangerous ACL category"
 	case c.InCategory("scripting"):
-		return "it runs or manages scripts (@scripting); the generated ACL grants EVALSHA and SCRIPT LOAD of the declared scripts itself"
+		return "it runs or manages scripts (@scripting); the generated ACL grants EVALSHA of the declared scripts itself, SCRIPT LOAD only to the loader user"
 	case c.Name == "move" || c.Name == "swapdb":
 		return "it moves data into another database, which no key pattern of the ACL confines"
 	case c.HasToken("DB"):

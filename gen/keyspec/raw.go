@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"regexp"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -33,6 +36,7 @@ type rawInstance struct {
 	Source           string               `yaml:"source"`
 	Topology         string               `yaml:"topology"`
 	Client           string               `yaml:"client"`
+	Mode             string               `yaml:"mode"`
 	DeploymentPrefix *rawDeploymentPrefix `yaml:"deployment_prefix"`
 	Forbid           []rawForbid          `yaml:"forbid"`
 	Server           *rawServer           `yaml:"server"`
@@ -261,7 +265,7 @@ var lineMsg = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 func decodeRaw(file string, src []byte) (*rawSpec, lines, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(src, &root); err != nil {
-		return nil, nil, yamlErrors(file, err)
+		return nil, nil, yamlErrors(file, src, err)
 	}
 	if len(root.Content) == 0 {
 		return nil, nil, &Error{Pos: Pos{File: file, Line: 1}, Msg: "the spec is empty"}
@@ -270,15 +274,84 @@ func decodeRaw(file string, src []byte) (*rawSpec, lines, error) {
 	dec.KnownFields(true)
 	var raw rawSpec
 	if err := dec.Decode(&raw); err != nil {
-		return nil, nil, yamlErrors(file, err)
+		return nil, nil, yamlErrors(file, src, err)
+	}
+	// A second document would be ignored by the decoder, silently: refuse it.
+	var next yaml.Node
+	switch err := dec.Decode(&next); {
+	case errors.Is(err, io.EOF):
+	case err != nil:
+		return nil, nil, yamlErrors(file, src, err)
+	default:
+		return nil, nil, List{&Error{Pos: Pos{File: file, Line: secondDocument(src, next.Line)}, Msg: "a second YAML document ('---'): a spec is one document; everything after the first would be ignored"}}
 	}
 	ln := lines{}
 	ln.index("", root.Content[0])
 	return &raw, ln, nil
 }
 
+// secondDocument is the line of the "---" or "..." that ends the first
+// document (a "---" before any content starts it), or else line, the second
+// document's first node.
+func secondDocument(src []byte, line int) int {
+	content := false
+	for i, l := range strings.Split(string(src), "\n") {
+		t := strings.TrimRight(l, " \t\r")
+		switch {
+		case t == "---" || strings.HasPrefix(t, "--- ") || t == "...":
+			if content {
+				return i + 1
+			}
+		case strings.TrimSpace(t) != "" && !strings.HasPrefix(strings.TrimSpace(t), "#") && !strings.HasPrefix(t, "%"):
+			content = true
+		}
+	}
+	return max(line, 1)
+}
+
+// checkText refuses what YAML either rejects without a line or accepts and shows
+// a reader otherwise: bytes that are not UTF-8, control characters (a tab
+// aside), and the bidirectional-text controls that make an editor display
+// another text than the parser reads. The error names the line.
+func checkText(file string, src []byte) error {
+	line := 1
+	for i := 0; i < len(src); {
+		r, size := utf8.DecodeRune(src[i:])
+		msg := ""
+		switch {
+		case r == utf8.RuneError && size <= 1:
+			msg = fmt.Sprintf("byte 0x%02x is not UTF-8", src[i])
+		case r == '\n':
+			line++
+		case r == '\t' || r == '\r' || (r == '\ufeff' && i == 0):
+		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+			msg = fmt.Sprintf("control character %U", r)
+		case unicode.Is(unicode.Bidi_Control, r) || r == '\u200b' || r == '\ufeff':
+			msg = fmt.Sprintf("invisible or bidirectional-text control %U (the text would read otherwise than it parses)", r)
+		}
+		if msg != "" {
+			return List{&Error{Pos: Pos{File: file, Line: line}, Msg: msg}}
+		}
+		i += size
+	}
+	return nil
+}
+
+// quotedRe finds the text a YAML message quotes ('x' or `x`).
+var quotedRe = regexp.MustCompile("['`]([^'`]+)['`]")
+
+// lineOf is the line of the first occurrence of text in src, or 1.
+func lineOf(src []byte, text string) int {
+	if i := bytes.Index(src, []byte(text)); i >= 0 {
+		return 1 + bytes.Count(src[:i], []byte("\n"))
+	}
+	return 1
+}
+
 // yamlErrors turns the decoder's messages into errors that name file and line.
-func yamlErrors(file string, err error) error {
+// A message without a line ("unknown anchor 'x' referenced") gets the line of
+// what it quotes, else line 1: every error names a line.
+func yamlErrors(file string, src []byte, err error) error {
 	var msgs []string
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
@@ -288,10 +361,18 @@ func yamlErrors(file string, err error) error {
 	}
 	var list List
 	for _, m := range msgs {
-		e := &Error{Pos: Pos{File: file}, Msg: rawTypeNames.Replace(strings.TrimPrefix(m, "yaml: "))}
+		e := &Error{Pos: Pos{File: file, Line: 1}, Msg: rawTypeNames.Replace(strings.TrimPrefix(m, "yaml: "))}
 		if sm := lineMsg.FindStringSubmatch(m); sm != nil {
 			e.Line, _ = strconv.Atoi(sm[1])
 			e.Msg = rawTypeNames.Replace(sm[2])
+		} else if q := quotedRe.FindStringSubmatch(m); q != nil {
+			anchor := q[1]
+			if strings.Contains(m, "anchor") {
+				anchor = "*" + anchor
+			}
+			e.Line = lineOf(src, anchor)
+		} else if strings.Contains(m, "!!binary") {
+			e.Line = lineOf(src, "!!binary")
 		}
 		if hint, ok := renamed[e.Msg]; ok {
 			e.Msg += hint

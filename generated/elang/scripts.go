@@ -3,7 +3,9 @@
 package elang
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -57,5 +59,538 @@ func NewScripts(c Clients, opts ...Option) (*Scripts, error) {
 // AllScripts lists every script of elang, e.g. for runtime.Preload. The script cache is
 // per server, so one Preload covers every database.
 func AllScripts() []*runtime.Script {
-	return []*runtime.Script{}
+	return []*runtime.Script{
+		ElangCacheDeleteScript,
+		ElangCacheGetScript,
+		ElangCacheSetScript,
+		ElangLockAcquireScript,
+		ElangLockRefreshScript,
+		ElangLockReleaseScript,
+		ElangRateLimitFixedScript,
+		ElangRateLimitSlidingScript,
+		ElangSessionDestroyScript,
+		ElangSessionOpenScript,
+		ElangSessionSaveScript,
+		OutboxRelayScript,
+	}
+}
+
+var (
+	// ErrBadArg is the error reply BAD_ARG of elang_rate_limit_fixed,
+	// elang_rate_limit_sliding: cost above limit, or an argument the script cannot use.
+	ErrBadArg = runtime.ErrorCode("BAD_ARG")
+	// ErrLocked is the error reply LOCKED of elang_session_save: another owner holds the
+	// session's lock.
+	ErrLocked = runtime.ErrorCode("LOCKED")
+	// ErrStale is the error reply STALE of elang_session_save: the session changed (or was
+	// created or ended) since the writer read it.
+	ErrStale = runtime.ErrorCode("STALE")
+)
+
+// ElangCacheDeleteScript is lua/elang/elang_cache_delete.lua.
+var ElangCacheDeleteScript = runtime.MustScript("elang_cache_delete", elangCacheDeleteSource, ElangCacheDeleteSHA1, false)
+
+func elangCacheDeleteInput(prefix string, entry ElangCacheKey) runtime.Input {
+	in := ElangCacheDeleteScript.PrefixedInput(prefix, 1, 0)
+	in.PrefixedKey("entry", entry.key, entry.p)
+	return in
+}
+
+func decodeElangCacheDelete(v any) (bool, error) {
+	r := ElangCacheDeleteScript.ValueReply(v)
+	out := r.Bool("deleted")
+	return out, r.Err()
+}
+
+// ElangCacheDelete runs elang_cache_delete on db0. Deletes a cache entry.
+func (s *Scripts) ElangCacheDelete(ctx context.Context, entry ElangCacheKey) (bool, error) {
+	return runtime.Run(ctx, s.db0, elangCacheDeleteInput(s.prefix, entry), decodeElangCacheDelete)
+}
+
+// QueueElangCacheDelete is ElangCacheDelete in a batch, run on a client of db0.
+func (s *Scripts) QueueElangCacheDelete(b *runtime.Batch, entry ElangCacheKey) *runtime.Pending[bool] {
+	return runtime.Queue(b, elangCacheDeleteInput(s.prefix, entry), decodeElangCacheDelete)
+}
+
+// ElangCacheGetScript is lua/elang/elang_cache_get.lua, read-only (EVALSHA_RO).
+var ElangCacheGetScript = runtime.MustScript("elang_cache_get", elangCacheGetSource, ElangCacheGetSHA1, true)
+
+func elangCacheGetInput(prefix string, entry ElangCacheKey) runtime.Input {
+	in := ElangCacheGetScript.PrefixedInput(prefix, 1, 0)
+	in.PrefixedKey("entry", entry.key, entry.p)
+	return in
+}
+
+func decodeElangCacheGet(v any) (*[]byte, error) {
+	r := ElangCacheGetScript.ValueReply(v)
+	out := runtime.Nullable(&r, "value", r.Bytes)
+	return out, r.Err()
+}
+
+// ElangCacheGet runs elang_cache_get on db0. Reads a cache entry; nil when there is none.
+func (s *Scripts) ElangCacheGet(ctx context.Context, entry ElangCacheKey) (*[]byte, error) {
+	return runtime.Run(ctx, s.db0, elangCacheGetInput(s.prefix, entry), decodeElangCacheGet)
+}
+
+// QueueElangCacheGet is ElangCacheGet in a batch, run on a client of db0.
+func (s *Scripts) QueueElangCacheGet(b *runtime.Batch, entry ElangCacheKey) *runtime.Pending[*[]byte] {
+	return runtime.Queue(b, elangCacheGetInput(s.prefix, entry), decodeElangCacheGet)
+}
+
+// ElangCacheSetScript is lua/elang/elang_cache_set.lua.
+var ElangCacheSetScript = runtime.MustScript("elang_cache_set", elangCacheSetSource, ElangCacheSetSHA1, false)
+
+// ElangCacheSetArgs are the ARGV of ElangCacheSet.
+type ElangCacheSetArgs struct {
+	Value []byte
+	TTL   time.Duration
+}
+
+func elangCacheSetInput(prefix string, entry ElangCacheKey, a ElangCacheSetArgs) runtime.Input {
+	in := ElangCacheSetScript.PrefixedInput(prefix, 1, 2)
+	in.PrefixedKey("entry", entry.key, entry.p)
+	in.Bytes("value", a.Value, 1048576)
+	in.Duration("ttl", a.TTL, 1*time.Millisecond, 720*time.Hour)
+	return in
+}
+
+func decodeElangCacheSet(v any) (bool, error) {
+	r := ElangCacheSetScript.ValueReply(v)
+	out := r.Bool("stored")
+	return out, r.Err()
+}
+
+// ElangCacheSet runs elang_cache_set on db0. Stores a cache entry for ttl (SET PX).
+func (s *Scripts) ElangCacheSet(ctx context.Context, entry ElangCacheKey, args ElangCacheSetArgs) (bool, error) {
+	return runtime.Run(ctx, s.db0, elangCacheSetInput(s.prefix, entry, args), decodeElangCacheSet)
+}
+
+// QueueElangCacheSet is ElangCacheSet in a batch, run on a client of db0.
+func (s *Scripts) QueueElangCacheSet(b *runtime.Batch, entry ElangCacheKey, args ElangCacheSetArgs) *runtime.Pending[bool] {
+	return runtime.Queue(b, elangCacheSetInput(s.prefix, entry, args), decodeElangCacheSet)
+}
+
+// ElangLockAcquireScript is lua/elang/elang_lock_acquire.lua.
+var ElangLockAcquireScript = runtime.MustScript("elang_lock_acquire", elangLockAcquireSource, ElangLockAcquireSHA1, false)
+
+// ElangLockAcquireArgs are the ARGV of ElangLockAcquire.
+type ElangLockAcquireArgs struct {
+	Owner string
+	Lease time.Duration
+}
+
+// ElangLockGrant is the reply of elang_lock_acquire.
+type ElangLockGrant struct {
+	Acquired bool
+	// TTL: The lease left: this owner's when acquired, else the holder's.
+	TTL time.Duration
+}
+
+func elangLockAcquireInput(prefix string, lock ElangLockKey, a ElangLockAcquireArgs) runtime.Input {
+	in := ElangLockAcquireScript.PrefixedInput(prefix, 1, 2)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Token("owner", a.Owner)
+	in.Duration("lease", a.Lease, 1*time.Millisecond, 10*time.Minute)
+	return in
+}
+
+func decodeElangLockAcquire(v any) (ElangLockGrant, error) {
+	r := ElangLockAcquireScript.ArrayReply(v, 2)
+	var out ElangLockGrant
+	out.Acquired = r.Bool("acquired")
+	out.TTL = r.Duration("ttl")
+	return out, r.Err()
+}
+
+// ElangLockAcquire runs elang_lock_acquire on db0. SET NX PX with the owner's token. The
+// owner that already holds the lock gets it again with a fresh lease; anyone else is told
+// how long the holder's lease runs.
+func (s *Scripts) ElangLockAcquire(ctx context.Context, lock ElangLockKey, args ElangLockAcquireArgs) (ElangLockGrant, error) {
+	return runtime.Run(ctx, s.db0, elangLockAcquireInput(s.prefix, lock, args), decodeElangLockAcquire)
+}
+
+// QueueElangLockAcquire is ElangLockAcquire in a batch, run on a client of db0.
+func (s *Scripts) QueueElangLockAcquire(b *runtime.Batch, lock ElangLockKey, args ElangLockAcquireArgs) *runtime.Pending[ElangLockGrant] {
+	return runtime.Queue(b, elangLockAcquireInput(s.prefix, lock, args), decodeElangLockAcquire)
+}
+
+// ElangLockRefreshScript is lua/elang/elang_lock_refresh.lua.
+var ElangLockRefreshScript = runtime.MustScript("elang_lock_refresh", elangLockRefreshSource, ElangLockRefreshSHA1, false)
+
+// ElangLockRefreshArgs are the ARGV of ElangLockRefresh.
+type ElangLockRefreshArgs struct {
+	Owner string
+	Lease time.Duration
+}
+
+func elangLockRefreshInput(prefix string, lock ElangLockKey, a ElangLockRefreshArgs) runtime.Input {
+	in := ElangLockRefreshScript.PrefixedInput(prefix, 1, 2)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Token("owner", a.Owner)
+	in.Duration("lease", a.Lease, 1*time.Millisecond, 10*time.Minute)
+	return in
+}
+
+func decodeElangLockRefresh(v any) (LockOutcome, error) {
+	r := ElangLockRefreshScript.ValueReply(v)
+	out := LockOutcome(r.Enum("outcome", lockOutcomeStrings))
+	return out, r.Err()
+}
+
+// ElangLockRefresh runs elang_lock_refresh on db0. Compare-and-expire; says whether the
+// lock was this owner's, gone, or another owner's.
+func (s *Scripts) ElangLockRefresh(ctx context.Context, lock ElangLockKey, args ElangLockRefreshArgs) (LockOutcome, error) {
+	return runtime.Run(ctx, s.db0, elangLockRefreshInput(s.prefix, lock, args), decodeElangLockRefresh)
+}
+
+// QueueElangLockRefresh is ElangLockRefresh in a batch, run on a client of db0.
+func (s *Scripts) QueueElangLockRefresh(b *runtime.Batch, lock ElangLockKey, args ElangLockRefreshArgs) *runtime.Pending[LockOutcome] {
+	return runtime.Queue(b, elangLockRefreshInput(s.prefix, lock, args), decodeElangLockRefresh)
+}
+
+// ElangLockReleaseScript is lua/elang/elang_lock_release.lua.
+var ElangLockReleaseScript = runtime.MustScript("elang_lock_release", elangLockReleaseSource, ElangLockReleaseSHA1, false)
+
+// ElangLockReleaseLock is a key elang_lock_release takes as KEYS[1] (lock): ElangLockKey,
+// ElangSessionLockKey.
+type ElangLockReleaseLock interface {
+	String() string
+	elangLockReleaseLock()
+}
+
+func (ElangLockKey) elangLockReleaseLock()        {}
+func (ElangSessionLockKey) elangLockReleaseLock() {}
+
+// ElangLockReleaseArgs are the ARGV of ElangLockRelease.
+type ElangLockReleaseArgs struct {
+	Owner string
+}
+
+// elangLockReleaseLockKey is the key k holds and its prefix when k is one of ElangLockKey,
+// ElangSessionLockKey itself, else the zero value (nil, a pointer, a type embedding one).
+func elangLockReleaseLockKey(k any) (string, string) {
+	switch k := k.(type) {
+	case ElangLockKey:
+		return k.key, k.p
+	case ElangSessionLockKey:
+		return k.key, k.p
+	}
+	return "", ""
+}
+
+func elangLockReleaseInput(prefix string, lock ElangLockReleaseLock, a ElangLockReleaseArgs) runtime.Input {
+	in := ElangLockReleaseScript.PrefixedInput(prefix, 1, 1)
+	lockName, lockPrefix := elangLockReleaseLockKey(lock)
+	in.PrefixedKey("lock", lockName, lockPrefix)
+	in.Token("owner", a.Owner)
+	return in
+}
+
+func decodeElangLockRelease(v any) (LockOutcome, error) {
+	r := ElangLockReleaseScript.ValueReply(v)
+	out := LockOutcome(r.Enum("outcome", lockOutcomeStrings))
+	return out, r.Err()
+}
+
+// ElangLockRelease runs elang_lock_release on db0. Compare-and-delete; says whether the
+// lock was this owner's, gone, or another owner's.
+func (s *Scripts) ElangLockRelease(ctx context.Context, lock ElangLockReleaseLock, args ElangLockReleaseArgs) (LockOutcome, error) {
+	return runtime.Run(ctx, s.db0, elangLockReleaseInput(s.prefix, lock, args), decodeElangLockRelease)
+}
+
+// QueueElangLockRelease is ElangLockRelease in a batch, run on a client of db0.
+func (s *Scripts) QueueElangLockRelease(b *runtime.Batch, lock ElangLockReleaseLock, args ElangLockReleaseArgs) *runtime.Pending[LockOutcome] {
+	return runtime.Queue(b, elangLockReleaseInput(s.prefix, lock, args), decodeElangLockRelease)
+}
+
+// ElangRateLimitFixedScript is lua/elang/elang_rate_limit_fixed.lua.
+var ElangRateLimitFixedScript = runtime.MustScript("elang_rate_limit_fixed", elangRateLimitFixedSource, ElangRateLimitFixedSHA1, false)
+
+// ElangRateLimitFixedArgs are the ARGV of ElangRateLimitFixed.
+type ElangRateLimitFixedArgs struct {
+	Limit  int64
+	Window time.Duration
+	Jitter time.Duration
+	Cost   int64
+	// Peek: Evaluate without consuming.
+	Peek bool
+}
+
+// RateDecision is the reply of elang_rate_limit_fixed, elang_rate_limit_sliding.
+type RateDecision struct {
+	Allowed   bool
+	Remaining int64
+	// RetryAfter: 0 when allowed; else the exact wait until the cost fits.
+	RetryAfter time.Duration
+	// ResetAt: When the window is empty again.
+	ResetAt time.Time
+}
+
+func elangRateLimitFixedInput(prefix string, bucket ElangRLKey, a ElangRateLimitFixedArgs) runtime.Input {
+	in := ElangRateLimitFixedScript.PrefixedInput(prefix, 1, 5)
+	in.PrefixedKey("bucket", bucket.key, bucket.p)
+	in.Int("limit", a.Limit, 1, 1000000)
+	in.Duration("window", a.Window, 1*time.Millisecond, 24*time.Hour)
+	in.Duration("jitter", a.Jitter, 0, 2*time.Second)
+	in.Int("cost", a.Cost, 1, 1000000)
+	in.Bool(a.Peek)
+	return in
+}
+
+func decodeElangRateLimitFixed(v any) (RateDecision, error) {
+	r := ElangRateLimitFixedScript.ArrayReply(v, 4)
+	var out RateDecision
+	out.Allowed = r.Bool("allowed")
+	out.Remaining = r.Int("remaining")
+	out.RetryAfter = r.Duration("retry_after")
+	out.ResetAt = r.Time("reset_at")
+	return out, r.Err()
+}
+
+// ElangRateLimitFixed runs elang_rate_limit_fixed on db0. rate_limit_fixed's fixed-window
+// counter on the deployment prefix (the same Lua but for its name): INCRBY and the first
+// PEXPIRE in one script.
+// Error replies. ErrBadArg: cost above limit, or an argument the script cannot use.
+func (s *Scripts) ElangRateLimitFixed(ctx context.Context, bucket ElangRLKey, args ElangRateLimitFixedArgs) (RateDecision, error) {
+	return runtime.Run(ctx, s.db0, elangRateLimitFixedInput(s.prefix, bucket, args), decodeElangRateLimitFixed)
+}
+
+// QueueElangRateLimitFixed is ElangRateLimitFixed in a batch, run on a client of db0.
+func (s *Scripts) QueueElangRateLimitFixed(b *runtime.Batch, bucket ElangRLKey, args ElangRateLimitFixedArgs) *runtime.Pending[RateDecision] {
+	return runtime.Queue(b, elangRateLimitFixedInput(s.prefix, bucket, args), decodeElangRateLimitFixed)
+}
+
+// ElangRateLimitSlidingScript is lua/elang/elang_rate_limit_sliding.lua.
+var ElangRateLimitSlidingScript = runtime.MustScript("elang_rate_limit_sliding", elangRateLimitSlidingSource, ElangRateLimitSlidingSHA1, false)
+
+// ElangRateLimitSlidingArgs are the ARGV of ElangRateLimitSliding.
+type ElangRateLimitSlidingArgs struct {
+	Limit  int64
+	Window time.Duration
+	Jitter time.Duration
+	Cost   int64
+	// Peek: Evaluate without consuming.
+	Peek bool
+	// Nonce: Unique per request; makes the ZSET members distinct.
+	Nonce string
+}
+
+func elangRateLimitSlidingInput(prefix string, bucket ElangRLKey, a ElangRateLimitSlidingArgs) runtime.Input {
+	in := ElangRateLimitSlidingScript.PrefixedInput(prefix, 1, 6)
+	in.PrefixedKey("bucket", bucket.key, bucket.p)
+	in.Int("limit", a.Limit, 1, 10000)
+	in.Duration("window", a.Window, 1*time.Millisecond, 24*time.Hour)
+	in.Duration("jitter", a.Jitter, 0, 2*time.Second)
+	in.Int("cost", a.Cost, 1, 10000)
+	in.Bool(a.Peek)
+	in.Token("nonce", a.Nonce)
+	return in
+}
+
+func decodeElangRateLimitSliding(v any) (RateDecision, error) {
+	r := ElangRateLimitSlidingScript.ArrayReply(v, 4)
+	var out RateDecision
+	out.Allowed = r.Bool("allowed")
+	out.Remaining = r.Int("remaining")
+	out.RetryAfter = r.Duration("retry_after")
+	out.ResetAt = r.Time("reset_at")
+	return out, r.Err()
+}
+
+// ElangRateLimitSliding runs elang_rate_limit_sliding on db0. rate_limit_sliding's sliding
+// window over a ZSET of request timestamps on the deployment prefix (the same Lua but for
+// its name).
+// Error replies. ErrBadArg: cost above limit, or an argument the script cannot use.
+func (s *Scripts) ElangRateLimitSliding(ctx context.Context, bucket ElangRLKey, args ElangRateLimitSlidingArgs) (RateDecision, error) {
+	return runtime.Run(ctx, s.db0, elangRateLimitSlidingInput(s.prefix, bucket, args), decodeElangRateLimitSliding)
+}
+
+// QueueElangRateLimitSliding is ElangRateLimitSliding in a batch, run on a client of db0.
+func (s *Scripts) QueueElangRateLimitSliding(b *runtime.Batch, bucket ElangRLKey, args ElangRateLimitSlidingArgs) *runtime.Pending[RateDecision] {
+	return runtime.Queue(b, elangRateLimitSlidingInput(s.prefix, bucket, args), decodeElangRateLimitSliding)
+}
+
+// ElangSessionDestroyScript is lua/elang/elang_session_destroy.lua.
+var ElangSessionDestroyScript = runtime.MustScript("elang_session_destroy", elangSessionDestroySource, ElangSessionDestroySHA1, false)
+
+func elangSessionDestroyInput(prefix string, data ElangSessionDataKey, lock ElangSessionLockKey) runtime.Input {
+	in := ElangSessionDestroyScript.PrefixedInput(prefix, 2, 0)
+	in.PrefixedKey("data", data.key, data.p)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Same("session_id", data.key, 1, lock.key, 1)
+	return in
+}
+
+func decodeElangSessionDestroy(v any) (bool, error) {
+	r := ElangSessionDestroyScript.ValueReply(v)
+	out := r.Bool("deleted")
+	return out, r.Err()
+}
+
+// ElangSessionDestroy runs elang_session_destroy on db0. Deletes a session and its lock.
+func (s *Scripts) ElangSessionDestroy(ctx context.Context, data ElangSessionDataKey, lock ElangSessionLockKey) (bool, error) {
+	return runtime.Run(ctx, s.db0, elangSessionDestroyInput(s.prefix, data, lock), decodeElangSessionDestroy)
+}
+
+// QueueElangSessionDestroy is ElangSessionDestroy in a batch, run on a client of db0.
+func (s *Scripts) QueueElangSessionDestroy(b *runtime.Batch, data ElangSessionDataKey, lock ElangSessionLockKey) *runtime.Pending[bool] {
+	return runtime.Queue(b, elangSessionDestroyInput(s.prefix, data, lock), decodeElangSessionDestroy)
+}
+
+// ElangSessionOpenScript is lua/elang/elang_session_open.lua.
+var ElangSessionOpenScript = runtime.MustScript("elang_session_open", elangSessionOpenSource, ElangSessionOpenSHA1, false)
+
+// ElangSessionOpenArgs are the ARGV of ElangSessionOpen.
+type ElangSessionOpenArgs struct {
+	Owner string
+}
+
+// ElangSessionOpenResult is the reply of elang_session_open.
+type ElangSessionOpenResult struct {
+	Acquired bool
+	// LockTTL: When not acquired: the lease the holder has left.
+	LockTTL time.Duration
+	// Found: The session exists.
+	Found   bool
+	Version int64
+	Subject string
+	Body    []byte
+}
+
+func elangSessionOpenInput(prefix string, data ElangSessionDataKey, lock ElangSessionLockKey, a ElangSessionOpenArgs) runtime.Input {
+	in := ElangSessionOpenScript.PrefixedInput(prefix, 2, 2)
+	in.PrefixedKey("data", data.key, data.p)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Same("session_id", data.key, 1, lock.key, 1)
+	in.Token("owner", a.Owner)
+	in.Millis(ElangSessionLockTTL)
+	return in
+}
+
+func decodeElangSessionOpen(v any) (ElangSessionOpenResult, error) {
+	r := ElangSessionOpenScript.ArrayReply(v, 6)
+	var out ElangSessionOpenResult
+	out.Acquired = r.Bool("acquired")
+	out.LockTTL = r.Duration("lock_ttl")
+	out.Found = r.Bool("found")
+	out.Version = r.Int("version")
+	out.Subject = r.String("subject")
+	out.Body = r.Bytes("body")
+	return out, r.Err()
+}
+
+// ElangSessionOpen runs elang_session_open on db0. Takes the session's lock for owner (SET
+// NX PX; the owner that holds it gets a fresh lease) and, only when it did, reads the
+// session.
+func (s *Scripts) ElangSessionOpen(ctx context.Context, data ElangSessionDataKey, lock ElangSessionLockKey, args ElangSessionOpenArgs) (ElangSessionOpenResult, error) {
+	return runtime.Run(ctx, s.db0, elangSessionOpenInput(s.prefix, data, lock, args), decodeElangSessionOpen)
+}
+
+// QueueElangSessionOpen is ElangSessionOpen in a batch, run on a client of db0.
+func (s *Scripts) QueueElangSessionOpen(b *runtime.Batch, data ElangSessionDataKey, lock ElangSessionLockKey, args ElangSessionOpenArgs) *runtime.Pending[ElangSessionOpenResult] {
+	return runtime.Queue(b, elangSessionOpenInput(s.prefix, data, lock, args), decodeElangSessionOpen)
+}
+
+// ElangSessionSaveScript is lua/elang/elang_session_save.lua.
+var ElangSessionSaveScript = runtime.MustScript("elang_session_save", elangSessionSaveSource, ElangSessionSaveSHA1, false)
+
+// ElangSessionSaveArgs are the ARGV of ElangSessionSave.
+type ElangSessionSaveArgs struct {
+	Owner string
+	// Version: The version the writer read; 0 creates.
+	Version int64
+	Subject string
+	Body    []byte
+}
+
+func elangSessionSaveInput(prefix string, data ElangSessionDataKey, lock ElangSessionLockKey, a ElangSessionSaveArgs) runtime.Input {
+	in := ElangSessionSaveScript.PrefixedInput(prefix, 2, 5)
+	in.PrefixedKey("data", data.key, data.p)
+	in.PrefixedKey("lock", lock.key, lock.p)
+	in.Same("session_id", data.key, 1, lock.key, 1)
+	in.Token("owner", a.Owner)
+	in.Int("version", a.Version, 0, 9007199254740990)
+	in.String("subject", a.Subject, 256)
+	in.Bytes("body", a.Body, 65536)
+	in.Millis(ElangSessionDataTTL)
+	return in
+}
+
+func decodeElangSessionSave(v any) (int64, error) {
+	r := ElangSessionSaveScript.ValueReply(v)
+	out := r.Int("version")
+	return out, r.Err()
+}
+
+// ElangSessionSave runs elang_session_save on db0. Writes a session when the stored
+// version is the one the writer read (0: the session must not exist) and no other owner
+// holds its lock; the version becomes one more and the data lives 2 h from now. The
+// writer's own lock is kept.
+// Error replies. ErrStale: the session changed (or was created or ended) since the writer
+// read it. ErrLocked: another owner holds the session's lock.
+func (s *Scripts) ElangSessionSave(ctx context.Context, data ElangSessionDataKey, lock ElangSessionLockKey, args ElangSessionSaveArgs) (int64, error) {
+	return runtime.Run(ctx, s.db0, elangSessionSaveInput(s.prefix, data, lock, args), decodeElangSessionSave)
+}
+
+// QueueElangSessionSave is ElangSessionSave in a batch, run on a client of db0.
+func (s *Scripts) QueueElangSessionSave(b *runtime.Batch, data ElangSessionDataKey, lock ElangSessionLockKey, args ElangSessionSaveArgs) *runtime.Pending[int64] {
+	return runtime.Queue(b, elangSessionSaveInput(s.prefix, data, lock, args), decodeElangSessionSave)
+}
+
+// OutboxRelayScript is lua/elang/outbox_relay.lua.
+var OutboxRelayScript = runtime.MustScript("outbox_relay", outboxRelaySource, OutboxRelaySHA1, false)
+
+// OutboxRelayArgs are the ARGV of OutboxRelay.
+type OutboxRelayArgs struct {
+	// MessageID: The outbox row's message_id.
+	MessageID string
+	// Kind: Event or job.
+	Kind string
+	// Channel: The event channel or the job queue.
+	Channel string
+	// Ref: The event id within its channel or the job id.
+	Ref int64
+	// Maxlen: MAXLEN of the XADD (at most the key's max_len).
+	Maxlen int64
+}
+
+// OutboxRelayResult is the reply of outbox_relay.
+type OutboxRelayResult struct {
+	// Appended: False when the dedupe key held the id of an earlier append.
+	Appended bool
+	// ID: The stream entry's id.
+	ID string
+}
+
+func outboxRelayInput(prefix string, stream OutboxStreamKey, dedupe OutboxDedupeKey, a OutboxRelayArgs) runtime.Input {
+	in := OutboxRelayScript.PrefixedInput(prefix, 2, 6)
+	in.PrefixedKey("stream", stream.key, stream.p)
+	in.PrefixedKey("dedupe", dedupe.key, dedupe.p)
+	in.UUID("message_id", a.MessageID)
+	in.Name("kind", a.Kind, 16)
+	in.String("channel", a.Channel, 128)
+	in.Int("ref", a.Ref, 1, 9007199254740991)
+	in.Int("maxlen", a.Maxlen, 1, 100000)
+	in.Millis(OutboxDedupeTTL)
+	return in
+}
+
+func decodeOutboxRelay(v any) (OutboxRelayResult, error) {
+	r := OutboxRelayScript.ArrayReply(v, 2)
+	var out OutboxRelayResult
+	out.Appended = r.Bool("appended")
+	out.ID = r.String("id")
+	return out, r.Err()
+}
+
+// OutboxRelay runs outbox_relay on db0. Appends one committed outbox row's notification to
+// the stream, trimmed to maxlen, unless its dedupe key says it was appended before; either
+// way it answers the stream id the row lives under, which the relay then marks in SQL.
+func (s *Scripts) OutboxRelay(ctx context.Context, stream OutboxStreamKey, dedupe OutboxDedupeKey, args OutboxRelayArgs) (OutboxRelayResult, error) {
+	return runtime.Run(ctx, s.db0, outboxRelayInput(s.prefix, stream, dedupe, args), decodeOutboxRelay)
+}
+
+// QueueOutboxRelay is OutboxRelay in a batch, run on a client of db0.
+func (s *Scripts) QueueOutboxRelay(b *runtime.Batch, stream OutboxStreamKey, dedupe OutboxDedupeKey, args OutboxRelayArgs) *runtime.Pending[OutboxRelayResult] {
+	return runtime.Queue(b, outboxRelayInput(s.prefix, stream, dedupe, args), decodeOutboxRelay)
 }

@@ -28,7 +28,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "ff88825120b279068ec749ec58e5f2d32e46d7dc3e3983b01a42048839801361"
+	SpecSHA256 = "3ded4f8259d249e7c04c510383c18e359be6ee58ddf7298b6e76f9671a1f0fa8"
 )
 
 // DB0 is database 0 of vm2 (source: HAN VM2 spec §2, §3), reached through

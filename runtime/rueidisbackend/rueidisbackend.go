@@ -87,9 +87,14 @@ func (c *Conn) command(in *runtime.Input) rueidis.Completed {
 	}
 	keys, argv := args[:in.NumKeys()], args[in.NumKeys():]
 	var cmd rueidis.Completed
-	if s.ReadOnly() {
+	switch fn := s.Function(); {
+	case fn != "" && s.ReadOnly():
+		cmd = c.c.B().FcallRo().Function(fn).Numkeys(int64(len(keys))).Key(keys...).Arg(argv...).Build()
+	case fn != "":
+		cmd = c.c.B().Fcall().Function(fn).Numkeys(int64(len(keys))).Key(keys...).Arg(argv...).Build()
+	case s.ReadOnly():
 		cmd = c.c.B().EvalshaRo().Sha1(s.SHA1()).Numkeys(int64(len(keys))).Key(keys...).Arg(argv...).Build()
-	} else {
+	default:
 		cmd = c.c.B().Evalsha().Sha1(s.SHA1()).Numkeys(int64(len(keys))).Key(keys...).Arg(argv...).Build()
 	}
 	if s.Replayable() && !s.ReadOnly() {

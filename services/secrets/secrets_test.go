@@ -57,7 +57,7 @@ func TestHMACKeyCopiesItsSecret(t *testing.T) {
 
 func TestRedactURL(t *testing.T) {
 	got := secrets.RedactURL("redis://api_backend:s3cr3t@redis:6379/1")
-	if strings.Contains(got, "s3cr3t") || !strings.Contains(got, "api_backend") {
+	if got != "redis://redis:6379/1" {
 		t.Fatalf("RedactURL = %q", got)
 	}
 	if got := secrets.RedactURL("redis://u:p%zz@h"); strings.Contains(got, "p%zz") {

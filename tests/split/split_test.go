@@ -37,6 +37,7 @@ import (
 
 const (
 	password  = "split-test-api-backend-password"
+	loaderPW  = "split-test-vm1-loader-password"
 	adminLine = "user admin on >split-test-admin ~* &* +@all\n"
 )
 
@@ -66,9 +67,13 @@ func splitServers(t *testing.T) map[string]*redistest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
+	loaderHash, err := acl.HashPassword([]byte(loaderPW))
+	if err != nil {
+		t.Fatal(err)
+	}
 	servers := map[string]*redistest.Server{}
 	for _, name := range in.ServerNames() {
-		users, _, err := acl.DeriveServer(spec, in, name, srcs, map[string]string{"api_backend": hash})
+		users, _, err := acl.DeriveServer(spec, in, name, srcs, map[string]string{"api_backend": hash, acl.LoaderUser(in): loaderHash})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -112,8 +117,10 @@ func TestVM1ServicesOnSplitServers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []*redis.Client{db0, db1} {
-		if err := runtime.Preload(ctx, c, vm1.AllScripts()...); err != nil {
+	// The deploy step: every server's scripts loaded as its loader user (the
+	// application user may not SCRIPT LOAD).
+	for _, srv := range []*redistest.Server{own, realtime} {
+		if err := runtime.Preload(ctx, client(t, srv, "vm1_loader", loaderPW, 0), vm1.AllScripts()...); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -212,7 +219,12 @@ func TestVM1ServicesOnSplitServers(t *testing.T) {
 	// Every key is on the server of its database, and only there.
 	want := map[*redistest.Server]map[int][]string{
 		own:      {0: {"han:api:"}, 1: nil, 2: {"han:legacy:"}},
-		realtime: {0: nil, 1: {"han:rt:", "han:coord:", "han:settings:snapshot:"}, 2: nil},
+		realtime: {0: nil, 1: {"han:rt:", "han:coord:", "han:settings:snapshot:"}},
+	}
+	// The realtime server has the databases up to the one placed on it, and
+	// no other (databases 2): nothing can land in a database above it.
+	if err := client(t, realtime, "admin", "split-test-admin", 2).Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "DB index is out of range") {
+		t.Errorf("db 2 on the realtime server: %v, want out of range", err)
 	}
 	for srv, dbs := range want {
 		for db, prefixes := range dbs {

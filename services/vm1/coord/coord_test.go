@@ -442,8 +442,10 @@ func TestCoordDoCancelsTheWorkWhenTheLeaseIsLost(t *testing.T) {
 					t.Fatal("the work's context was never cancelled")
 				}
 				// Lost within one extension period, or (unreachable) at the
-				// lease's deadline: never noticeably after it.
-				if late := time.Since(deadline); late > ttl {
+				// lease's deadline: never noticeably after it. The bound leaves a
+				// loaded machine a second (340 ms late was seen with 2 busy cores)
+				// and still fails a cancel that waits for a client timeout (3 s).
+				if late := time.Since(deadline); late > ttl+time.Second {
 					t.Errorf("cancelled %v after the lease's deadline", late)
 				}
 				cause = context.Cause(work)

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/hanchat/luagen/gen/acl"
+	"github.com/hanchat/luagen/gen/compiler"
+	"github.com/hanchat/luagen/gen/functions"
+	"github.com/hanchat/luagen/runtime"
+	"github.com/redis/go-redis/v9"
+)
+
+// runLoad is the deploy step of an instance: as its loader user, on every
+// primary named, it loads the instance's Functions library with FUNCTION LOAD
+// REPLACE and checks the version it answers (mode: functions), or loads every
+// script with SCRIPT LOAD (mode: evalsha). The code comes from the spec and
+// the Lua, exactly as generate embeds it, so run it from the commit the
+// services were built from (luagen check passes there).
+func runLoad(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("luagen load", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
+	luaDir := fs.String("lua", "lua", "the directory holding <instance>/<script>.lua")
+	instance := fs.String("instance", "", "the instance (required)")
+	var addrs multi
+	fs.Var(&addrs, "addr", "HOST:PORT of a primary (repeatable; with --cluster, any node of the cluster)")
+	cluster := fs.Bool("cluster", false, "the addresses are nodes of one Redis Cluster: load on each of its primaries")
+	user := fs.String("user", "", "the ACL user (default: the instance's loader user, <instance>_loader)")
+	pwFile := fs.String("password-file", "", "the file holding the user's password (required)")
+	timeout := fs.Duration("timeout", 30*time.Second, "how long the whole step may take")
+	if code, ok := parse(fs, args, stderr); !ok {
+		return code
+	}
+	if *instance == "" || len(addrs) == 0 || *pwFile == "" {
+		fmt.Fprintln(stderr, "luagen load: --instance, --addr and --password-file are required")
+		return exitUsage
+	}
+	for i, a := range addrs {
+		host, port, err := net.SplitHostPort(a)
+		if err != nil || host == "" || port == "" || strings.ContainsFunc(a, unsafeRune) {
+			fmt.Fprintf(stderr, "luagen load: --addr #%d: want HOST:PORT\n", i+1)
+			return exitUsage
+		}
+	}
+	spec, in, code := loadInstance(*specPath, *instance, stderr)
+	if in == nil {
+		return code
+	}
+	if *user == "" {
+		*user = acl.LoaderUser(in)
+	}
+	password, ok := readPassword(*pwFile, *user, stderr)
+	if !ok {
+		return exitProblem
+	}
+	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitProblem
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	defer cancel()
+	var clients []redis.UniversalClient
+	if *cluster {
+		clients = append(clients, redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Username: *user, Password: password}))
+	} else {
+		for _, a := range addrs {
+			clients = append(clients, redis.NewClient(&redis.Options{Addr: a, Username: *user, Password: password, MaxRetries: -1}))
+		}
+	}
+	defer func() {
+		for _, c := range clients {
+			_ = c.Close()
+		}
+	}()
+	failed := false
+	if in.Functions() {
+		lib, err := functions.Build(spec, in, srcs)
+		if err != nil {
+			fmt.Fprintf(stderr, "luagen load: %v\n", err)
+			return exitProblem
+		}
+		rl := runtime.Library{Name: lib.Name, Version: lib.Version, VersionFunction: functions.VersionFunction(in), Source: lib.Source}
+		for _, c := range clients {
+			r, err := runtime.LoadLibrary(ctx, c, rl)
+			for _, n := range r.Nodes {
+				if n.Err != nil {
+					fmt.Fprintf(stderr, "luagen load: %s: %v\n", n.Addr, n.Err)
+					continue
+				}
+				fmt.Fprintf(stdout, "%s: library %s version %.12s loaded (%d functions)\n", n.Addr, lib.Name, n.Version, len(lib.Functions))
+			}
+			if err != nil {
+				failed = true
+				if len(r.Nodes) == 0 {
+					fmt.Fprintf(stderr, "luagen load: %v\n", err)
+				}
+			}
+		}
+	} else {
+		var scripts []*runtime.Script
+		for _, s := range spec.ScriptsOf(in) {
+			sc, err := runtime.NewScript(s.Name, string(srcs[s.Name].Src), srcs[s.Name].SHA1, s.ReadOnly)
+			if err != nil {
+				fmt.Fprintf(stderr, "luagen load: %v\n", err)
+				return exitProblem
+			}
+			scripts = append(scripts, sc)
+		}
+		for _, c := range clients {
+			r, err := runtime.PreloadNodes(ctx, c, scripts...)
+			for _, n := range r.Nodes {
+				if n.Err != nil {
+					fmt.Fprintf(stderr, "luagen load: %s %s: %v\n", n.Role, n.Addr, n.Err)
+					continue
+				}
+				fmt.Fprintf(stdout, "%s %s: %d scripts loaded (SCRIPT LOAD; a restart or failover empties the script cache: run again, or recover NOSCRIPT with runtime.WithLoader)\n", n.Role, n.Addr, len(n.Loaded))
+			}
+			if err != nil {
+				failed = true
+				if len(r.Nodes) == 0 {
+					fmt.Fprintf(stderr, "luagen load: %v\n", err)
+				}
+			}
+		}
+	}
+	if failed {
+		return exitProblem
+	}
+	return exitOK
+}
+
+// readPassword reads a password file with the checks of luagen acl's
+// (acl.HashPassword's), never showing the file's content.
+func readPassword(path, user string, stderr io.Writer) (string, bool) {
+	if strings.ContainsFunc(path, unsafeRune) {
+		fmt.Fprintln(stderr, "luagen load: --password-file: the path holds a control character")
+		return "", false
+	}
+	fi, err := os.Stat(path)
+	if err == nil && !fi.Mode().IsRegular() {
+		err = errors.New("not a regular file")
+	}
+	var secret []byte
+	if err == nil {
+		secret, err = os.ReadFile(path)
+	}
+	if err != nil {
+		if u := errors.Unwrap(err); u != nil {
+			err = u
+		}
+		fmt.Fprintf(stderr, "luagen load: password file of %s: %v\n", user, err)
+		return "", false
+	}
+	if fi.Mode().Perm()&0o077 != 0 {
+		fmt.Fprintf(stderr, "luagen load: warning: password file of %s is readable by its group or others (mode %04o): chmod 600 it\n", user, fi.Mode().Perm())
+	}
+	if _, err := acl.HashPassword(secret); err != nil {
+		fmt.Fprintf(stderr, "luagen load: password file of %s: %v\n", user, err)
+		return "", false
+	}
+	return strings.TrimRight(string(secret), "\r\n"), true
+}

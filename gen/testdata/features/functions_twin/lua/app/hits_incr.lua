@@ -1,0 +1,4 @@
+-- hits_incr: adds ARGV[1] to the page's counter and keeps it an hour.
+local n = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], 3600000)
+return n

@@ -1,0 +1,191 @@
+// Package cache is the Elang application cache (Elang Redis doc, seed 003:
+// "$cache->set('catalog.version', 4, 300)"): Get, Set and Delete of entries
+// with a TTL, and Clear of this deployment prefix's entries only.
+//
+// The cache is an accelerator. A failure of its store (Redis down, hung, out
+// of memory) reads as a miss, never as an error to the caller of Get, and is
+// counted in elang_cache_failures_total and logged, so an operator is alerted
+// while the application goes on from its own source of truth. Set, Delete and
+// Clear report failures, since a caller may need to know that an entry was not
+// written or removed.
+//
+// The store is services/elang/store: Redis, or, when the application has no
+// REDIS_URL, a private local directory that serves one host only (entries
+// written on one host are not seen on another).
+package cache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hanchat/luagen/services/elang/store"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// ErrInvalid: a key, value or TTL the cache cannot take (store.ErrInvalid).
+var ErrInvalid = store.ErrInvalid
+
+// ErrUnavailable: the store could not serve a Set, Delete or Clear.
+var ErrUnavailable = errors.New("cache: store unavailable")
+
+// Options tune a Cache. The zero value is usable.
+type Options struct {
+	// Timeout bounds each store call (Clear: each batch); zero means 250ms. A
+	// hung Redis then costs a Get this long and reads as a miss.
+	Timeout time.Duration
+	// ClearBatch is how many keys one Clear step scans and removes, 1..10000;
+	// zero means 500.
+	ClearBatch int
+	// Registerer receives the metrics; nil means a private registry.
+	Registerer prometheus.Registerer
+	// Logger receives a warning per store failure (never a value); nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Cache is the application cache of one deployment prefix. It is safe for
+// concurrent use.
+type Cache struct {
+	st       *store.Store
+	timeout  time.Duration
+	batch    int
+	log      *slog.Logger
+	ops      *prometheus.CounterVec
+	failures *prometheus.CounterVec
+}
+
+// New returns the cache on st. Options out of range fall back to their defaults.
+func New(st *store.Store, o Options) *Cache {
+	if o.Timeout <= 0 {
+		o.Timeout = 250 * time.Millisecond
+	}
+	if o.ClearBatch < 1 || o.ClearBatch > 10000 {
+		o.ClearBatch = 500
+	}
+	if o.Registerer == nil {
+		o.Registerer = prometheus.NewRegistry()
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	c := &Cache{
+		st: st, timeout: o.Timeout, batch: o.ClearBatch, log: o.Logger,
+		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "elang_cache_operations_total",
+			Help: "Cache operations by op (get, set, delete, clear) and result (hit, miss, ok, failure, invalid).",
+		}, []string{"store", "op", "result"}),
+		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "elang_cache_failures_total",
+			Help: "Cache store failures by op; a get failure was answered as a miss. Alert on any increase.",
+		}, []string{"store", "op"}),
+	}
+	c.ops = register(o.Registerer, c.ops)
+	c.failures = register(o.Registerer, c.failures)
+	return c
+}
+
+func register(r prometheus.Registerer, c *prometheus.CounterVec) *prometheus.CounterVec {
+	if err := r.Register(c); err != nil {
+		var are prometheus.AlreadyRegisteredError
+		if errors.As(err, &are) {
+			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
+				return existing
+			}
+		}
+	}
+	return c
+}
+
+// Local reports whether the cache lives in the local directory (one host only).
+func (c *Cache) Local() bool { return c.st.Local() }
+
+func (c *Cache) count(op, result string) { c.ops.WithLabelValues(c.st.Kind(), op, result).Inc() }
+
+func (c *Cache) failed(op string, err error) {
+	c.failures.WithLabelValues(c.st.Kind(), op).Inc()
+	c.count(op, "failure")
+	c.log.Warn("elang cache: store failure", "store", c.st.Kind(), "op", op, "prefix", c.st.Prefix().String(), "err", err)
+}
+
+// Get reads the entry key (1..128 characters of [A-Za-z0-9._-]): its value and
+// true, or nil and false when there is none, it expired, or the store failed.
+// A store failure is never an error: it is counted in
+// elang_cache_failures_total, logged, and read as a miss. The only error is
+// ErrInvalid, for a key the cache cannot take (a bug of the caller, refused
+// before any I/O).
+func (c *Cache) Get(ctx context.Context, key string) ([]byte, bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	v, ok, err := c.st.Get(ctx, key)
+	switch {
+	case errors.Is(err, store.ErrInvalid):
+		c.count("get", "invalid")
+		return nil, false, err
+	case err != nil:
+		c.failed("get", err)
+		return nil, false, nil
+	case !ok:
+		c.count("get", "miss")
+		return nil, false, nil
+	}
+	c.count("get", "hit")
+	return v, true, nil
+}
+
+// Set stores value under key for ttl (1ms..30 days; every entry expires). An
+// invalid key, value or TTL is ErrInvalid; a store failure is ErrUnavailable.
+func (c *Cache) Set(ctx context.Context, key string, value []byte, ttl time.Duration) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	return c.result("set", c.st.Set(ctx, key, value, ttl))
+}
+
+// Delete removes the entry key and reports whether there was one.
+func (c *Cache) Delete(ctx context.Context, key string) (bool, error) {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	ok, err := c.st.Delete(ctx, key)
+	return ok, c.result("delete", err)
+}
+
+func (c *Cache) result(op string, err error) error {
+	switch {
+	case errors.Is(err, store.ErrInvalid):
+		c.count(op, "invalid")
+		return err
+	case err != nil:
+		c.failed(op, err)
+		return fmt.Errorf("cache %s: %w: %w", op, ErrUnavailable, err)
+	}
+	c.count(op, "ok")
+	return nil
+}
+
+// Clear removes every entry of this deployment prefix, in batches of
+// Options.ClearBatch (SCAN MATCH and UNLINK in Redis; never FLUSHDB), and
+// returns how many it removed. Keys of other prefixes, and this prefix's
+// locks, sessions and rate limits, are left alone. Entries written while it
+// runs may survive it. It stops at the first failure, or when ctx ends.
+func (c *Cache) Clear(ctx context.Context) (int, error) {
+	total := 0
+	var cursor uint64
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, err
+		}
+		bctx, cancel := context.WithTimeout(ctx, c.timeout)
+		next, n, err := c.st.ClearBatch(bctx, cursor, c.batch)
+		cancel()
+		total += n
+		if err != nil {
+			return total, c.result("clear", err)
+		}
+		if next == 0 {
+			c.count("clear", "ok")
+			return total, nil
+		}
+		cursor = next
+	}
+}
