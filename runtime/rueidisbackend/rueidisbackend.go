@@ -160,6 +160,9 @@ func isNoScript(err error) bool {
 
 // load loads s on every node (a cluster's SCRIPT LOAD would reach one).
 func (c *Conn) load(ctx context.Context, s *runtime.Script) error {
+	if s.Function() != "" {
+		return fmt.Errorf("script %s: %w", s.Name(), runtime.ErrFunctionsMode)
+	}
 	for addr, node := range c.c.Nodes() {
 		sha, err := node.Do(ctx, node.B().ScriptLoad().Script(s.Source()).Build()).ToString()
 		if err != nil {
@@ -246,6 +249,10 @@ func PreloadNodes(ctx context.Context, c *Conn, scripts ...*runtime.Script) (run
 				}
 			}
 			for _, s := range scripts {
+				if s.Function() != "" {
+					n.Err = fmt.Errorf("script %s: %w", s.Name(), runtime.ErrFunctionsMode)
+					break
+				}
 				sha, err := node.Do(ctx, node.B().ScriptLoad().Script(s.Source()).Build()).ToString()
 				if err == nil && sha != s.SHA1() {
 					err = fmt.Errorf("SCRIPT LOAD answered %s, want %s: %w", sha, s.SHA1(), runtime.ErrSHAMismatch)
