@@ -17,6 +17,7 @@ generate:
 	$(GO) run ./cmd/luagen generate
 	cd $(EXAMPLE) && $(GO) generate ./...
 	cd $(EXAMPLE2) && $(GO) generate ./...
+	cd $(BENCH) && $(GO) generate ./internal/rueidisgen
 
 ## commands: refresh gen/rediscmd's command table from the redis-server on PATH (COMMAND INFO and COMMAND DOCS)
 commands:
@@ -27,6 +28,7 @@ check:
 	$(GO) run ./cmd/luagen check
 	cd $(EXAMPLE) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec ../../keyspec.yaml --lua ../../lua --out internal/redisgen --instance vm1
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/redisgen
+	$(GO) run ./cmd/luagen check --out bench/internal/rueidisgen --instance vm1 --client rueidis
 
 ## lint: gofmt, go vet and staticcheck of every module, and luagen lint
 lint:

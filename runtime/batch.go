@@ -22,8 +22,7 @@ type Batch struct {
 
 type call struct {
 	script *Script
-	keys   []string
-	args   []any
+	in     Input
 	cmd    *redis.Cmd
 	err    error // a refused input: the call is not sent
 }
@@ -38,7 +37,7 @@ type Pending[T any] struct {
 // Queue adds a call to the batch. A refused Input (a key or an argument the
 // wrapper refused) is kept as the call's result and nothing is sent for it.
 func Queue[T any](b *Batch, in Input, decode func(any) (T, error)) *Pending[T] {
-	c := &call{script: in.script, keys: in.keys, args: in.args, err: in.err}
+	c := &call{script: in.script, in: in, err: in.err}
 	b.calls = append(b.calls, c)
 	return &Pending[T]{b: b, c: c, decode: decode}
 }
@@ -85,7 +84,8 @@ func (b *Batch) send(ctx context.Context, c redis.UniversalClient, calls []*call
 		if cl.err != nil {
 			continue
 		}
-		cl.cmd = cl.script.evalSha(ctx, pipe, cl.keys, cl.args)
+		cl.cmd = redis.NewCmd(ctx, cl.in.cmd...)
+		_ = pipe.Process(ctx, cl.script.cmder(cl.cmd))
 		n++
 	}
 	if n == 0 {
@@ -114,6 +114,9 @@ func (p *Pending[T]) Result() (T, error) {
 	v, err := p.c.cmd.Result()
 	if err == redis.Nil {
 		v, err = nil, nil
+	}
+	if err = p.c.script.outcome(err); errors.Is(err, ErrOutcomeUnknown) {
+		return zero, err
 	}
 	if err != nil {
 		return zero, replyError(p.c.script.name, err)

@@ -22,6 +22,12 @@ var (
 	ErrWrongDB = errors.New("client selects the wrong database")
 	// ErrSHAMismatch: a script's source does not hash to its declared SHA1.
 	ErrSHAMismatch = errors.New("script SHA1 mismatch")
+	// ErrOutcomeUnknown: a call was sent but no reply came back (the context
+	// ended, the connection failed): the script may or may not have run.
+	ErrOutcomeUnknown = errors.New("script outcome unknown")
+	// ErrUncheckedDB: a client whose database cannot be checked (a bare
+	// *redis.AutoPipeliner) was given where a database is required.
+	ErrUncheckedDB = errors.New("the client's database cannot be checked")
 	// ErrNotExecuted: a queued call's result was read before its batch ran.
 	ErrNotExecuted = errors.New("batch not executed")
 )

@@ -32,8 +32,8 @@ func isNoFunction(msg string) bool { return strings.Contains(msg, "Function not 
 // NewFunction is NewScript for an instance in functions mode: the script runs
 // as function (FCALL, FCALL_RO when readOnly) of its instance's library, whose
 // name must end in the first 8 hex characters of the source's SHA1.
-func NewFunction(name, src, sha1Hex, function string, readOnly bool) (*Script, error) {
-	s, err := NewScript(name, src, sha1Hex, readOnly)
+func NewFunction(name, src, sha1Hex, function string, readOnly bool, opts ...ScriptOption) (*Script, error) {
+	s, err := NewScript(name, src, sha1Hex, readOnly, opts...)
 	if err != nil {
 		return nil, err
 	}
@@ -41,12 +41,16 @@ func NewFunction(name, src, sha1Hex, function string, readOnly bool) (*Script, e
 		return nil, fmt.Errorf("script %s: function %s does not carry the source's SHA1 %s: %w (run luagen generate)", name, function, sha1Hex[:8], ErrSHAMismatch)
 	}
 	s.function = function
+	s.cmdName, s.shaArg = "fcall", function
+	if readOnly {
+		s.cmdName = "fcall_ro"
+	}
 	return s, nil
 }
 
 // MustFunction is NewFunction for package initialisation of generated code.
-func MustFunction(name, src, sha1Hex, function string, readOnly bool) *Script {
-	s, err := NewFunction(name, src, sha1Hex, function, readOnly)
+func MustFunction(name, src, sha1Hex, function string, readOnly bool, opts ...ScriptOption) *Script {
+	s, err := NewFunction(name, src, sha1Hex, function, readOnly, opts...)
 	if err != nil {
 		panic(err)
 	}

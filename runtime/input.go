@@ -23,15 +23,50 @@ import (
 type Input struct {
 	script *Script
 	prefix string // the deployment prefix every key must carry, for prefixed instances
-	keys   []string
-	args   []any
-	err    error
+	// cmd is the whole command, EVALSHA sha numkeys key... arg..., built in one
+	// slice so that go-redis sends it as it is (Do) instead of copying keys and
+	// arguments into a slice of its own.
+	cmd   []any
+	nkeys int
+	err   error
 }
+
+// cmdHead is the number of cmd's elements before the keys.
+const cmdHead = 3
+
+// numkeysArgs are the numkeys arguments as strings, boxed once: a go-redis
+// ClusterClient or Ring reads numkeys as a string to find the first key, which
+// would format an int on every call.
+var numkeysArgs = func() []any {
+	out := make([]any, 32)
+	for i := range out {
+		out[i] = strconv.Itoa(i)
+	}
+	return out
+}()
 
 // Input starts a call of s with room for nkeys keys and nargs arguments.
 func (s *Script) Input(nkeys, nargs int) Input {
-	return Input{script: s, keys: make([]string, 0, nkeys), args: make([]any, 0, nargs)}
+	cmd := make([]any, cmdHead, cmdHead+nkeys+nargs)
+	cmd[0], cmd[1] = s.cmdName, s.shaArg
+	if nkeys < len(numkeysArgs) {
+		cmd[2] = numkeysArgs[nkeys]
+	} else {
+		cmd[2] = strconv.Itoa(nkeys)
+	}
+	return Input{script: s, cmd: cmd, nkeys: nkeys}
 }
+
+// keys and args are the Input's keys and arguments (for a Scripter without Do).
+func (in *Input) keys() []string {
+	keys := make([]string, 0, in.nkeys)
+	for _, k := range in.cmd[cmdHead : cmdHead+in.nkeys] {
+		keys = append(keys, k.(string))
+	}
+	return keys
+}
+
+func (in *Input) args() []any { return in.cmd[cmdHead+in.nkeys:] }
 
 // PrefixedInput starts a call of s whose keys must all carry the deployment prefix.
 func (s *Script) PrefixedInput(prefix string, nkeys, nargs int) Input {
@@ -57,7 +92,7 @@ func (in *Input) Key(pos, key string) {
 		in.err = MissingKey(in.script.name, pos)
 		return
 	}
-	in.keys = append(in.keys, key)
+	in.cmd = append(in.cmd, key)
 }
 
 // PrefixedKey is Key for a key built with deployment prefix owner, which must
@@ -90,12 +125,12 @@ func (in *Input) Int(arg string, v, min, max int64) {
 		in.argErr(arg, fmt.Sprintf("want %d..%d", min, max))
 		return
 	}
-	in.args = append(in.args, v)
+	in.cmd = append(in.cmd, v)
 }
 
 // Bool appends a boolean argument as 1 or 0.
 func (in *Input) Bool(v bool) {
-	in.args = append(in.args, ArgBool(v))
+	in.cmd = append(in.cmd, ArgBool(v))
 }
 
 // Duration appends a duration within min..max in whole milliseconds
@@ -108,12 +143,12 @@ func (in *Input) Duration(arg string, d, min, max time.Duration) {
 		in.argErr(arg, fmt.Sprintf("want %s..%s", min, max))
 		return
 	}
-	in.args = append(in.args, d.Milliseconds())
+	in.cmd = append(in.cmd, d.Milliseconds())
 }
 
 // Millis appends a duration the spec fixes (a declared TTL) in milliseconds.
 func (in *Input) Millis(d time.Duration) {
-	in.args = append(in.args, d.Milliseconds())
+	in.cmd = append(in.cmd, d.Milliseconds())
 }
 
 // String appends a string argument of at most maxBytes bytes.
@@ -125,7 +160,7 @@ func (in *Input) String(arg, v string, maxBytes int) {
 		in.argErr(arg, fmt.Sprintf("%d bytes, the limit is %d", len(v), maxBytes))
 		return
 	}
-	in.args = append(in.args, v)
+	in.cmd = append(in.cmd, v)
 }
 
 // Bytes appends a bytes argument of at most maxBytes bytes.
@@ -137,7 +172,7 @@ func (in *Input) Bytes(arg string, v []byte, maxBytes int) {
 		in.argErr(arg, fmt.Sprintf("%d bytes, the limit is %d", len(v), maxBytes))
 		return
 	}
-	in.args = append(in.args, v)
+	in.cmd = append(in.cmd, v)
 }
 
 // Token appends a random token (owner token, nonce).
@@ -149,7 +184,7 @@ func (in *Input) Token(arg, v string) {
 		in.argErr(arg, "want "+strconv.Itoa(keypart.TokenMinLen)+".."+strconv.Itoa(keypart.TokenMaxLen)+" characters of [A-Za-z0-9_-]")
 		return
 	}
-	in.args = append(in.args, v)
+	in.cmd = append(in.cmd, v)
 }
 
 // Hex appends exactly n lower-case hex characters.
@@ -161,7 +196,7 @@ func (in *Input) Hex(arg, v string, n int) {
 		in.argErr(arg, fmt.Sprintf("want %d lower-case hex characters", n))
 		return
 	}
-	in.args = append(in.args, v)
+	in.cmd = append(in.cmd, v)
 }
 
 // UUID appends a canonical lower-case UUID.
@@ -173,7 +208,7 @@ func (in *Input) UUID(arg, v string) {
 		in.argErr(arg, "want a canonical lower-case UUID")
 		return
 	}
-	in.args = append(in.args, v)
+	in.cmd = append(in.cmd, v)
 }
 
 // Name appends 1..maxLen characters of [A-Za-z0-9._-].
@@ -185,14 +220,14 @@ func (in *Input) Name(arg, v string, maxLen int) {
 		in.argErr(arg, fmt.Sprintf("want 1..%d characters of [A-Za-z0-9._-]", maxLen))
 		return
 	}
-	in.args = append(in.args, v)
+	in.cmd = append(in.cmd, v)
 }
 
 // absent appends ArgAbsent for an optional argument left out and reports
 // whether v was nil.
 func (in *Input) absent(isNil bool) bool {
 	if isNil {
-		in.args = append(in.args, ArgAbsent)
+		in.cmd = append(in.cmd, ArgAbsent)
 	}
 	return isNil
 }
@@ -270,39 +305,94 @@ func (in *Input) OptName(arg string, v *string, maxLen int) {
 	}
 }
 
-// DB is the client of one database as generated Scripts hold it, with the name
-// errors give the database (e.g. "vm1 db0").
-type DB struct {
-	c    redis.Scripter
-	name string
+// Backend runs built calls on the client of one database. The go-redis
+// adapter (Bind) is the default; runtime/rueidisbackend is the other. An
+// adapter sends the call as EVALSHA (EVALSHA_RO when the script is read-only)
+// and recovers NOSCRIPT (Script.LoadOnce), sends nothing when ctx has ended,
+// returns when ctx ends, never sends again a script that is not Replayable,
+// and returns the reply as go-redis decodes it (int64, string, []any, nil) or a
+// *ScriptError, an OutcomeUnknownError or another error.
+type Backend interface {
+	Run(ctx context.Context, in Input) (any, error)
 }
 
-// Bind makes the DB of a generated Scripts: c may be nil (a wrapper of that
-// database then answers ErrNoClient); otherwise it must select database index
-// where the client can tell (CheckDB).
-func Bind(c redis.Scripter, name string, index int) (DB, error) {
-	if c != nil {
-		if err := CheckDB(c, index); err != nil {
-			return DB{}, fmt.Errorf("%s: %w", name, err)
-		}
-	}
-	return DB{c: c, name: name}, nil
+// Observer sees every call a generated wrapper sends: its script, how long it
+// took and its error (nil, a *ScriptError, an OutcomeUnknownError, ...).
+// runtime/scriptmetrics makes one that exports Prometheus metrics. A generated
+// Clients takes one in its Observer field; without one (the default) nothing
+// is measured.
+type Observer interface {
+	ObserveCall(s *Script, took time.Duration, err error)
 }
+
+// DB is one database's Backend as generated Scripts hold it, with the name
+// errors give the database (e.g. "vm1 db0") and its Observer, if any.
+type DB struct {
+	b    Backend
+	name string
+	obs  Observer
+}
+
+// goRedis is the go-redis adapter.
+type goRedis struct{ c redis.Scripter }
+
+func (g goRedis) Run(ctx context.Context, in Input) (any, error) {
+	return in.script.runInput(ctx, g.c, &in)
+}
+
+// Bind makes the DB of a generated Scripts on a go-redis client: c may be nil
+// (a wrapper of that database then answers ErrNoClient); otherwise it must
+// select database index where the client can tell (CheckDB).
+// obs may be nil.
+func Bind(c redis.Scripter, name string, index int, obs Observer) (DB, error) {
+	if c == nil {
+		return DB{name: name, obs: obs}, nil
+	}
+	if err := CheckDB(c, index); err != nil {
+		return DB{}, fmt.Errorf("%s: %w", name, err)
+	}
+	return DB{b: goRedis{c}, name: name, obs: obs}, nil
+}
+
+// BindBackend makes the DB of a generated Scripts on another Backend, which
+// has checked its database already; b and obs may be nil.
+func BindBackend(b Backend, name string, obs Observer) DB { return DB{b: b, name: name, obs: obs} }
 
 // Run is what a generated wrapper's body calls: it refuses a database without a
-// client and a refused Input without sending anything, runs the script
-// (Script.Run: EVALSHA, NOSCRIPT recovery) and decodes the reply.
+// client and a refused Input without sending anything, runs the script on the
+// database's Backend and decodes the reply.
 func Run[T any](ctx context.Context, db DB, in Input, decode func(any) (T, error)) (T, error) {
 	var zero T
-	if db.c == nil {
+	if db.b == nil {
 		return zero, fmt.Errorf("script %s: %s: %w", in.script.name, db.name, ErrNoClient)
 	}
 	if in.err != nil {
 		return zero, in.err
 	}
-	v, err := in.script.Run(ctx, db.c, in.keys, in.args...)
+	var v any
+	var err error
+	if db.obs == nil {
+		v, err = db.b.Run(ctx, in)
+	} else {
+		start := time.Now()
+		v, err = db.b.Run(ctx, in)
+		db.obs.ObserveCall(in.script, time.Since(start), err)
+	}
 	if err != nil {
 		return zero, err
 	}
 	return decode(v)
 }
+
+// Script is the script the call runs.
+func (in *Input) Script() *Script { return in.script }
+
+// NumKeys is the number of keys of the call.
+func (in *Input) NumKeys() int { return in.nkeys }
+
+// Arg is the i-th of the call's keys and then arguments (0 is KEYS[1]): a
+// string, an int64 or a []byte.
+func (in *Input) Arg(i int) any { return in.cmd[cmdHead+i] }
+
+// NumArgs is the number of keys and arguments.
+func (in *Input) NumArgs() int { return len(in.cmd) - cmdHead }

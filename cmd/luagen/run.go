@@ -75,6 +75,7 @@ func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 type genFlags struct {
 	spec, lua, out string
 	instances      multi
+	client         string
 }
 
 func parseGenFlags(name string, args []string, stderr io.Writer, withOut bool) (*genFlags, int) {
@@ -86,6 +87,7 @@ func parseGenFlags(name string, args []string, stderr io.Writer, withOut bool) (
 	if withOut {
 		fs.StringVar(&g.out, "out", "generated", "the directory of the generated packages")
 		fs.Var(&g.instances, "instance", "generate only this instance (repeatable)")
+		fs.StringVar(&g.client, "client", "", "the Go client the wrappers run on, for every instance generated: go-redis or rueidis (default: each instance's client: in the spec)")
 	}
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -105,6 +107,15 @@ func (g *genFlags) generate() (gen.Files, error) {
 	spec, err := keyspec.Load(g.spec)
 	if err != nil {
 		return nil, err
+	}
+	switch g.client {
+	case "":
+	case keyspec.ClientGoRedis, keyspec.ClientRueidis:
+		for _, in := range spec.Instances {
+			in.Client = g.client
+		}
+	default:
+		return nil, fmt.Errorf("--client %q: want go-redis or rueidis", g.client)
 	}
 	return gen.Generate(spec, os.DirFS(g.lua), gen.Options{LuaDir: g.lua, Instances: g.instances})
 }

@@ -18,11 +18,21 @@ func (g *gen) scriptsFile() *jen.File {
 	f := g.newFile()
 	dbs := g.in.LiveDBs()
 
+	rueidis := g.in.Client == keyspec.ClientRueidis
 	var fields []jen.Code
 	for _, d := range dbs {
-		fields = append(fields, jen.Comment(fmt.Sprintf("%s is a client of %s (db %d, %s).", exported(d.Name), d.ID(), d.Index, d.URLEnv)), jen.Id(exported(d.Name)).Qual(redisPkg, "Scripter"))
+		t := jen.Qual(redisPkg, "Scripter")
+		if rueidis {
+			t = jen.Op("*").Qual(rueidisPkg, "Conn")
+		}
+		fields = append(fields, jen.Comment(fmt.Sprintf("%s is a client of %s (db %d, %s).", exported(d.Name), d.ID(), d.Index, d.URLEnv)), jen.Id(exported(d.Name)).Add(t))
 	}
-	f.Add(doc(fmt.Sprintf("Clients holds one client per database of %s the scripts run in. A client may be nil when no script of its database is called.", g.in.Name)))
+	fields = append(fields, doc("Observer, when set, sees every call the wrappers send (runtime/scriptmetrics exports them to Prometheus); nil measures nothing."), jen.Id("Observer").Qual(runtimePkg, "Observer"))
+	if rueidis {
+		f.Add(doc(fmt.Sprintf("Clients holds one client per database of %s the scripts run in: rueidis clients (the spec's client: rueidis) checked by rueidisbackend.New. A client may be nil when no script of its database is called.", g.in.Name)))
+	} else {
+		f.Add(doc(fmt.Sprintf("Clients holds one client per database of %s the scripts run in. A client may be nil when no script of its database is called.", g.in.Name)))
+	}
 	f.Type().Id("Clients").Struct(fields...)
 	f.Line()
 	prefixed := g.in.Prefix != nil
@@ -57,8 +67,12 @@ func (g *gen) scriptsFile() *jen.File {
 	}
 	for _, d := range dbs {
 		n := exported(d.Name)
+		bind := jen.Qual(runtimePkg, "Bind")
+		if rueidis {
+			bind = jen.Qual(rueidisPkg, "Bind")
+		}
 		checks = append(checks, jen.If(
-			jen.List(jen.Id("s").Dot(unexported(d.Name)), jen.Err()).Op("=").Qual(runtimePkg, "Bind").Call(jen.Id("c").Dot(n), jen.Lit(g.in.Name+" "+d.Name), jen.Id(n)),
+			jen.List(jen.Id("s").Dot(unexported(d.Name)), jen.Err()).Op("=").Add(bind).Call(jen.Id("c").Dot(n), jen.Lit(g.in.Name+" "+d.Name), jen.Id(n), jen.Id("c").Dot("Observer")),
 			jen.Err().Op("!=").Nil(),
 		).Block(jen.Return(jen.Nil(), jen.Err())))
 	}
@@ -67,7 +81,11 @@ func (g *gen) scriptsFile() *jen.File {
 		f.Add(doc("NewScripts checks that each client selects its database, where the client can tell (a *redis.Client or *redis.Ring), so a script never runs in the wrong one, and binds the Scripts to the deployment prefix WithPrefix names (required)."))
 		f.Func().Id("NewScripts").Params(jen.Id("c").Id("Clients"), jen.Id("opts").Op("...").Id("Option")).Params(jen.Op("*").Id("Scripts"), jen.Error()).Block(checks...)
 	} else {
-		f.Add(doc("NewScripts checks that each client selects its database, where the client can tell (a *redis.Client or *redis.Ring), so a script never runs in the wrong one."))
+		if rueidis {
+			f.Add(doc("NewScripts checks that each client selects its database, so a script never runs in the wrong one."))
+		} else {
+			f.Add(doc("NewScripts checks that each client selects its database, where the client can tell (a *redis.Client or *redis.Ring), so a script never runs in the wrong one."))
+		}
 		f.Func().Id("NewScripts").Params(jen.Id("c").Id("Clients")).Params(jen.Op("*").Id("Scripts"), jen.Error()).Block(checks...)
 	}
 	f.Line()
@@ -355,8 +373,15 @@ func (g *gen) script(f *jen.File, sc Script) {
 
 	// The script value.
 	ro := ""
-	if s.ReadOnly {
+	switch {
+	case s.ReadOnly:
 		ro = ", read-only (EVALSHA_RO)"
+	case s.ReplaySafe != "":
+		ro = ", safe to replay: " + strings.TrimSuffix(s.ReplaySafe, ".")
+	}
+	var replay []jen.Code
+	if s.ReplaySafe != "" {
+		replay = append(replay, jen.Qual(runtimePkg, "ReplaySafe"))
 	}
 	if g.in.Functions() {
 		fn := functions.FunctionName(s, sc.SHA1)
@@ -365,10 +390,10 @@ func (g *gen) script(f *jen.File, sc Script) {
 			call = "FCALL_RO"
 		}
 		f.Add(doc(fmt.Sprintf("%sScript is lua/%s, run as function %s of Library (%s).", base, s.LuaFile(), fn, call)))
-		f.Var().Id(base+"Script").Op("=").Qual(runtimePkg, "MustFunction").Call(jen.Lit(s.Name), jen.Id(lname+"Source"), jen.Id(base+"SHA1"), jen.Lit(fn), jen.Lit(s.ReadOnly))
+		f.Var().Id(base+"Script").Op("=").Qual(runtimePkg, "MustFunction").Call(append([]jen.Code{jen.Lit(s.Name), jen.Id(lname + "Source"), jen.Id(base + "SHA1"), jen.Lit(fn), jen.Lit(s.ReadOnly)}, replay...)...)
 	} else {
 		f.Add(doc(fmt.Sprintf("%sScript is lua/%s%s.", base, s.LuaFile(), ro)))
-		f.Var().Id(base+"Script").Op("=").Qual(runtimePkg, "MustScript").Call(jen.Lit(s.Name), jen.Id(lname+"Source"), jen.Id(base+"SHA1"), jen.Lit(s.ReadOnly))
+		f.Var().Id(base+"Script").Op("=").Qual(runtimePkg, "MustScript").Call(append([]jen.Code{jen.Lit(s.Name), jen.Id(lname + "Source"), jen.Id(base + "SHA1"), jen.Lit(s.ReadOnly)}, replay...)...)
 	}
 	f.Line()
 

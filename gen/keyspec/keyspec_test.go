@@ -61,6 +61,12 @@ func TestValidFixtureParses(t *testing.T) {
 	if put == nil || put.DB == nil || put.DB.ID() != "a.db0" || put.Argv[1].TTLOf != spec.Key("t_item") {
 		t.Fatalf("script not resolved: %+v", put)
 	}
+	if put.ReplaySafe != "a second SET of the same value and TTL leaves the same state" || !put.Replayable() {
+		t.Errorf("replay_safe = %q (replayable %v), want the reason trimmed", put.ReplaySafe, put.Replayable())
+	}
+	if a, b := spec.Instance("a"), spec.Instance("b"); a == nil || b == nil || a.Client != keyspec.ClientGoRedis || b.Client != keyspec.ClientRueidis {
+		t.Errorf("clients: a %+v, b %+v; want go-redis (the default) and rueidis", a, b)
+	}
 	if got := spec.Key("t_item").Pattern.Glob(); got != "t:item:*:*" {
 		t.Errorf("glob = %q", got)
 	}

@@ -47,6 +47,9 @@ type Instance struct {
 	Name     string
 	Source   string
 	Topology string // TopologyStandalone or TopologyCluster
+	// Client is the Go client the generated wrappers run on: ClientGoRedis
+	// (the default) or ClientRueidis.
+	Client string
 	// Mode is how the instance's scripts run: ModeEvalSHA (the default) or
 	// ModeFunctions.
 	Mode string
@@ -62,6 +65,12 @@ type Instance struct {
 	Servers []*Server
 	DBs     []*DB // sorted by index
 }
+
+// Clients generated wrappers run on.
+const (
+	ClientGoRedis = "go-redis"
+	ClientRueidis = "rueidis"
+)
 
 // Script modes of an instance.
 const (
@@ -415,6 +424,11 @@ func (c *Channel) ServerOf() *Server {
 	return &c.Instance.Server
 }
 
+// Replayable reports whether a client may send the script again after a
+// failure that leaves its outcome unknown: a read-only script, or one declared
+// replay_safe.
+func (s *Script) Replayable() bool { return s.ReadOnly || s.ReplaySafe != "" }
+
 // Script is the signature of one Lua script in lua/<instance>/<name>.lua.
 type Script struct {
 	Pos
@@ -426,7 +440,10 @@ type Script struct {
 	DB        *DB // the database of its keys
 	ReadOnly  bool
 	CrossSlot string
-	Keys      []*ScriptKey
+	// ReplaySafe says why running the script twice for one call does no harm
+	// (nonce-guarded, compare-and-set); "" when it is not declared safe.
+	ReplaySafe string
+	Keys       []*ScriptKey
 	// SharedPlaceholders are placeholders whose value is the same in every KEYS
 	// position that has them: the wrapper refuses keys that differ.
 	SharedPlaceholders []string

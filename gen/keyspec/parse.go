@@ -249,6 +249,13 @@ func (p *parser) buildInstances(raw *rawSpec) {
 		if !identOK(name) {
 			p.errf(path, entry, "name must be [a-z][a-z0-9_]*")
 		}
+		switch in.Client = r.Client; r.Client {
+		case "":
+			in.Client = ClientGoRedis
+		case ClientGoRedis, ClientRueidis:
+		default:
+			p.errf(path+".client", entry, "client %q: want go-redis or rueidis", r.Client)
+		}
 		switch r.Topology {
 		case TopologyStandalone, TopologyCluster:
 		case "":
@@ -922,7 +929,10 @@ func (p *parser) buildScripts(raw *rawSpec) {
 	for _, name := range sortedKeys(raw.Scripts) {
 		r := raw.Scripts[name]
 		path, entry := "scripts."+name, fmt.Sprintf("script %q", name)
-		s := &Script{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source), Doc: r.Doc, Kind: r.Kind, ReadOnly: r.ReadOnly, CrossSlot: r.CrossSlot}
+		s := &Script{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source), Doc: r.Doc, Kind: r.Kind, ReadOnly: r.ReadOnly, CrossSlot: r.CrossSlot, ReplaySafe: strings.TrimSpace(r.ReplaySafe)}
+		if r.ReadOnly && s.ReplaySafe != "" {
+			p.errf(path+".replay_safe", entry, "replay_safe on a read_only script: a script that writes nothing is safe to replay already; drop replay_safe")
+		}
 		if !identOK(name) {
 			p.errf(path, entry, "name must be [a-z][a-z0-9_]* (it is also the file name)")
 		}

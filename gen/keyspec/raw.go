@@ -35,6 +35,7 @@ type rawInstance struct {
 	Seed             string               `yaml:"seed"`
 	Source           string               `yaml:"source"`
 	Topology         string               `yaml:"topology"`
+	Client           string               `yaml:"client"`
 	Mode             string               `yaml:"mode"`
 	DeploymentPrefix *rawDeploymentPrefix `yaml:"deployment_prefix"`
 	Forbid           []rawForbid          `yaml:"forbid"`
@@ -185,6 +186,7 @@ type rawScript struct {
 	Kind               string         `yaml:"kind"`
 	ReadOnly           bool           `yaml:"read_only"`
 	CrossSlot          string         `yaml:"cross_slot"`
+	ReplaySafe         string         `yaml:"replay_safe"`
 	Keys               []rawScriptKey `yaml:"keys"`
 	SharedPlaceholders []string       `yaml:"shared_placeholders"`
 	Argv               []rawArg       `yaml:"argv"`

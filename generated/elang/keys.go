@@ -8,9 +8,11 @@
 // runtime.ArgError naming the script and the argument, never the value, and nothing is
 // sent), runs the script with EVALSHA (EVALSHA_RO when read-only) on the client of the
 // database the spec places it in, loads it with SCRIPT LOAD on NOSCRIPT, and decodes the
-// reply into the declared type; and QueueX, the same call added to a runtime.Batch. The
-// error replies a script declares are this package's Err values, matched with errors.Is;
-// the method of each script says what they mean there.
+// reply into the declared type (a script neither read-only nor declared safe to replay is
+// sent at most once: a failure after the call was written is a runtime.ErrOutcomeUnknown);
+// and QueueX, the same call added to a runtime.Batch. The error replies a script declares
+// are this package's Err values, matched with errors.Is; the method of each script says
+// what they mean there.
 package elang
 
 import (
@@ -28,7 +30,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "3f56194432acdea2e2d8d03c27f5c55dd46a12ca5071f185154350cba576d4b8"
+	SpecSHA256 = "243bcbacfa24f16800731a3b42476c5834fc5fc4b1c6d51f489bacb9dc3ef1d6"
 )
 
 // DB0 is database 0 of elang (source: Elang Redis doc (seed 003): REDIS_URL, one

@@ -16,6 +16,9 @@ import (
 type Clients struct {
 	// DB0 is a client of elang.db0 (db 0, ELANG_REDIS_URL).
 	DB0 redis.Scripter
+	// Observer, when set, sees every call the wrappers send (runtime/scriptmetrics exports
+	// them to Prometheus); nil measures nothing.
+	Observer runtime.Observer
 }
 
 // Scripts runs the Lua scripts of elang through typed wrappers. It is safe for concurrent
@@ -47,7 +50,7 @@ func NewScripts(c Clients, opts ...Option) (*Scripts, error) {
 	if s.prefix == "" {
 		return nil, fmt.Errorf("elang: NewScripts needs WithPrefix: every key of elang starts with a deployment prefix: %w", runtime.ErrInvalidPrefix)
 	}
-	if s.db0, err = runtime.Bind(c.DB0, "elang db0", DB0); err != nil {
+	if s.db0, err = runtime.Bind(c.DB0, "elang db0", DB0, c.Observer); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -19,6 +19,9 @@ type Clients struct {
 	DB1 redis.Scripter
 	// DB2 is a client of vm1.db2 (db 2, SAFETY_STUB_REDIS_URL).
 	DB2 redis.Scripter
+	// Observer, when set, sees every call the wrappers send (runtime/scriptmetrics exports
+	// them to Prometheus); nil measures nothing.
+	Observer runtime.Observer
 }
 
 // Scripts runs the Lua scripts of vm1 through typed wrappers. It is safe for concurrent
@@ -34,13 +37,13 @@ type Scripts struct {
 func NewScripts(c Clients) (*Scripts, error) {
 	s := &Scripts{}
 	var err error
-	if s.db0, err = runtime.Bind(c.DB0, "vm1 db0", DB0); err != nil {
+	if s.db0, err = runtime.Bind(c.DB0, "vm1 db0", DB0, c.Observer); err != nil {
 		return nil, err
 	}
-	if s.db1, err = runtime.Bind(c.DB1, "vm1 db1", DB1); err != nil {
+	if s.db1, err = runtime.Bind(c.DB1, "vm1 db1", DB1, c.Observer); err != nil {
 		return nil, err
 	}
-	if s.db2, err = runtime.Bind(c.DB2, "vm1 db2", DB2); err != nil {
+	if s.db2, err = runtime.Bind(c.DB2, "vm1 db2", DB2, c.Observer); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -708,8 +711,10 @@ func QueueRateLimitFixedRefund(b *runtime.Batch, bucket RateLimitFixedRefundBuck
 	return runtime.Queue(b, rateLimitFixedRefundInput(bucket, args), decodeRateLimitFixedRefund)
 }
 
-// RateLimitSlidingScript is lua/vm1/rate_limit_sliding.lua.
-var RateLimitSlidingScript = runtime.MustScript("rate_limit_sliding", rateLimitSlidingSource, RateLimitSlidingSHA1, false)
+// RateLimitSlidingScript is lua/vm1/rate_limit_sliding.lua, safe to replay: nonce-guarded:
+// a second run for one call adds the same members (nonce:1 .. nonce:cost) again, so the
+// bucket still holds one charge.
+var RateLimitSlidingScript = runtime.MustScript("rate_limit_sliding", rateLimitSlidingSource, RateLimitSlidingSHA1, false, runtime.ReplaySafe)
 
 // RateLimitSlidingBucket is a key rate_limit_sliding takes as KEYS[1] (bucket):
 // APIRLUserKey, APIRLIPKey, APIRLDialogKey, APIRLServiceKey.
@@ -774,8 +779,9 @@ func QueueRateLimitSliding(b *runtime.Batch, bucket RateLimitSlidingBucket, args
 	return runtime.Queue(b, rateLimitSlidingInput(bucket, args), decodeRateLimitSliding)
 }
 
-// RateLimitSlidingRefundScript is lua/vm1/rate_limit_sliding_refund.lua.
-var RateLimitSlidingRefundScript = runtime.MustScript("rate_limit_sliding_refund", rateLimitSlidingRefundSource, RateLimitSlidingRefundSHA1, false)
+// RateLimitSlidingRefundScript is lua/vm1/rate_limit_sliding_refund.lua, safe to replay: a
+// second run removes members the first already removed.
+var RateLimitSlidingRefundScript = runtime.MustScript("rate_limit_sliding_refund", rateLimitSlidingRefundSource, RateLimitSlidingRefundSHA1, false, runtime.ReplaySafe)
 
 // RateLimitSlidingRefundBucket is a key rate_limit_sliding_refund takes as KEYS[1]
 // (bucket): APIRLUserKey, APIRLIPKey, APIRLDialogKey, APIRLServiceKey.

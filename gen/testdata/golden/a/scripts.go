@@ -15,6 +15,9 @@ import (
 type Clients struct {
 	// DB0 is a client of a.db0 (db 0, A_URL).
 	DB0 redis.Scripter
+	// Observer, when set, sees every call the wrappers send (runtime/scriptmetrics exports
+	// them to Prometheus); nil measures nothing.
+	Observer runtime.Observer
 }
 
 // Scripts runs the Lua scripts of a through typed wrappers. It is safe for concurrent use.
@@ -27,7 +30,7 @@ type Scripts struct {
 func NewScripts(c Clients) (*Scripts, error) {
 	s := &Scripts{}
 	var err error
-	if s.db0, err = runtime.Bind(c.DB0, "a db0", DB0); err != nil {
+	if s.db0, err = runtime.Bind(c.DB0, "a db0", DB0, c.Observer); err != nil {
 		return nil, err
 	}
 	return s, nil

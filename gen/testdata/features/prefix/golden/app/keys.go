@@ -8,9 +8,11 @@
 // runtime.ArgError naming the script and the argument, never the value, and nothing is
 // sent), runs the script with EVALSHA (EVALSHA_RO when read-only) on the client of the
 // database the spec places it in, loads it with SCRIPT LOAD on NOSCRIPT, and decodes the
-// reply into the declared type; and QueueX, the same call added to a runtime.Batch. The
-// error replies a script declares are this package's Err values, matched with errors.Is;
-// the method of each script says what they mean there.
+// reply into the declared type (a script neither read-only nor declared safe to replay is
+// sent at most once: a failure after the call was written is a runtime.ErrOutcomeUnknown);
+// and QueueX, the same call added to a runtime.Batch. The error replies a script declares
+// are this package's Err values, matched with errors.Is; the method of each script says
+// what they mean there.
 package app
 
 import (

@@ -15,6 +15,9 @@ import (
 type Clients struct {
 	// DB0 is a client of app.db0 (db 0, REDIS_URL).
 	DB0 redis.Scripter
+	// Observer, when set, sees every call the wrappers send (runtime/scriptmetrics exports
+	// them to Prometheus); nil measures nothing.
+	Observer runtime.Observer
 }
 
 // Scripts runs the Lua scripts of app through typed wrappers. It is safe for concurrent
@@ -46,7 +49,7 @@ func NewScripts(c Clients, opts ...Option) (*Scripts, error) {
 	if s.prefix == "" {
 		return nil, fmt.Errorf("app: NewScripts needs WithPrefix: every key of app starts with a deployment prefix: %w", runtime.ErrInvalidPrefix)
 	}
-	if s.db0, err = runtime.Bind(c.DB0, "app db0", DB0); err != nil {
+	if s.db0, err = runtime.Bind(c.DB0, "app db0", DB0, c.Observer); err != nil {
 		return nil, err
 	}
 	return s, nil

@@ -1,0 +1,133 @@
+// Package scriptmetrics exports per-script metrics of luagen's generated
+// wrappers to Prometheus: a runtime.Observer to put in a generated Clients'
+// Observer field. Without one (the default) the wrappers measure nothing.
+//
+//	m, err := scriptmetrics.New(reg, vm1.AllScripts()...)
+//	scripts, err := vm1.NewScripts(vm1.Clients{DB0: rdb, Observer: m})
+//
+// Metrics (label script is the spec's script name; code is bounded):
+//
+//	luagen_script_calls_total{script}             calls sent
+//	luagen_script_errors_total{script,code}       calls that failed, by code: the error
+//	                                              reply's first word (a declared code such
+//	                                              as NOT_OWNER, or Redis's own: NOPERM, ERR,
+//	                                              BUSY...), outcome_unknown, not_sent, other
+//	luagen_script_noscript_reloads_total{script}  SCRIPT LOADs after NOSCRIPT (callers that
+//	                                              shared one load count once)
+//	luagen_script_duration_seconds{script}        latency histogram of calls sent
+//
+// Keys, arguments and replies never become labels.
+package scriptmetrics
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/hanchat/luagen/runtime"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// Metrics is a runtime.Observer that counts and times every call of the
+// scripts it was made for. It is safe for concurrent use.
+type Metrics struct {
+	calls    *prometheus.CounterVec
+	errs     *prometheus.CounterVec
+	duration *prometheus.HistogramVec
+	// per holds each script's series, resolved once, so observing a call
+	// looks up no labels.
+	per map[*runtime.Script]*series
+}
+
+type series struct {
+	calls    prometheus.Counter
+	duration prometheus.Observer
+}
+
+// Buckets are the latency histogram's upper bounds in seconds: 50 µs to 1 s.
+var Buckets = []float64{50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 1}
+
+// New registers the metrics of scripts on reg. Calls of other scripts are
+// measured too, under their names, at the cost of a label lookup each.
+func New(reg prometheus.Registerer, scripts ...*runtime.Script) (*Metrics, error) {
+	m := &Metrics{
+		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "luagen_script_calls_total", Help: "Script calls the generated wrappers sent.",
+		}, []string{"script"}),
+		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "luagen_script_errors_total", Help: "Script calls that failed, by the error reply's code (or outcome_unknown, not_sent, other).",
+		}, []string{"script", "code"}),
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "luagen_script_duration_seconds", Help: "Latency of script calls the generated wrappers sent.", Buckets: Buckets,
+		}, []string{"script"}),
+		per: map[*runtime.Script]*series{},
+	}
+	reloads := prometheus.NewDesc("luagen_script_noscript_reloads_total", "SCRIPT LOADs after a call met NOSCRIPT (callers that shared one load count once).", []string{"script"}, nil)
+	collectors := []prometheus.Collector{m.calls, m.errs, m.duration, reloadCollector{desc: reloads, scripts: scripts}}
+	for _, c := range collectors {
+		if err := reg.Register(c); err != nil {
+			return nil, fmt.Errorf("scriptmetrics: %w", err)
+		}
+	}
+	for _, s := range scripts {
+		m.per[s] = &series{calls: m.calls.WithLabelValues(s.Name()), duration: m.duration.WithLabelValues(s.Name())}
+	}
+	return m, nil
+}
+
+// ObserveCall counts a call, its latency and its error's code.
+func (m *Metrics) ObserveCall(s *runtime.Script, took time.Duration, err error) {
+	if se, ok := m.per[s]; ok {
+		se.calls.Inc()
+		se.duration.Observe(took.Seconds())
+	} else {
+		m.calls.WithLabelValues(s.Name()).Inc()
+		m.duration.WithLabelValues(s.Name()).Observe(took.Seconds())
+	}
+	if err != nil {
+		m.errs.WithLabelValues(s.Name(), Code(err)).Inc()
+	}
+}
+
+// Code is the label of an error: an error reply's first word when it is a
+// plain code (A-Z, 0-9, _; at most 32 characters), else outcome_unknown,
+// not_sent (the context ended before the call was sent) or other.
+func Code(err error) string {
+	var se *runtime.ScriptError
+	switch {
+	case errors.As(err, &se) && plainCode(se.Code):
+		return se.Code
+	case errors.Is(err, runtime.ErrOutcomeUnknown):
+		return "outcome_unknown"
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return "not_sent"
+	}
+	return "other"
+}
+
+func plainCode(c string) bool {
+	if c == "" || len(c) > 32 {
+		return false
+	}
+	for i := 0; i < len(c); i++ {
+		if !(c[i] >= 'A' && c[i] <= 'Z' || c[i] >= '0' && c[i] <= '9' || c[i] == '_') {
+			return false
+		}
+	}
+	return true
+}
+
+// reloadCollector reads each script's NOSCRIPT reload count when scraped.
+type reloadCollector struct {
+	desc    *prometheus.Desc
+	scripts []*runtime.Script
+}
+
+func (r reloadCollector) Describe(ch chan<- *prometheus.Desc) { ch <- r.desc }
+
+func (r reloadCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range r.scripts {
+		ch <- prometheus.MustNewConstMetric(r.desc, prometheus.CounterValue, float64(s.Reloads()), s.Name())
+	}
+}
