@@ -27,26 +27,41 @@ const (
 	childBatchEnv  = "ELANG_OUTBOX_CRASH_BATCH"
 )
 
-// TestRelayCrashChild is not a test of its own: run by
-// TestRelayKilledBetweenAppendAndMark as a child process, it runs one relay pass
-// whose appends Redis accepts, says so on stdout and blocks before the SQL mark
-// until its parent kills it with SIGKILL.
-func TestRelayCrashChild(t *testing.T) {
-	if os.Getenv(childEnv) == "" {
-		t.Skip("runs only as the child of TestRelayKilledBetweenAppendAndMark")
+// TestMain runs the relay child process of TestRelayKilledBetweenAppendAndMark
+// when the test binary is started as that child, and the tests otherwise.
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) != "" {
+		err := relayCrashChild()
+		fmt.Fprintln(os.Stderr, "relay child:", err)
+		os.Exit(1)
 	}
+	os.Exit(m.Run())
+}
+
+// relayCrashChild is the child process of TestRelayKilledBetweenAppendAndMark:
+// it runs one relay pass whose appends Redis accepts, says so on stdout and
+// blocks before the SQL mark until its parent kills it with SIGKILL. It returns
+// only on a failure, or when the pass was not blocked (a bug).
+func relayCrashChild() error {
 	ctx := context.Background()
 	cfg, err := pgxpool.ParseConfig(pgtest.URL)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	cfg.ConnConfig.RuntimeParams["search_path"] = os.Getenv(childSchemaEnv)
 	db, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(childRedisEnv), DB: elang.DB0})
-	p, scripts := bind(t, rdb, os.Getenv(childPrefixEnv))
+	p, err := elang.NewPrefix(os.Getenv(childPrefixEnv))
+	if err != nil {
+		return err
+	}
+	scripts, err := elang.NewScripts(elang.Clients{DB0: rdb}, elang.WithPrefix(p))
+	if err != nil {
+		return err
+	}
 	batch, _ := strconv.Atoi(os.Getenv(childBatchEnv))
 	r := NewRelay(db, rdb, scripts, p, Options{Batch: batch})
 	r.afterAppend = func(ctx context.Context, appended int) {
@@ -55,7 +70,7 @@ func TestRelayCrashChild(t *testing.T) {
 		time.Sleep(time.Hour) // the parent's SIGKILL ends the process here, before the mark
 	}
 	_, err = r.Dispatch(ctx)
-	t.Fatalf("the pass returned (%v): the hook should have blocked it", err)
+	return fmt.Errorf("the pass returned (%v): the hook should have blocked it", err)
 }
 
 // A relay process killed with SIGKILL after Redis accepted its appends and before
@@ -70,7 +85,7 @@ func TestRelayKilledBetweenAppendAndMark(t *testing.T) {
 	if err := e.db.QueryRow(ctx, "SELECT current_schema()").Scan(&schema); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestRelayCrashChild$", "-test.count=1")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), childEnv+"=1", childSchemaEnv+"="+schema, childRedisEnv+"="+e.srv.Addr,
 		childPrefixEnv+"="+e.prefix.String(), childBatchEnv+"=100")
 	out, err := cmd.StdoutPipe()

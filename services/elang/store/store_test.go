@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,7 +95,7 @@ func TestLocalStoreIsSharedByProcessesOfOneHost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProcess$")
+	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), helperEnv+"="+dir)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
@@ -122,26 +123,41 @@ func TestLocalStoreIsSharedByProcessesOfOneHost(t *testing.T) {
 	}
 }
 
-// TestHelperProcess is the other process of TestLocalStoreIsSharedByProcessesOfOneHost.
-func TestHelperProcess(t *testing.T) {
-	dir := os.Getenv(helperEnv)
-	if dir == "" {
-		t.Skip("run by TestLocalStoreIsSharedByProcessesOfOneHost")
+// TestMain runs the other process of TestLocalStoreIsSharedByProcessesOfOneHost
+// when the test binary is started as that process, and the tests otherwise.
+func TestMain(m *testing.M) {
+	if dir := os.Getenv(helperEnv); dir != "" {
+		if err := helperProcess(dir); err != nil {
+			fmt.Fprintln(os.Stderr, "helper:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
 	}
+	os.Exit(m.Run())
+}
+
+// helperProcess is the other process of TestLocalStoreIsSharedByProcessesOfOneHost:
+// it writes an entry, holds a lock until its parent closes stdin, then releases it.
+func helperProcess(dir string) error {
 	ctx := context.Background()
-	st, err := store.NewLocal(dir, prefix(t))
+	p, err := elang.NewPrefix("test:store:")
 	if err != nil {
-		t.Fatal(err)
+		return err
+	}
+	st, err := store.NewLocal(dir, p)
+	if err != nil {
+		return err
 	}
 	if err := st.Set(ctx, "written.by.helper", []byte("hello"), time.Minute); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if ok, _, err := st.Acquire(ctx, "report:42", "owner-helper-0000000000", time.Minute); err != nil || !ok {
-		t.Fatalf("helper acquire: %v %v", ok, err)
+		return fmt.Errorf("acquire: %v %v", ok, err)
 	}
 	os.Stdout.WriteString("held\n")
 	_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // until the parent closes stdin
 	if out, err := st.Release(ctx, "report:42", "owner-helper-0000000000"); err != nil || out != elang.LockOutcomeOk {
-		t.Fatalf("helper release: %v %v", out, err)
+		return fmt.Errorf("release: %v %v", out, err)
 	}
+	return nil
 }
