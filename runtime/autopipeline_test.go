@@ -205,7 +205,12 @@ func TestNOSCRIPTHerdLoadsOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for round := 0; round < 3; round++ {
+	// A round whose callers happen to arrive one after another (a loaded
+	// machine) forms no herd, and its few loads are right; so the rounds are
+	// judged together: without shared loads every NOSCRIPT sends one.
+	const rounds = 3
+	var herd, herdLoads int64
+	for round := 0; round < rounds; round++ {
 		if err := admin.ScriptFlush(ctx).Err(); err != nil {
 			t.Fatal(err)
 		}
@@ -231,8 +236,16 @@ func TestNOSCRIPTHerdLoadsOnce(t *testing.T) {
 		loads := redistest.CommandCalls(t, admin, "script|load")
 		noscript := evals - callers // every NOSCRIPT reply is followed by one more EVALSHA
 		t.Logf("round %d: %d callers, %d met NOSCRIPT, %d SCRIPT LOADs", round, callers, noscript, loads)
-		if loads < 1 || loads*5 > noscript+4 {
-			t.Fatalf("round %d: %d callers met NOSCRIPT and sent %d SCRIPT LOADs; want them to share loads (at most one per 5)", round, noscript, loads)
+		if noscript > 0 && (loads < 1 || loads > noscript) {
+			t.Fatalf("round %d: %d callers met NOSCRIPT and sent %d SCRIPT LOADs", round, noscript, loads)
 		}
+		herd += int64(noscript)
+		herdLoads += int64(loads)
+	}
+	if herd < 10 {
+		t.Fatalf("only %d callers met NOSCRIPT in %d rounds: no herd formed, nothing was measured", herd, rounds)
+	}
+	if herdLoads*5 > herd+4*rounds {
+		t.Fatalf("%d callers met NOSCRIPT and sent %d SCRIPT LOADs; want them to share loads (at most one per 5)", herd, herdLoads)
 	}
 }
