@@ -29,7 +29,9 @@ type Input struct {
 	cmd []any
 	// strs, for a script made with StringArgs (a rueidis instance's), is the
 	// keys and then the arguments as the strings the command sends, which
-	// rueidis takes as they are; cmd then holds only the head.
+	// rueidis takes as they are; cmd is then nil. strs is never nil for such a
+	// script (make of capacity 0 is not nil) and always nil otherwise: the
+	// methods tell the two forms by it.
 	strs  []string
 	nkeys int
 	err   error
@@ -74,7 +76,7 @@ func (s *Script) head(nkeys, n int) []any {
 // the head and strs boxed (a rueidis instance's script sent through go-redis,
 // e.g. in a Batch).
 func (in *Input) command() []any {
-	if !in.script.stringArgs {
+	if in.strs == nil {
 		return in.cmd
 	}
 	cmd := in.script.head(in.nkeys, len(in.strs))
@@ -86,7 +88,7 @@ func (in *Input) command() []any {
 
 // keys and args are the Input's keys and arguments (for a Scripter without Do).
 func (in *Input) keys() []string {
-	if in.script.stringArgs {
+	if in.strs != nil {
 		return in.strs[:in.nkeys]
 	}
 	keys := make([]string, 0, in.nkeys)
@@ -101,7 +103,7 @@ func (in *Input) args() []any { return in.command()[cmdHead+in.nkeys:] }
 // addString, addInt and addBytes append one key or argument in the Input's
 // form: boxed in cmd, or as a string in strs.
 func (in *Input) addString(v string) {
-	if in.script.stringArgs {
+	if in.strs != nil {
 		in.strs = append(in.strs, v)
 		return
 	}
@@ -109,7 +111,7 @@ func (in *Input) addString(v string) {
 }
 
 func (in *Input) addInt(v int64) {
-	if in.script.stringArgs {
+	if in.strs != nil {
 		in.strs = append(in.strs, strconv.FormatInt(v, 10))
 		return
 	}
@@ -117,7 +119,7 @@ func (in *Input) addInt(v int64) {
 }
 
 func (in *Input) addBytes(v []byte) {
-	if in.script.stringArgs {
+	if in.strs != nil {
 		in.strs = append(in.strs, string(v))
 		return
 	}
@@ -186,7 +188,7 @@ func (in *Input) Int(arg string, v, min, max int64) {
 
 // Bool appends a boolean argument as 1 or 0.
 func (in *Input) Bool(v bool) {
-	if in.script.stringArgs {
+	if in.strs != nil {
 		in.strs = append(in.strs, boolStrings[b2i(v)])
 		return
 	}
@@ -454,7 +456,7 @@ func (in *Input) NumKeys() int { return in.nkeys }
 // Arg is the i-th of the call's keys and then arguments (0 is KEYS[1]): a
 // string, an int64 or a []byte (always a string for a StringArgs script).
 func (in *Input) Arg(i int) any {
-	if in.script.stringArgs {
+	if in.strs != nil {
 		return in.strs[i]
 	}
 	return in.cmd[cmdHead+i]
@@ -462,7 +464,7 @@ func (in *Input) Arg(i int) any {
 
 // NumArgs is the number of keys and arguments.
 func (in *Input) NumArgs() int {
-	if in.script.stringArgs {
+	if in.strs != nil {
 		return len(in.strs)
 	}
 	return len(in.cmd) - cmdHead
@@ -472,7 +474,7 @@ func (in *Input) NumArgs() int {
 // sends, for a backend that sends strings (rueidis): for a StringArgs script
 // the Input's own slice, which the caller must not modify; otherwise a new one.
 func (in *Input) Strings() []string {
-	if in.script.stringArgs {
+	if in.strs != nil {
 		return in.strs
 	}
 	out := make([]string, 0, in.NumArgs())
