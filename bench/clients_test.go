@@ -31,6 +31,8 @@ import (
 //   - the same with FullDuplex: true,
 //   - the generated wrapper on rueidis (luagen generate --client rueidis,
 //     internal/rueidisgen: the same typed API over runtime/rueidisbackend),
+//   - runtime.Batch of 16 generated Queue calls per Exec on *redis.Client
+//     (50 callers only; its ops/s counts script calls, not batches),
 //
 // each from 50 callers ("c50": ops/s) and from 1 ("c1": ns/op, allocs/op).
 // Every call is allowed (high limits), so all take the same path.
@@ -150,10 +152,46 @@ func BenchmarkClients(b *testing.B) {
 		_, err := rscripts.RateLimitFixed(ctx, rkeys[i%nkeys], rvm1.RateLimitFixedArgs(fixed))
 		return err
 	}
-	order := []string{"rueidis-Lua.Exec", "go-redis-EvalSha", "generated-client", "generated-autopipeline", "generated-autopipeline-fullduplex", "generated-rueidis"}
+	// runtime.Batch: each call of the row queues batchSize wrapper calls and
+	// sends them in one Exec on the plain client; its ops/s counts script
+	// calls, so it compares with the other rows' directly.
+	const batchSize = 16
+	batchOf := func(queue func(bt *luaruntime.Batch, i uint64) func() error) func(i uint64) error {
+		return func(i uint64) error {
+			var bt luaruntime.Batch
+			results := make([]func() error, 0, batchSize)
+			for j := range uint64(batchSize) {
+				results = append(results, queue(&bt, i*batchSize+j))
+			}
+			if err := bt.Exec(ctx, plain); err != nil {
+				return err
+			}
+			for _, r := range results {
+				if err := r(); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
+	}
+	windows[0].calls["generated-batch16"] = batchOf(func(bt *luaruntime.Batch, i uint64) func() error {
+		a := sliding
+		a.Nonce = nonces[i&(1<<16-1)]
+		p := vm1.QueueRateLimitSliding(bt, keys[i%nkeys], a)
+		return func() error { _, err := p.Result(); return err }
+	})
+	windows[1].calls["generated-batch16"] = batchOf(func(bt *luaruntime.Batch, i uint64) func() error {
+		p := vm1.QueueRateLimitFixed(bt, keys[i%nkeys], fixed)
+		return func() error { _, err := p.Result(); return err }
+	})
+	order := []string{"rueidis-Lua.Exec", "go-redis-EvalSha", "generated-client", "generated-autopipeline", "generated-autopipeline-fullduplex", "generated-rueidis", "generated-batch16"}
 	for _, w := range windows {
 		for _, name := range order {
 			call := w.calls[name]
+			perCall := 1
+			if name == "generated-batch16" {
+				perCall = batchSize
+			}
 			b.Run(w.name+"/"+name+"/c50", func(b *testing.B) {
 				b.SetParallelism((benchClients + runtime.GOMAXPROCS(0) - 1) / runtime.GOMAXPROCS(0))
 				var failures atomic.Int64
@@ -165,11 +203,14 @@ func BenchmarkClients(b *testing.B) {
 						}
 					}
 				})
-				b.ReportMetric(float64(b.N)/time.Since(start).Seconds(), "ops/s")
+				b.ReportMetric(float64(b.N*perCall)/time.Since(start).Seconds(), "ops/s")
 				if failures.Load() > 0 {
 					b.Fatalf("%d calls failed", failures.Load())
 				}
 			})
+			if perCall > 1 {
+				continue // the table has no 1-caller row for batches
+			}
 			b.Run(w.name+"/"+name+"/c1", func(b *testing.B) {
 				b.ReportAllocs()
 				for b.Loop() {

@@ -84,7 +84,7 @@ func (b *Batch) send(ctx context.Context, c redis.UniversalClient, calls []*call
 		if cl.err != nil {
 			continue
 		}
-		cl.cmd = redis.NewCmd(ctx, cl.in.cmd...)
+		cl.cmd = redis.NewCmd(ctx, cl.in.command()...)
 		_ = pipe.Process(ctx, cl.script.cmder(cl.cmd))
 		n++
 	}

@@ -26,7 +26,13 @@ type Input struct {
 	// cmd is the whole command, EVALSHA sha numkeys key... arg..., built in one
 	// slice so that go-redis sends it as it is (Do) instead of copying keys and
 	// arguments into a slice of its own.
-	cmd   []any
+	cmd []any
+	// strs, for a script made with StringArgs (a rueidis instance's), is the
+	// keys and then the arguments as the strings the command sends, which
+	// rueidis takes as they are; cmd is then nil. strs is never nil for such a
+	// script (make of capacity 0 is not nil) and always nil otherwise: the
+	// methods tell the two forms by it.
+	strs  []string
 	nkeys int
 	err   error
 }
@@ -47,18 +53,44 @@ var numkeysArgs = func() []any {
 
 // Input starts a call of s with room for nkeys keys and nargs arguments.
 func (s *Script) Input(nkeys, nargs int) Input {
-	cmd := make([]any, cmdHead, cmdHead+nkeys+nargs)
+	if s.stringArgs {
+		return Input{script: s, strs: make([]string, 0, nkeys+nargs), nkeys: nkeys}
+	}
+	return Input{script: s, cmd: s.head(nkeys, nkeys+nargs), nkeys: nkeys}
+}
+
+// head is the command's first elements, EVALSHA sha numkeys, with room for n
+// keys and arguments more.
+func (s *Script) head(nkeys, n int) []any {
+	cmd := make([]any, cmdHead, cmdHead+n)
 	cmd[0], cmd[1] = s.cmdName, s.shaArg
 	if nkeys < len(numkeysArgs) {
 		cmd[2] = numkeysArgs[nkeys]
 	} else {
 		cmd[2] = strconv.Itoa(nkeys)
 	}
-	return Input{script: s, cmd: cmd, nkeys: nkeys}
+	return cmd
+}
+
+// command is the whole command for go-redis: cmd, or for a StringArgs input
+// the head and strs boxed (a rueidis instance's script sent through go-redis,
+// e.g. in a Batch).
+func (in *Input) command() []any {
+	if in.strs == nil {
+		return in.cmd
+	}
+	cmd := in.script.head(in.nkeys, len(in.strs))
+	for _, v := range in.strs {
+		cmd = append(cmd, v)
+	}
+	return cmd
 }
 
 // keys and args are the Input's keys and arguments (for a Scripter without Do).
 func (in *Input) keys() []string {
+	if in.strs != nil {
+		return in.strs[:in.nkeys]
+	}
 	keys := make([]string, 0, in.nkeys)
 	for _, k := range in.cmd[cmdHead : cmdHead+in.nkeys] {
 		keys = append(keys, k.(string))
@@ -66,7 +98,33 @@ func (in *Input) keys() []string {
 	return keys
 }
 
-func (in *Input) args() []any { return in.cmd[cmdHead+in.nkeys:] }
+func (in *Input) args() []any { return in.command()[cmdHead+in.nkeys:] }
+
+// addString, addInt and addBytes append one key or argument in the Input's
+// form: boxed in cmd, or as a string in strs.
+func (in *Input) addString(v string) {
+	if in.strs != nil {
+		in.strs = append(in.strs, v)
+		return
+	}
+	in.cmd = append(in.cmd, v)
+}
+
+func (in *Input) addInt(v int64) {
+	if in.strs != nil {
+		in.strs = append(in.strs, strconv.FormatInt(v, 10))
+		return
+	}
+	in.cmd = append(in.cmd, v)
+}
+
+func (in *Input) addBytes(v []byte) {
+	if in.strs != nil {
+		in.strs = append(in.strs, string(v))
+		return
+	}
+	in.cmd = append(in.cmd, v)
+}
 
 // PrefixedInput starts a call of s whose keys must all carry the deployment prefix.
 func (s *Script) PrefixedInput(prefix string, nkeys, nargs int) Input {
@@ -92,7 +150,7 @@ func (in *Input) Key(pos, key string) {
 		in.err = MissingKey(in.script.name, pos)
 		return
 	}
-	in.cmd = append(in.cmd, key)
+	in.addString(key)
 }
 
 // PrefixedKey is Key for a key built with deployment prefix owner, which must
@@ -125,11 +183,15 @@ func (in *Input) Int(arg string, v, min, max int64) {
 		in.argErr(arg, fmt.Sprintf("want %d..%d", min, max))
 		return
 	}
-	in.cmd = append(in.cmd, v)
+	in.addInt(v)
 }
 
 // Bool appends a boolean argument as 1 or 0.
 func (in *Input) Bool(v bool) {
+	if in.strs != nil {
+		in.strs = append(in.strs, boolStrings[b2i(v)])
+		return
+	}
 	in.cmd = append(in.cmd, ArgBool(v))
 }
 
@@ -143,12 +205,12 @@ func (in *Input) Duration(arg string, d, min, max time.Duration) {
 		in.argErr(arg, fmt.Sprintf("want %s..%s", min, max))
 		return
 	}
-	in.cmd = append(in.cmd, d.Milliseconds())
+	in.addInt(d.Milliseconds())
 }
 
 // Millis appends a duration the spec fixes (a declared TTL) in milliseconds.
 func (in *Input) Millis(d time.Duration) {
-	in.cmd = append(in.cmd, d.Milliseconds())
+	in.addInt(d.Milliseconds())
 }
 
 // String appends a string argument of at most maxBytes bytes.
@@ -160,7 +222,7 @@ func (in *Input) String(arg, v string, maxBytes int) {
 		in.argErr(arg, fmt.Sprintf("%d bytes, the limit is %d", len(v), maxBytes))
 		return
 	}
-	in.cmd = append(in.cmd, v)
+	in.addString(v)
 }
 
 // Bytes appends a bytes argument of at most maxBytes bytes.
@@ -172,7 +234,7 @@ func (in *Input) Bytes(arg string, v []byte, maxBytes int) {
 		in.argErr(arg, fmt.Sprintf("%d bytes, the limit is %d", len(v), maxBytes))
 		return
 	}
-	in.cmd = append(in.cmd, v)
+	in.addBytes(v)
 }
 
 // Token appends a random token (owner token, nonce).
@@ -184,7 +246,7 @@ func (in *Input) Token(arg, v string) {
 		in.argErr(arg, "want "+strconv.Itoa(keypart.TokenMinLen)+".."+strconv.Itoa(keypart.TokenMaxLen)+" characters of [A-Za-z0-9_-]")
 		return
 	}
-	in.cmd = append(in.cmd, v)
+	in.addString(v)
 }
 
 // Hex appends exactly n lower-case hex characters.
@@ -196,7 +258,7 @@ func (in *Input) Hex(arg, v string, n int) {
 		in.argErr(arg, fmt.Sprintf("want %d lower-case hex characters", n))
 		return
 	}
-	in.cmd = append(in.cmd, v)
+	in.addString(v)
 }
 
 // UUID appends a canonical lower-case UUID.
@@ -208,7 +270,7 @@ func (in *Input) UUID(arg, v string) {
 		in.argErr(arg, "want a canonical lower-case UUID")
 		return
 	}
-	in.cmd = append(in.cmd, v)
+	in.addString(v)
 }
 
 // Name appends 1..maxLen characters of [A-Za-z0-9._-].
@@ -220,14 +282,14 @@ func (in *Input) Name(arg, v string, maxLen int) {
 		in.argErr(arg, fmt.Sprintf("want 1..%d characters of [A-Za-z0-9._-]", maxLen))
 		return
 	}
-	in.cmd = append(in.cmd, v)
+	in.addString(v)
 }
 
 // absent appends ArgAbsent for an optional argument left out and reports
 // whether v was nil.
 func (in *Input) absent(isNil bool) bool {
 	if isNil {
-		in.cmd = append(in.cmd, ArgAbsent)
+		in.addString(ArgAbsent)
 	}
 	return isNil
 }
@@ -310,8 +372,9 @@ func (in *Input) OptName(arg string, v *string, maxLen int) {
 // adapter sends the call as EVALSHA (EVALSHA_RO when the script is read-only)
 // and recovers NOSCRIPT (Script.LoadOnce), sends nothing when ctx has ended,
 // returns when ctx ends, never sends again a script that is not Replayable,
-// and returns the reply as go-redis decodes it (int64, string, []any, nil) or a
-// *ScriptError, an OutcomeUnknownError or another error.
+// and returns the reply as go-redis decodes it (int64, string, []any, nil; an
+// array may be a Values instead of a []any, which generated decoders read
+// alike) or a *ScriptError, an OutcomeUnknownError or another error.
 type Backend interface {
 	Run(ctx context.Context, in Input) (any, error)
 }
@@ -391,8 +454,51 @@ func (in *Input) Script() *Script { return in.script }
 func (in *Input) NumKeys() int { return in.nkeys }
 
 // Arg is the i-th of the call's keys and then arguments (0 is KEYS[1]): a
-// string, an int64 or a []byte.
-func (in *Input) Arg(i int) any { return in.cmd[cmdHead+i] }
+// string, an int64 or a []byte (always a string for a StringArgs script).
+func (in *Input) Arg(i int) any {
+	if in.strs != nil {
+		return in.strs[i]
+	}
+	return in.cmd[cmdHead+i]
+}
 
 // NumArgs is the number of keys and arguments.
-func (in *Input) NumArgs() int { return len(in.cmd) - cmdHead }
+func (in *Input) NumArgs() int {
+	if in.strs != nil {
+		return len(in.strs)
+	}
+	return len(in.cmd) - cmdHead
+}
+
+// Strings are the call's keys and then arguments as the strings the command
+// sends, for a backend that sends strings (rueidis): for a StringArgs script
+// the Input's own slice, which the caller must not modify; otherwise a new one.
+func (in *Input) Strings() []string {
+	if in.strs != nil {
+		return in.strs
+	}
+	out := make([]string, 0, in.NumArgs())
+	for _, v := range in.cmd[cmdHead:] {
+		switch v := v.(type) {
+		case string:
+			out = append(out, v)
+		case int64:
+			out = append(out, strconv.FormatInt(v, 10))
+		case []byte:
+			out = append(out, string(v))
+		default:
+			out = append(out, fmt.Sprint(v))
+		}
+	}
+	return out
+}
+
+// boolStrings are Bool's arguments as strings.
+var boolStrings = [2]string{"0", "1"}
+
+func b2i(v bool) int {
+	if v {
+		return 1
+	}
+	return 0
+}

@@ -14,24 +14,114 @@ import (
 type Reply struct {
 	script string
 	path   string // "entries[2]." for an element of a list field
-	vals   []any
-	single any  // a one-value reply
-	one    bool // single is the reply
+	vals   Value  // the array of fields
+	single Value  // a one-value reply
+	one    bool   // single is the reply
 	next   int
 	err    error
+}
+
+// Values is an array reply a backend hands over without boxing its elements
+// into a []any (runtime/rueidisbackend: rueidis's own messages): a generated
+// decoder reads it as it reads a go-redis []any, field by field. A Backend may
+// return one, as any, wherever go-redis would answer a []any.
+type Values interface {
+	Len() int
+	At(i int) Value
+}
+
+// Value is one reply value as a Values hands it over, made by IntValue,
+// StringValue, BoolValue, NilValue, ArrayValue or OtherValue.
+type Value struct {
+	kind valueKind
+	n    int64
+	s    string // a string, or OtherValue's type
+	arr  Values
+	anys []any
+}
+
+type valueKind uint8
+
+const (
+	kindNil valueKind = iota
+	kindInt
+	kindString
+	kindBool
+	kindArray
+	kindOther
+)
+
+// IntValue is an integer reply.
+func IntValue(n int64) Value { return Value{kind: kindInt, n: n} }
+
+// StringValue is a bulk or simple string reply.
+func StringValue(s string) Value { return Value{kind: kindString, s: s} }
+
+// BoolValue is a RESP3 boolean reply.
+func BoolValue(b bool) Value {
+	v := Value{kind: kindBool}
+	if b {
+		v.n = 1
+	}
+	return v
+}
+
+// NilValue is a nil reply (Lua false).
+func NilValue() Value { return Value{} }
+
+// ArrayValue is an array reply.
+func ArrayValue(a Values) Value { return Value{kind: kindArray, arr: a} }
+
+// OtherValue is a reply of a type no decoder reads (a double, a map, ...),
+// named by typ in errors.
+func OtherValue(typ string) Value { return Value{kind: kindOther, s: typ} }
+
+// valueOf is v, a value as go-redis decodes it (or a Values), as a Value.
+func valueOf(v any) Value {
+	switch v := v.(type) {
+	case nil:
+		return Value{}
+	case int64:
+		return IntValue(v)
+	case string:
+		return StringValue(v)
+	case bool:
+		return BoolValue(v)
+	case []any:
+		return Value{kind: kindArray, anys: v}
+	case Values:
+		return ArrayValue(v)
+	default:
+		return OtherValue(fmt.Sprintf("%T", v))
+	}
+}
+
+// len and at read an array Value.
+func (v Value) len() int {
+	if v.arr != nil {
+		return v.arr.Len()
+	}
+	return len(v.anys)
+}
+
+func (v Value) at(i int) Value {
+	if v.arr != nil {
+		return v.arr.At(i)
+	}
+	return valueOf(v.anys[i])
 }
 
 // ArrayReply starts decoding an array reply of exactly n fields.
 func ArrayReply(script string, v any, n int) Reply {
 	r := Reply{script: script}
-	arr, ok := v.([]any)
+	val := valueOf(v)
 	switch {
-	case !ok:
-		r.err = &ReplyError{Script: script, Reason: fmt.Sprintf("want an array of %d fields, got %s", n, kind(v))}
-	case len(arr) != n:
-		r.err = &ReplyError{Script: script, Reason: fmt.Sprintf("want an array of %d fields, got %d", n, len(arr))}
+	case val.kind != kindArray:
+		r.err = &ReplyError{Script: script, Reason: fmt.Sprintf("want an array of %d fields, got %s", n, kind(val))}
+	case val.len() != n:
+		r.err = &ReplyError{Script: script, Reason: fmt.Sprintf("want an array of %d fields, got %d", n, val.len())}
 	default:
-		r.vals = arr
+		r.vals = val
 	}
 	return r
 }
@@ -44,13 +134,13 @@ func (s *Script) ValueReply(v any) Reply { return ValueReply(s.name, v) }
 
 // ValueReply starts decoding a reply that is one value.
 func ValueReply(script string, v any) Reply {
-	return Reply{script: script, single: v, one: true}
+	return Reply{script: script, single: valueOf(v), one: true}
 }
 
 // Err is the first problem met, a *ReplyError, or nil.
 func (r *Reply) Err() error { return r.err }
 
-func (r *Reply) take(field string) (any, bool) {
+func (r *Reply) take(field string) (Value, bool) {
 	v, ok := r.peek(field)
 	if ok {
 		r.next++
@@ -59,21 +149,21 @@ func (r *Reply) take(field string) (any, bool) {
 }
 
 // peek is the next value without consuming it.
-func (r *Reply) peek(field string) (any, bool) {
+func (r *Reply) peek(field string) (Value, bool) {
 	if r.err != nil {
-		return nil, false
+		return Value{}, false
 	}
 	if r.one && r.next == 0 {
 		return r.single, true
 	}
-	if r.one || r.next >= len(r.vals) {
+	if r.one || r.next >= r.vals.len() {
 		r.err = &ReplyError{Script: r.script, Field: r.path + field, Reason: "missing"}
-		return nil, false
+		return Value{}, false
 	}
-	return r.vals[r.next], true
+	return r.vals.at(r.next), true
 }
 
-func (r *Reply) fail(field, want string, v any) {
+func (r *Reply) fail(field, want string, v Value) {
 	r.err = &ReplyError{Script: r.script, Field: r.path + field, Reason: fmt.Sprintf("want %s, got %s", want, kind(v))}
 }
 
@@ -81,7 +171,7 @@ func (r *Reply) fail(field, want string, v any) {
 // nullable field), and consumes it when it is.
 func (r *Reply) Nil(field string) bool {
 	v, ok := r.peek(field)
-	if ok && v == nil {
+	if ok && v.kind == kindNil {
 		r.next++
 		return true
 	}
@@ -106,27 +196,27 @@ func Nullable[T any](r *Reply, field string, read func(field string) T) *T {
 // Errors name the element: "entries[2].id".
 func List[T any](r *Reply, field string, n int, decode func(e *Reply) T) []T {
 	v, ok := r.take(field)
-	if !ok || v == nil {
+	if !ok || v.kind == kindNil {
 		return nil
 	}
-	arr, ok := v.([]any)
-	if !ok {
+	if v.kind != kindArray {
 		r.fail(field, "an array", v)
 		return nil
 	}
-	out := make([]T, len(arr))
-	for i, ev := range arr {
+	out := make([]T, v.len())
+	for i := range out {
+		ev := v.at(i)
 		at := r.path + field + "[" + strconv.Itoa(i) + "]"
 		e := Reply{script: r.script, path: at + "."}
-		switch ea, ok := ev.([]any); {
-		case !ok:
+		switch {
+		case ev.kind != kindArray:
 			r.err = &ReplyError{Script: r.script, Field: at, Reason: fmt.Sprintf("want an array of %d fields, got %s", n, kind(ev))}
 			return nil
-		case len(ea) != n:
-			r.err = &ReplyError{Script: r.script, Field: at, Reason: fmt.Sprintf("want an array of %d fields, got %d", n, len(ea))}
+		case ev.len() != n:
+			r.err = &ReplyError{Script: r.script, Field: at, Reason: fmt.Sprintf("want an array of %d fields, got %d", n, ev.len())}
 			return nil
 		default:
-			e.vals = ea
+			e.vals = ev
 		}
 		out[i] = decode(&e)
 		if e.err != nil {
@@ -143,11 +233,11 @@ func (r *Reply) Int(field string) int64 {
 	if !ok {
 		return 0
 	}
-	n, ok := v.(int64)
-	if !ok {
+	if v.kind != kindInt {
 		r.fail(field, "an integer", v)
+		return 0
 	}
-	return n
+	return v.n
 }
 
 // Bool reads a boolean field: integer 0 or 1, a RESP3 boolean, or nil (Lua false).
@@ -156,14 +246,14 @@ func (r *Reply) Bool(field string) bool {
 	if !ok {
 		return false
 	}
-	switch b := v.(type) {
-	case int64:
-		if b == 0 || b == 1 {
-			return b == 1
+	switch v.kind {
+	case kindInt:
+		if v.n == 0 || v.n == 1 {
+			return v.n == 1
 		}
-	case bool:
-		return b
-	case nil:
+	case kindBool:
+		return v.n == 1
+	case kindNil:
 		return false
 	}
 	r.fail(field, "0 or 1", v)
@@ -176,10 +266,10 @@ func (r *Reply) String(field string) string {
 	if !ok {
 		return ""
 	}
-	switch s := v.(type) {
-	case string:
-		return s
-	case nil:
+	switch v.kind {
+	case kindString:
+		return v.s
+	case kindNil:
 		return ""
 	}
 	r.fail(field, "a string", v)
@@ -192,10 +282,10 @@ func (r *Reply) Bytes(field string) []byte {
 	if !ok {
 		return nil
 	}
-	switch s := v.(type) {
-	case string:
-		return []byte(s)
-	case nil:
+	switch v.kind {
+	case kindString:
+		return []byte(v.s)
+	case kindNil:
 		return nil
 	}
 	r.fail(field, "a string", v)
@@ -241,40 +331,39 @@ func (r *Reply) Strings(field string) []string {
 	if !ok {
 		return nil
 	}
-	arr, ok := v.([]any)
-	if !ok {
-		if v == nil {
+	if v.kind != kindArray {
+		if v.kind == kindNil {
 			return nil
 		}
 		r.fail(field, "an array of strings", v)
 		return nil
 	}
-	out := make([]string, len(arr))
-	for i, e := range arr {
-		s, ok := e.(string)
-		if !ok {
+	out := make([]string, v.len())
+	for i := range out {
+		e := v.at(i)
+		if e.kind != kindString {
 			r.fail(field+"["+strconv.Itoa(i)+"]", "a string", e)
 			return nil
 		}
-		out[i] = s
+		out[i] = e.s
 	}
 	return out
 }
 
 // kind names a reply value's type without showing the value.
-func kind(v any) string {
-	switch v := v.(type) {
-	case nil:
+func kind(v Value) string {
+	switch v.kind {
+	case kindNil:
 		return "nil"
-	case int64:
+	case kindInt:
 		return "an integer"
-	case string:
+	case kindString:
 		return "a string"
-	case []any:
-		return fmt.Sprintf("an array of %d", len(v))
-	case bool:
+	case kindArray:
+		return fmt.Sprintf("an array of %d", v.len())
+	case kindBool:
 		return "a boolean"
 	default:
-		return fmt.Sprintf("%T", v)
+		return v.s
 	}
 }

@@ -39,6 +39,8 @@ type Script struct {
 	// replayable: a client may send the script again after a failure that
 	// leaves its outcome unknown (read-only, or declared replay-safe).
 	replayable bool
+	// stringArgs: Input keeps keys and arguments as strings (StringArgs).
+	stringArgs bool
 	// cmdName and shaArg are EVALSHA (or EVALSHA_RO) and the SHA1, boxed once
 	// for the commands Input builds.
 	cmdName, shaArg any
@@ -65,6 +67,13 @@ type ScriptOption int
 // most once: a failure after it was written is an ErrOutcomeUnknown.
 const ReplaySafe ScriptOption = 1
 
+// StringArgs makes the script's Input keep every key and argument as the
+// string the command sends instead of boxing it for go-redis: what a backend
+// that sends strings (runtime/rueidisbackend) takes without converting or
+// allocating. luagen writes it for the scripts of an instance whose spec says
+// client: rueidis; such a script still runs on go-redis (converted per call).
+const StringArgs ScriptOption = 2
+
 // NewScript makes a Script and checks that src hashes to sha1Hex (the constant the
 // generator wrote), so a hand-edited source cannot run under a stale name.
 // readOnly scripts run as EVALSHA_RO.
@@ -75,8 +84,11 @@ func NewScript(name, src, sha1Hex string, readOnly bool, opts ...ScriptOption) (
 	}
 	s := &Script{name: name, src: src, sha: sha1Hex, readOnly: readOnly, replayable: readOnly, cmdName: "evalsha", shaArg: sha1Hex}
 	for _, o := range opts {
-		if o == ReplaySafe {
+		switch o {
+		case ReplaySafe:
 			s.replayable = true
+		case StringArgs:
+			s.stringArgs = true
 		}
 	}
 	if readOnly {
@@ -206,12 +218,12 @@ func (s *Script) send(ctx context.Context, c redis.Scripter, in *Input) (any, er
 	switch c := c.(type) {
 	case *AutoPipelined:
 		// Its Do runs outside the auto-pipeline; Process batches.
-		cmd := redis.NewCmd(ctx, in.cmd...)
+		cmd := redis.NewCmd(ctx, in.command()...)
 		if err = c.process(ctx, s, s.cmder(cmd)); err == nil || !errors.Is(err, ErrOutcomeUnknown) {
 			v, err = cmd.Result()
 		}
 	case processor:
-		cmd := redis.NewCmd(ctx, in.cmd...)
+		cmd := redis.NewCmd(ctx, in.command()...)
 		_ = c.Process(ctx, s.cmder(cmd))
 		v, err = cmd.Result()
 	default:

@@ -383,6 +383,10 @@ func (g *gen) script(f *jen.File, sc Script) {
 	if s.ReplaySafe != "" {
 		replay = append(replay, jen.Qual(runtimePkg, "ReplaySafe"))
 	}
+	if g.in.Client == keyspec.ClientRueidis {
+		// rueidis sends strings: the Input keeps them (runtime.StringArgs).
+		replay = append(replay, jen.Qual(runtimePkg, "StringArgs"))
+	}
 	if g.in.Functions() {
 		fn := functions.FunctionName(s, sc.SHA1)
 		call := "FCALL"

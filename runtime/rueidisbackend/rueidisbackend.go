@@ -75,16 +75,12 @@ func Bind(c *Conn, name string, index int, obs runtime.Observer) (runtime.DB, er
 }
 
 // command builds in's EVALSHA (or EVALSHA_RO), retryable only when its script
-// is.
+// is. The keys and arguments are the Input's own strings (the scripts of a
+// client: rueidis instance are made with runtime.StringArgs), which rueidis's
+// builder copies into a pooled command: nothing is allocated here.
 func (c *Conn) command(in *runtime.Input) rueidis.Completed {
 	s := in.Script()
-	var args []string
-	if n := in.NumArgs(); n > 0 {
-		args = make([]string, 0, n)
-		for i := 0; i < n; i++ {
-			args = append(args, str(in.Arg(i)))
-		}
-	}
+	args := in.Strings()
 	keys, argv := args[:in.NumKeys()], args[in.NumKeys():]
 	var cmd rueidis.Completed
 	switch fn := s.Function(); {
@@ -101,18 +97,6 @@ func (c *Conn) command(in *runtime.Input) rueidis.Completed {
 		cmd = cmd.ToRetryable()
 	}
 	return cmd
-}
-
-func str(v any) string {
-	switch v := v.(type) {
-	case string:
-		return v
-	case int64:
-		return strconv.FormatInt(v, 10)
-	case []byte:
-		return string(v)
-	}
-	panic(fmt.Sprintf("rueidisbackend: an argument of type %T", v))
 }
 
 // Run sends the call; on NOSCRIPT it loads the script (once per node at a
@@ -191,7 +175,9 @@ func outcome(s *runtime.Script, err error) error {
 	return &runtime.OutcomeUnknownError{Script: s.Name(), Err: err}
 }
 
-// value is a reply as go-redis decodes it: nil, int64, string, []any, bool.
+// value is a reply as go-redis would decode it (nil, int64, string, bool),
+// except that an array is a runtime.Values over rueidis's own messages, which
+// the generated decoders read field by field without boxing each one.
 func value(s *runtime.Script, m *rueidis.RedisMessage) (any, error) {
 	switch {
 	case m.IsNil():
@@ -207,15 +193,37 @@ func value(s *runtime.Script, m *rueidis.RedisMessage) (any, error) {
 		if err != nil {
 			return nil, err
 		}
-		out := make([]any, len(arr))
-		for i := range arr {
-			if out[i], err = value(s, &arr[i]); err != nil {
-				return nil, err
-			}
-		}
-		return out, nil
+		return messages(arr), nil
 	}
 	return nil, &runtime.ReplyError{Script: s.Name(), Reason: "a reply of a type go-redis would not decode from a script"}
+}
+
+// messages is an array reply: runtime.Values over rueidis's messages.
+type messages []rueidis.RedisMessage
+
+// Len is the number of elements.
+func (a messages) Len() int { return len(a) }
+
+// At is element i as a runtime.Value.
+func (a messages) At(i int) runtime.Value {
+	m := &a[i]
+	switch {
+	case m.IsNil():
+		return runtime.NilValue()
+	case m.IsInt64():
+		n, _ := m.AsInt64()
+		return runtime.IntValue(n)
+	case m.IsString():
+		s, _ := m.ToString()
+		return runtime.StringValue(s)
+	case m.IsBool():
+		b, _ := m.AsBool()
+		return runtime.BoolValue(b)
+	case m.IsArray():
+		arr, _ := m.ToArray()
+		return runtime.ArrayValue(messages(arr))
+	}
+	return runtime.OtherValue("a reply of another type")
 }
 
 // Preload loads every script on every node the client knows.

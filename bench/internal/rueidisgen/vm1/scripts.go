@@ -100,7 +100,7 @@ var (
 )
 
 // IdemCompleteScript is lua/vm1/idem_complete.lua.
-var IdemCompleteScript = runtime.MustScript("idem_complete", idemCompleteSource, IdemCompleteSHA1, false)
+var IdemCompleteScript = runtime.MustScript("idem_complete", idemCompleteSource, IdemCompleteSHA1, false, runtime.StringArgs)
 
 // IdemCompleteArgs are the ARGV of IdemComplete.
 type IdemCompleteArgs struct {
@@ -148,7 +148,7 @@ func QueueIdemComplete(b *runtime.Batch, record APIIdemKey, lock APIIdemLockKey,
 }
 
 // IdemExtendScript is lua/vm1/idem_extend.lua.
-var IdemExtendScript = runtime.MustScript("idem_extend", idemExtendSource, IdemExtendSHA1, false)
+var IdemExtendScript = runtime.MustScript("idem_extend", idemExtendSource, IdemExtendSHA1, false, runtime.StringArgs)
 
 // IdemExtendArgs are the ARGV of IdemExtend.
 type IdemExtendArgs struct {
@@ -180,7 +180,7 @@ func QueueIdemExtend(b *runtime.Batch, lock APIIdemLockKey, args IdemExtendArgs)
 }
 
 // IdemReleaseScript is lua/vm1/idem_release.lua.
-var IdemReleaseScript = runtime.MustScript("idem_release", idemReleaseSource, IdemReleaseSHA1, false)
+var IdemReleaseScript = runtime.MustScript("idem_release", idemReleaseSource, IdemReleaseSHA1, false, runtime.StringArgs)
 
 // IdemReleaseArgs are the ARGV of IdemRelease.
 type IdemReleaseArgs struct {
@@ -216,7 +216,7 @@ func QueueIdemRelease(b *runtime.Batch, record APIIdemKey, lock APIIdemLockKey, 
 }
 
 // IdemReserveScript is lua/vm1/idem_reserve.lua.
-var IdemReserveScript = runtime.MustScript("idem_reserve", idemReserveSource, IdemReserveSHA1, false)
+var IdemReserveScript = runtime.MustScript("idem_reserve", idemReserveSource, IdemReserveSHA1, false, runtime.StringArgs)
 
 // IdemReserveArgs are the ARGV of IdemReserve.
 type IdemReserveArgs struct {
@@ -274,7 +274,7 @@ func QueueIdemReserve(b *runtime.Batch, record APIIdemKey, lock APIIdemLockKey, 
 }
 
 // IdemWarmScript is lua/vm1/idem_warm.lua.
-var IdemWarmScript = runtime.MustScript("idem_warm", idemWarmSource, IdemWarmSHA1, false)
+var IdemWarmScript = runtime.MustScript("idem_warm", idemWarmSource, IdemWarmSHA1, false, runtime.StringArgs)
 
 // IdemWarmArgs are the ARGV of IdemWarm.
 type IdemWarmArgs struct {
@@ -325,7 +325,7 @@ func QueueIdemWarm(b *runtime.Batch, record APIIdemKey, lock APIIdemLockKey, arg
 }
 
 // JWKSNegativeCheckScript is lua/vm1/jwks_negative_check.lua, read-only (EVALSHA_RO).
-var JWKSNegativeCheckScript = runtime.MustScript("jwks_negative_check", jwksNegativeCheckSource, JWKSNegativeCheckSHA1, true)
+var JWKSNegativeCheckScript = runtime.MustScript("jwks_negative_check", jwksNegativeCheckSource, JWKSNegativeCheckSHA1, true, runtime.StringArgs)
 
 func jwksNegativeCheckInput(marker APIJWKSNegativeKey) runtime.Input {
 	in := JWKSNegativeCheckScript.Input(1, 0)
@@ -351,7 +351,7 @@ func QueueJWKSNegativeCheck(b *runtime.Batch, marker APIJWKSNegativeKey) *runtim
 }
 
 // JWKSNegativeMarkScript is lua/vm1/jwks_negative_mark.lua.
-var JWKSNegativeMarkScript = runtime.MustScript("jwks_negative_mark", jwksNegativeMarkSource, JWKSNegativeMarkSHA1, false)
+var JWKSNegativeMarkScript = runtime.MustScript("jwks_negative_mark", jwksNegativeMarkSource, JWKSNegativeMarkSHA1, false, runtime.StringArgs)
 
 func jwksNegativeMarkInput(marker APIJWKSNegativeKey) runtime.Input {
 	in := JWKSNegativeMarkScript.Input(1, 1)
@@ -379,7 +379,7 @@ func QueueJWKSNegativeMark(b *runtime.Batch, marker APIJWKSNegativeKey) *runtime
 }
 
 // LockAcquireScript is lua/vm1/lock_acquire.lua.
-var LockAcquireScript = runtime.MustScript("lock_acquire", lockAcquireSource, LockAcquireSHA1, false)
+var LockAcquireScript = runtime.MustScript("lock_acquire", lockAcquireSource, LockAcquireSHA1, false, runtime.StringArgs)
 
 // LockAcquireLock is a key lock_acquire takes as KEYS[1] (lock):
 // CoordLockSafetyRecoveryKey, CoordLockDeliveryKey, CoordLockSettingsRefreshKey.
@@ -482,7 +482,7 @@ func QueueLockAcquire(b *runtime.Batch, lock LockAcquireLock, fence LockAcquireF
 }
 
 // LockExtendScript is lua/vm1/lock_extend.lua.
-var LockExtendScript = runtime.MustScript("lock_extend", lockExtendSource, LockExtendSHA1, false)
+var LockExtendScript = runtime.MustScript("lock_extend", lockExtendSource, LockExtendSHA1, false, runtime.StringArgs)
 
 // LockExtendLock is a key lock_extend takes as KEYS[1] (lock): CoordLockSafetyRecoveryKey,
 // CoordLockDeliveryKey, CoordLockSettingsRefreshKey.
@@ -528,7 +528,7 @@ func QueueLockExtend(b *runtime.Batch, lock LockExtendLock, args LockExtendArgs)
 }
 
 // LockReleaseScript is lua/vm1/lock_release.lua.
-var LockReleaseScript = runtime.MustScript("lock_release", lockReleaseSource, LockReleaseSHA1, false)
+var LockReleaseScript = runtime.MustScript("lock_release", lockReleaseSource, LockReleaseSHA1, false, runtime.StringArgs)
 
 // LockReleaseLock is a key lock_release takes as KEYS[1] (lock):
 // CoordLockSafetyRecoveryKey, CoordLockDeliveryKey, CoordLockSettingsRefreshKey.
@@ -572,7 +572,7 @@ func QueueLockRelease(b *runtime.Batch, lock LockReleaseLock, args LockReleaseAr
 }
 
 // RateLimitFixedScript is lua/vm1/rate_limit_fixed.lua.
-var RateLimitFixedScript = runtime.MustScript("rate_limit_fixed", rateLimitFixedSource, RateLimitFixedSHA1, false)
+var RateLimitFixedScript = runtime.MustScript("rate_limit_fixed", rateLimitFixedSource, RateLimitFixedSHA1, false, runtime.StringArgs)
 
 // RateLimitFixedBucket is a key rate_limit_fixed takes as KEYS[1] (bucket): APIRLUserKey,
 // APIRLIPKey, APIRLDialogKey, APIRLServiceKey.
@@ -661,7 +661,7 @@ func QueueRateLimitFixed(b *runtime.Batch, bucket RateLimitFixedBucket, args Rat
 }
 
 // RateLimitFixedRefundScript is lua/vm1/rate_limit_fixed_refund.lua.
-var RateLimitFixedRefundScript = runtime.MustScript("rate_limit_fixed_refund", rateLimitFixedRefundSource, RateLimitFixedRefundSHA1, false)
+var RateLimitFixedRefundScript = runtime.MustScript("rate_limit_fixed_refund", rateLimitFixedRefundSource, RateLimitFixedRefundSHA1, false, runtime.StringArgs)
 
 // RateLimitFixedRefundBucket is a key rate_limit_fixed_refund takes as KEYS[1] (bucket):
 // APIRLUserKey, APIRLIPKey, APIRLDialogKey, APIRLServiceKey.
@@ -715,7 +715,7 @@ func QueueRateLimitFixedRefund(b *runtime.Batch, bucket RateLimitFixedRefundBuck
 // RateLimitSlidingScript is lua/vm1/rate_limit_sliding.lua, safe to replay: nonce-guarded:
 // a second run for one call adds the same members (nonce:1 .. nonce:cost) again, so the
 // bucket still holds one charge.
-var RateLimitSlidingScript = runtime.MustScript("rate_limit_sliding", rateLimitSlidingSource, RateLimitSlidingSHA1, false, runtime.ReplaySafe)
+var RateLimitSlidingScript = runtime.MustScript("rate_limit_sliding", rateLimitSlidingSource, RateLimitSlidingSHA1, false, runtime.ReplaySafe, runtime.StringArgs)
 
 // RateLimitSlidingBucket is a key rate_limit_sliding takes as KEYS[1] (bucket):
 // APIRLUserKey, APIRLIPKey, APIRLDialogKey, APIRLServiceKey.
@@ -782,7 +782,7 @@ func QueueRateLimitSliding(b *runtime.Batch, bucket RateLimitSlidingBucket, args
 
 // RateLimitSlidingRefundScript is lua/vm1/rate_limit_sliding_refund.lua, safe to replay: a
 // second run removes members the first already removed.
-var RateLimitSlidingRefundScript = runtime.MustScript("rate_limit_sliding_refund", rateLimitSlidingRefundSource, RateLimitSlidingRefundSHA1, false, runtime.ReplaySafe)
+var RateLimitSlidingRefundScript = runtime.MustScript("rate_limit_sliding_refund", rateLimitSlidingRefundSource, RateLimitSlidingRefundSHA1, false, runtime.ReplaySafe, runtime.StringArgs)
 
 // RateLimitSlidingRefundBucket is a key rate_limit_sliding_refund takes as KEYS[1]
 // (bucket): APIRLUserKey, APIRLIPKey, APIRLDialogKey, APIRLServiceKey.
@@ -833,7 +833,7 @@ func QueueRateLimitSlidingRefund(b *runtime.Batch, bucket RateLimitSlidingRefund
 }
 
 // RateLimitTokenBucketScript is lua/vm1/rate_limit_token_bucket.lua.
-var RateLimitTokenBucketScript = runtime.MustScript("rate_limit_token_bucket", rateLimitTokenBucketSource, RateLimitTokenBucketSHA1, false)
+var RateLimitTokenBucketScript = runtime.MustScript("rate_limit_token_bucket", rateLimitTokenBucketSource, RateLimitTokenBucketSHA1, false, runtime.StringArgs)
 
 // RateLimitTokenBucketBucket is a key rate_limit_token_bucket takes as KEYS[1] (bucket):
 // APIRLServiceKey, APIRLUserKey, APIRLIPKey.
@@ -909,7 +909,7 @@ func QueueRateLimitTokenBucket(b *runtime.Batch, bucket RateLimitTokenBucketBuck
 }
 
 // RateLimitTokenBucketRefundScript is lua/vm1/rate_limit_token_bucket_refund.lua.
-var RateLimitTokenBucketRefundScript = runtime.MustScript("rate_limit_token_bucket_refund", rateLimitTokenBucketRefundSource, RateLimitTokenBucketRefundSHA1, false)
+var RateLimitTokenBucketRefundScript = runtime.MustScript("rate_limit_token_bucket_refund", rateLimitTokenBucketRefundSource, RateLimitTokenBucketRefundSHA1, false, runtime.StringArgs)
 
 // RateLimitTokenBucketRefundBucket is a key rate_limit_token_bucket_refund takes as
 // KEYS[1] (bucket): APIRLServiceKey, APIRLUserKey, APIRLIPKey.
@@ -964,7 +964,7 @@ func QueueRateLimitTokenBucketRefund(b *runtime.Batch, bucket RateLimitTokenBuck
 }
 
 // RTCleanupScript is lua/vm1/rt_cleanup.lua.
-var RTCleanupScript = runtime.MustScript("rt_cleanup", rtCleanupSource, RTCleanupSHA1, false)
+var RTCleanupScript = runtime.MustScript("rt_cleanup", rtCleanupSource, RTCleanupSHA1, false, runtime.StringArgs)
 
 // RTCleanupArgs are the ARGV of RTCleanup.
 type RTCleanupArgs struct {
@@ -1006,7 +1006,7 @@ func QueueRTCleanup(b *runtime.Batch, userConnections RTUserConnectionsKey, args
 }
 
 // RTConnectionsScript is lua/vm1/rt_connections.lua, read-only (EVALSHA_RO).
-var RTConnectionsScript = runtime.MustScript("rt_connections", rtConnectionsSource, RTConnectionsSHA1, true)
+var RTConnectionsScript = runtime.MustScript("rt_connections", rtConnectionsSource, RTConnectionsSHA1, true, runtime.StringArgs)
 
 // RTConnectionsArgs are the ARGV of RTConnections.
 type RTConnectionsArgs struct {
@@ -1039,7 +1039,7 @@ func QueueRTConnections(b *runtime.Batch, userConnections RTUserConnectionsKey, 
 }
 
 // RTDisconnectScript is lua/vm1/rt_disconnect.lua.
-var RTDisconnectScript = runtime.MustScript("rt_disconnect", rtDisconnectSource, RTDisconnectSHA1, false)
+var RTDisconnectScript = runtime.MustScript("rt_disconnect", rtDisconnectSource, RTDisconnectSHA1, false, runtime.StringArgs)
 
 // RTDisconnectArgs are the ARGV of RTDisconnect.
 type RTDisconnectArgs struct {
@@ -1086,7 +1086,7 @@ func QueueRTDisconnect(b *runtime.Batch, conn RTConnKey, userConnections RTUserC
 }
 
 // RTHeartbeatScript is lua/vm1/rt_heartbeat.lua.
-var RTHeartbeatScript = runtime.MustScript("rt_heartbeat", rtHeartbeatSource, RTHeartbeatSHA1, false)
+var RTHeartbeatScript = runtime.MustScript("rt_heartbeat", rtHeartbeatSource, RTHeartbeatSHA1, false, runtime.StringArgs)
 
 // RTHeartbeatArgs are the ARGV of RTHeartbeat.
 type RTHeartbeatArgs struct {
@@ -1139,7 +1139,7 @@ func QueueRTHeartbeat(b *runtime.Batch, conn RTConnKey, userConnections RTUserCo
 }
 
 // SettingsSnapshotGetScript is lua/vm1/settings_snapshot_get.lua, read-only (EVALSHA_RO).
-var SettingsSnapshotGetScript = runtime.MustScript("settings_snapshot_get", settingsSnapshotGetSource, SettingsSnapshotGetSHA1, true)
+var SettingsSnapshotGetScript = runtime.MustScript("settings_snapshot_get", settingsSnapshotGetSource, SettingsSnapshotGetSHA1, true, runtime.StringArgs)
 
 // SettingsSnapshotGetResult is the reply of settings_snapshot_get.
 type SettingsSnapshotGetResult struct {
@@ -1173,7 +1173,7 @@ func QueueSettingsSnapshotGet(b *runtime.Batch, snapshot SettingsSnapshotKey) *r
 }
 
 // SettingsSnapshotPutScript is lua/vm1/settings_snapshot_put.lua.
-var SettingsSnapshotPutScript = runtime.MustScript("settings_snapshot_put", settingsSnapshotPutSource, SettingsSnapshotPutSHA1, false)
+var SettingsSnapshotPutScript = runtime.MustScript("settings_snapshot_put", settingsSnapshotPutSource, SettingsSnapshotPutSHA1, false, runtime.StringArgs)
 
 // SettingsSnapshotPutArgs are the ARGV of SettingsSnapshotPut.
 type SettingsSnapshotPutArgs struct {
@@ -1206,7 +1206,7 @@ func QueueSettingsSnapshotPut(b *runtime.Batch, snapshot SettingsSnapshotKey, ar
 }
 
 // StubTaskCreateScript is lua/vm1/stub_task_create.lua.
-var StubTaskCreateScript = runtime.MustScript("stub_task_create", stubTaskCreateSource, StubTaskCreateSHA1, false)
+var StubTaskCreateScript = runtime.MustScript("stub_task_create", stubTaskCreateSource, StubTaskCreateSHA1, false, runtime.StringArgs)
 
 // StubTaskCreateArgs are the ARGV of StubTaskCreate.
 type StubTaskCreateArgs struct {
@@ -1239,7 +1239,7 @@ func QueueStubTaskCreate(b *runtime.Batch, task LegacySafetyTaskKey, args StubTa
 }
 
 // StubTaskPollScript is lua/vm1/stub_task_poll.lua.
-var StubTaskPollScript = runtime.MustScript("stub_task_poll", stubTaskPollSource, StubTaskPollSHA1, false)
+var StubTaskPollScript = runtime.MustScript("stub_task_poll", stubTaskPollSource, StubTaskPollSHA1, false, runtime.StringArgs)
 
 // StubTaskPollResult is the reply of stub_task_poll.
 type StubTaskPollResult struct {

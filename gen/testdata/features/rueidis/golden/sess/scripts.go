@@ -52,7 +52,7 @@ var (
 )
 
 // SessionSaveScript is lua/sess/session_save.lua.
-var SessionSaveScript = runtime.MustScript("session_save", sessionSaveSource, SessionSaveSHA1, false)
+var SessionSaveScript = runtime.MustScript("session_save", sessionSaveSource, SessionSaveSHA1, false, runtime.StringArgs)
 
 // SessionSaveArgs are the ARGV of SessionSave.
 type SessionSaveArgs struct {
