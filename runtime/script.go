@@ -236,8 +236,11 @@ func (s *Script) send(ctx context.Context, c redis.Scripter, in *Input) (any, er
 const noScriptLoads = 3
 
 // RefusedRetries bounds how often a call of a script that is not replay-safe
-// is sent again after the server refused it without running it (NotRun).
-const RefusedRetries = 3
+// is sent again after the server refused it without running it (NotRun). Six
+// resends wait 8+16+...+256 ms, about half a second: long enough for a slot
+// that moves during a live reshard on a loaded machine (three, 56 ms in all,
+// were seen to run out), and the call's ctx bounds it in any case.
+const RefusedRetries = 6
 
 // refusedCodes are the error replies by which a server refuses a command
 // without running it: go-redis and rueidis retry them, but only for commands
