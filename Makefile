@@ -23,11 +23,12 @@ generate:
 commands:
 	$(GO) test ./gen/rediscmd -run '^TestTableMatchesServer$$' -count=1 -update
 
-## check: fail when generated/ (or the example's copy) drifts from keyspec.yaml or lua/
+## check: fail when generated/ (or the examples' and the bench's copies) drifts from keyspec.yaml or lua/
 check:
 	$(GO) run ./cmd/luagen check
 	cd $(EXAMPLE) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec ../../keyspec.yaml --lua ../../lua --out internal/redisgen --instance vm1
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/redisgen
+	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/rueidisgen --instance sessions --client rueidis
 	$(GO) run ./cmd/luagen check --out bench/internal/rueidisgen --instance vm1 --client rueidis
 
 ## lint: gofmt, go vet and staticcheck of every module, and luagen lint

@@ -44,22 +44,29 @@ const (
 // In each, every call of every caller is accounted for: the attempts the server
 // holds are exactly the acknowledged ones plus those of calls whose outcome the
 // caller could not know, looked up one by one; errors are typed (Unavailable)
-// and confined to a window the test prints and bounds.
+// and confined to a window the test prints and bounds. It runs once per
+// backend (go-redis, rueidis), each on a cluster of its own, with the same
+// assertions and bounds.
 func TestClusterUnderLoad(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a 6-node cluster and runs it under load")
 	}
 	quietRedisLog(t)
-	start := time.Now()
-	cluster := redistest.StartClusterWith(t, redistest.ClusterConfig{Primaries: 3, Replicas: 1, NodeTimeout: nodeTimeout})
-	t.Logf("cluster of 3 primaries and 3 replicas up in %s", time.Since(start).Round(time.Millisecond))
-	prefix, err := sessions.NewPrefix(testPrefix(t).String())
-	if err != nil {
-		t.Fatal(err)
+	for _, b := range backends {
+		// Each backend gets a cluster of its own: the last event kills a primary.
+		t.Run(b.name, func(t *testing.T) {
+			start := time.Now()
+			cluster := redistest.StartClusterWith(t, redistest.ClusterConfig{Primaries: 3, Replicas: 1, NodeTimeout: nodeTimeout})
+			t.Logf("cluster of 3 primaries and 3 replicas up in %s", time.Since(start).Round(time.Millisecond))
+			prefix, err := sessions.NewPrefix(testPrefix(t).String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Run("resharding", func(t *testing.T) { testResharding(t, b, cluster, prefix) })
+			t.Run("manual failover", func(t *testing.T) { testManualFailover(t, b, cluster, prefix) })
+			t.Run("primary killed", func(t *testing.T) { testPrimaryKilled(t, b, cluster, prefix) })
+		})
 	}
-	t.Run("resharding", func(t *testing.T) { testResharding(t, cluster, prefix) })
-	t.Run("manual failover", func(t *testing.T) { testManualFailover(t, cluster, prefix) })
-	t.Run("primary killed", func(t *testing.T) { testPrimaryKilled(t, cluster, prefix) })
 }
 
 // quietRedisLog keeps go-redis's pool from logging every refused dial while a
@@ -97,11 +104,11 @@ func clusterClient(t *testing.T, cluster *redistest.Cluster) *redis.ClusterClien
 	return cc
 }
 
-// preload loads the scripts on every node and checks the report covers the
-// three primaries and every running replica.
-func preload(t *testing.T, ctx context.Context, cluster *redistest.Cluster, cc *redis.ClusterClient) {
+// preload loads the scripts on every node through the backend and checks the
+// report covers the three primaries and every running replica.
+func preload(t *testing.T, ctx context.Context, cluster *redistest.Cluster, s target) {
 	t.Helper()
-	report, err := runtime.PreloadNodes(ctx, cc, sessions.AllScripts()...)
+	report, err := s.preload(ctx)
 	if err != nil {
 		t.Fatalf("preload: %v\n%s", err, report)
 	}
@@ -125,15 +132,16 @@ func preload(t *testing.T, ctx context.Context, cluster *redistest.Cluster, cc *
 }
 
 // accounts picks login_attempts keys until every primary serves at least two.
-func accounts(t *testing.T, ctx context.Context, cluster *redistest.Cluster, cc *redis.ClusterClient, p sessions.Prefix, tag string) []sessions.LoginAttemptsKey {
+func accounts(t *testing.T, ctx context.Context, cluster *redistest.Cluster, cc *redis.ClusterClient, p sessions.Prefix, tag string) []loginAccount {
 	t.Helper()
-	var keys []sessions.LoginAttemptsKey
+	var keys []loginAccount
 	per := map[*redistest.Server]int{}
 	for i := 0; len(per) < 3 || minCount(per) < 2; i++ {
 		if i > 200 {
 			t.Fatalf("200 accounts did not cover three primaries: %v", per)
 		}
-		k, err := sessions.NewLoginAttemptsKey(p, fmt.Sprintf("%s-%d", tag, i))
+		id := fmt.Sprintf("%s-%d", tag, i)
+		k, err := sessions.NewLoginAttemptsKey(p, id)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -145,7 +153,7 @@ func accounts(t *testing.T, ctx context.Context, cluster *redistest.Cluster, cc 
 			continue
 		}
 		per[owner]++
-		keys = append(keys, k)
+		keys = append(keys, loginAccount{id: id, key: k.String()})
 	}
 	return keys
 }
@@ -174,14 +182,14 @@ type attemptCall struct {
 	attempt    string
 	account    int
 	start, end time.Time
-	res        sessions.LoginAttemptResult
+	res        attemptResult
 	err        error
 }
 
 // load runs the callers until stop.
 type load struct {
-	s        *sessions.Scripts
-	accounts []sessions.LoginAttemptsKey
+	s        target
+	accounts []loginAccount
 	stop     chan struct{}
 	wg       sync.WaitGroup
 	ok       []atomic.Int64 // acknowledged calls per caller
@@ -190,7 +198,7 @@ type load struct {
 	run      string
 }
 
-func startLoad(s *sessions.Scripts, accounts []sessions.LoginAttemptsKey) *load {
+func startLoad(s target, accounts []loginAccount) *load {
 	l := &load{s: s, accounts: accounts, stop: make(chan struct{}), ok: make([]atomic.Int64, loadCallers), okOf: make([]atomic.Int64, len(accounts)),
 		calls: make([][]attemptCall, loadCallers), run: strings.ReplaceAll(uuid.NewString(), "-", "")[:12]}
 	for i := 0; i < loadCallers; i++ {
@@ -210,8 +218,7 @@ func (l *load) caller(i int) {
 		}
 		c := attemptCall{attempt: fmt.Sprintf("%s-%02d-%07d", l.run, i, n), account: (i + n) % len(l.accounts), start: time.Now()}
 		ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-		c.res, c.err = l.s.LoginAttempt(ctx, l.accounts[c.account], sessions.LoginAttemptArgs{
-			Limit: attemptLimit, Window: attemptSpan, Attempt: c.attempt})
+		c.res, c.err = l.s.loginAttempt(ctx, l.accounts[c.account].id, c.attempt)
 		cancel()
 		c.end = time.Now()
 		l.calls[i] = append(l.calls[i], c)
@@ -356,11 +363,11 @@ func errKind(err error) string {
 // attempt is there once, no refused one is, every attempt there is one of the
 // calls, and the count is the acknowledged attempts plus exactly those of the
 // calls whose outcome was unknown that the server holds.
-func account(t *testing.T, ctx context.Context, cc *redis.ClusterClient, keys []sessions.LoginAttemptsKey, calls []attemptCall) {
+func account(t *testing.T, ctx context.Context, cc *redis.ClusterClient, keys []loginAccount, calls []attemptCall) {
 	t.Helper()
 	held := map[string]bool{}
 	for _, k := range keys {
-		members, err := cc.ZRange(ctx, k.String(), 0, -1).Result()
+		members, err := cc.ZRange(ctx, k.key, 0, -1).Result()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -406,16 +413,13 @@ func account(t *testing.T, ctx context.Context, cc *redis.ClusterClient, keys []
 // another, key by key, under load: calls follow ASK while a slot migrates and
 // MOVED after; no call fails, none is lost, none is applied twice (session
 // versions count every acknowledged save exactly).
-func testResharding(t *testing.T, cluster *redistest.Cluster, p sessions.Prefix) {
+func testResharding(t *testing.T, b backend, cluster *redistest.Cluster, p sessions.Prefix) {
 	ctx := context.Background()
 	cc := clusterClient(t, cluster)
-	preload(t, ctx, cluster, cc)
-	s, err := sessions.NewScripts(sessions.Clients{DB0: cc}, sessions.WithPrefix(p))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := b.connect(t, ctx, cluster, cc, p)
+	preload(t, ctx, cluster, s)
 	keys := accounts(t, ctx, cluster, cc, p, "reshard")
-	from, err := cluster.PrimaryOf(ctx, slotOf(t, ctx, cc, keys[0].String()))
+	from, err := cluster.PrimaryOf(ctx, slotOf(t, ctx, cc, keys[0].key))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,7 +431,7 @@ func testResharding(t *testing.T, cluster *redistest.Cluster, p sessions.Prefix)
 	// The slots to move: every slot on from that holds a test key.
 	slots := map[int]bool{}
 	for _, k := range keys {
-		slots[slotOf(t, ctx, cc, k.String())] = true
+		slots[slotOf(t, ctx, cc, k.key)] = true
 	}
 	for _, sv := range savers.sessions {
 		slots[slotOf(t, ctx, cc, sv.data.String())] = true
@@ -493,8 +497,9 @@ func testResharding(t *testing.T, cluster *redistest.Cluster, p sessions.Prefix)
 	if _, failed := errorWindow(t, calls, event, 0); failed > 0 {
 		t.Errorf("%d calls failed during a resharding, which redirects every call", failed)
 	}
-	account(t, ctx, cc, keys, calls)
-	savers.account(t, ctx, cc, saves)
+	checker := b.checker(t, cluster, cc)
+	account(t, ctx, checker, keys, calls)
+	savers.account(t, ctx, checker, saves)
 }
 
 // redirections is how often s answered ASK or TRYAGAIN.
@@ -508,16 +513,13 @@ func redirections(ctx context.Context, s *redistest.Server) int64 {
 // serves test keys, after that replica lost its scripts (as one added after
 // the preload would have): callers see errors only while the roles swap, the
 // promoted node loads the scripts on its first NOSCRIPT, and counts are exact.
-func testManualFailover(t *testing.T, cluster *redistest.Cluster, p sessions.Prefix) {
+func testManualFailover(t *testing.T, b backend, cluster *redistest.Cluster, p sessions.Prefix) {
 	ctx := context.Background()
 	cc := clusterClient(t, cluster)
-	preload(t, ctx, cluster, cc)
-	s, err := sessions.NewScripts(sessions.Clients{DB0: cc}, sessions.WithPrefix(p))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := b.connect(t, ctx, cluster, cc, p)
+	preload(t, ctx, cluster, s)
 	keys := accounts(t, ctx, cluster, cc, p, "failover")
-	primary, err := cluster.PrimaryOf(ctx, slotOf(t, ctx, cc, keys[0].String()))
+	primary, err := cluster.PrimaryOf(ctx, slotOf(t, ctx, cc, keys[0].key))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -555,22 +557,20 @@ func testManualFailover(t *testing.T, cluster *redistest.Cluster, p sessions.Pre
 		t.Fatalf("the promoted node, which had no scripts, never answered NOSCRIPT: calls did not reach it")
 	}
 	t.Logf("the promoted node answered NOSCRIPT %d times and then served the load", noScript-noScriptBefore)
-	account(t, ctx, cc, keys, calls)
+	account(t, ctx, b.checker(t, cluster, cc), keys, calls)
 }
 
 // testPrimaryKilled kills a primary that serves test keys with SIGKILL: its
 // preloaded replica takes over once the others count it failed, callers see
 // typed errors only until then, and counts are exact.
-func testPrimaryKilled(t *testing.T, cluster *redistest.Cluster, p sessions.Prefix) {
+func testPrimaryKilled(t *testing.T, b backend, cluster *redistest.Cluster, p sessions.Prefix) {
 	ctx := context.Background()
 	cc := clusterClient(t, cluster)
-	preload(t, ctx, cluster, cc)
-	s, err := sessions.NewScripts(sessions.Clients{DB0: cc}, sessions.WithPrefix(p))
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := b.connect(t, ctx, cluster, cc, p)
+	preload(t, ctx, cluster, s)
 	keys := accounts(t, ctx, cluster, cc, p, "kill")
-	victim, err := cluster.PrimaryOf(ctx, slotOf(t, ctx, cc, keys[0].String()))
+	slot := slotOf(t, ctx, cc, keys[0].key)
+	victim, err := cluster.PrimaryOf(ctx, slot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -589,7 +589,7 @@ func testPrimaryKilled(t *testing.T, cluster *redistest.Cluster, p sessions.Pref
 		t.Fatal(err)
 	}
 	converged := time.Now()
-	if owner, err := cluster.PrimaryOf(ctx, slotOf(t, ctx, cc, keys[0].String())); err != nil || owner != heir {
+	if owner, err := cluster.PrimaryOf(ctx, slot); err != nil || owner != heir {
 		t.Fatalf("after the kill the slot is on %v (%v), want the replica %s", owner, err, heir.Addr)
 	}
 	l.waitProgress(t, l.acked(), 5, 30*time.Second)
@@ -601,20 +601,20 @@ func testPrimaryKilled(t *testing.T, cluster *redistest.Cluster, p sessions.Pref
 	if noScript, _ := redistest.Stat(ctx, heir, "errorstats", "errorstat_NOSCRIPT", "count"); noScript != noScriptBefore {
 		t.Errorf("the preloaded replica answered NOSCRIPT %d times after its promotion", noScript-noScriptBefore)
 	}
-	account(t, ctx, cc, keys, calls)
+	account(t, ctx, b.checker(t, cluster, cc), keys, calls)
 }
 
 // savers keep saving one session each, as its lock's owner.
 type savers struct {
-	s        *sessions.Scripts
+	s        target
 	sessions []*saver
 	stop     chan struct{}
 	wg       sync.WaitGroup
 }
 
 type saver struct {
+	id    string
 	data  sessions.SessionDataKey
-	lock  sessions.SessionLockKey
 	owner string
 	ok    atomic.Int64
 	saves []saveCall
@@ -625,7 +625,7 @@ type saveCall struct {
 	err     error
 }
 
-func startSavers(t *testing.T, ctx context.Context, s *sessions.Scripts, p sessions.Prefix, n int) *savers {
+func startSavers(t *testing.T, ctx context.Context, s target, p sessions.Prefix, n int) *savers {
 	t.Helper()
 	sv := &savers{s: s, stop: make(chan struct{})}
 	for i := 0; i < n; i++ {
@@ -634,9 +634,8 @@ func startSavers(t *testing.T, ctx context.Context, s *sessions.Scripts, p sessi
 		if err != nil {
 			t.Fatal(err)
 		}
-		lock, _ := sessions.NewSessionLockKey(p, id)
-		one := &saver{data: data, lock: lock, owner: "owner-" + strings.ReplaceAll(id, "-", "")}
-		if ok, err := s.SessionLock(ctx, lock, sessions.SessionLockArgs{Owner: one.owner}); err != nil || !ok {
+		one := &saver{id: id, data: data, owner: "owner-" + strings.ReplaceAll(id, "-", "")}
+		if ok, err := s.sessionLock(ctx, id, one.owner); err != nil || !ok {
 			t.Fatalf("session lock: %v %v", ok, err)
 		}
 		sv.sessions = append(sv.sessions, one)
@@ -652,7 +651,7 @@ func startSavers(t *testing.T, ctx context.Context, s *sessions.Scripts, p sessi
 				default:
 				}
 				cctx, cancel := context.WithTimeout(context.Background(), callTimeout)
-				v, err := s.SessionSave(cctx, one.data, one.lock, sessions.SessionSaveArgs{Owner: one.owner, Body: []byte("state")})
+				v, err := s.sessionSave(cctx, one.id, one.owner, []byte("state"))
 				cancel()
 				one.saves = append(one.saves, saveCall{version: v, err: err})
 				if err == nil {

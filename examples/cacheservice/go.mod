@@ -6,6 +6,7 @@ require (
 	github.com/google/uuid v1.6.0
 	github.com/hanchat/luagen v0.0.0
 	github.com/redis/go-redis/v9 v9.23.0
+	github.com/redis/rueidis v1.0.79
 )
 
 require (

@@ -2,11 +2,14 @@
 // non-HAN spec (keyspec.yaml here) in the style of the Elang framework: a cache,
 // locks, recent items and tags, an outbox relayed into a bounded stream, and
 // sessions on Redis Cluster, all under a deployment prefix. It generates its
-// packages into internal/redisgen and runs one of each kind of call. Run it with
+// packages into internal/redisgen (and the cluster instance sessions a second
+// time, for rueidis, into internal/rueidisgen, which its cluster tests run on)
+// and runs one of each kind of call. Run it with
 // REDIS_URL and APP_URL (or CACHESERVICE_REDIS_PREFIX) set.
 package main
 
 //go:generate go run github.com/hanchat/luagen/cmd/luagen generate --spec keyspec.yaml --lua lua --out internal/redisgen
+//go:generate go run github.com/hanchat/luagen/cmd/luagen generate --spec keyspec.yaml --lua lua --out internal/rueidisgen --instance sessions --client rueidis
 
 import (
 	"context"
