@@ -41,11 +41,20 @@ type Lag struct {
 	max   time.Duration
 }
 
-// Sync sets h's clock to real's TIME; call it before a step.
+// Sync sets h's clock to real's TIME; call it before a step. It first waits
+// (a few TIME calls) for Redis's clock to enter a millisecond after the one the
+// previous step can have run in: two steps in one millisecond tie on one side
+// and not on the other (the harness runs a step at the time Sync read, Redis a
+// little later), and ties order ZSET members by name, not by time.
 func (l *Lag) Sync(t testing.TB, h *luatest.Server, real *redis.Client) {
 	t.Helper()
+	prev := RedisNow(t, real).Truncate(time.Millisecond)
+	now := RedisNow(t, real)
+	for !now.Truncate(time.Millisecond).After(prev) {
+		now = RedisNow(t, real)
+	}
 	l.start = time.Now()
-	h.Clock().Set(RedisNow(t, real))
+	h.Clock().Set(now)
 }
 
 // Step records how long the step took since Sync (call it once the step ran on
