@@ -91,6 +91,10 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.Bind, "bind", o.Bind, "addresses to listen on: loopback or private only")
 	fs.IntVar(&o.Port, "port", o.Port, "the port")
 	fs.StringVar(&o.ACLFile, "aclfile", o.ACLFile, "the path of the aclfile luagen acl wrote")
+	fs.StringVar(&o.TLSCertFile, "tls-cert-file", "", "TLS only (for traffic across a trust boundary): the server's certificate; --port becomes the TLS port and the plaintext port is closed")
+	fs.StringVar(&o.TLSKeyFile, "tls-key-file", "", "the key of --tls-cert-file")
+	fs.StringVar(&o.TLSCAFile, "tls-ca-file", "", "with --tls-cert-file (required): the CA trusted for replicas, cluster peers and, with --tls-auth-clients, clients")
+	fs.BoolVar(&o.TLSAuthClients, "tls-auth-clients", false, "with --tls-cert-file: require client certificates of --tls-ca-file (mutual TLS)")
 	server := fs.String("server", "", "one server of an instance split over several (servers: in the spec); default: the instance's own server")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code

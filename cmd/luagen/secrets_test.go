@@ -108,6 +108,12 @@ func TestConfigFlagsAreValidated(t *testing.T) {
 		"server newline":    {"--server", "realtime\nbind 0.0.0.0"},
 		"instance newline":  {"--instance", "vm1\nbind 0.0.0.0"},
 		"instance bidi":     {"--instance", "vm1\u202e"},
+		"tls cert alone":    {"--tls-cert-file", "/etc/redis/tls/server.crt"},
+		"tls key newline": {"--tls-cert-file", "/etc/redis/tls/server.crt", "--tls-key-file", "/etc/redis/tls/server.key\nbind 0.0.0.0",
+			"--tls-ca-file", "/etc/redis/tls/ca.crt"},
+		"tls ca relative": {"--tls-cert-file", "/etc/redis/tls/server.crt", "--tls-key-file", "/etc/redis/tls/server.key",
+			"--tls-ca-file", "ca.crt"},
+		"tls auth without cert": {"--tls-auth-clients"},
 	} {
 		code, stdout, stderr := luagen(t, "", append(append([]string{}, base...), args...)...)
 		if code != 2 || stdout != "" {
@@ -117,8 +123,17 @@ func TestConfigFlagsAreValidated(t *testing.T) {
 			t.Errorf("%s: a directive got through:\n%s%s", name, stdout, stderr)
 		}
 	}
+	// TLS only: no plaintext port, the TLS port on --port, the files as given.
+	code, stdout, stderr := luagen(t, "", append(append([]string{}, base...), "--port", "6380", "--tls-cert-file", "/etc/redis/tls/server.crt",
+		"--tls-key-file", "/etc/redis/tls/server.key", "--tls-ca-file", "/etc/redis/tls/ca.crt", "--tls-auth-clients")...)
+	for _, want := range []string{"\nport 0\n", "\ntls-port 6380\n", "\ntls-cert-file /etc/redis/tls/server.crt\n", "\ntls-key-file /etc/redis/tls/server.key\n",
+		"\ntls-ca-cert-file /etc/redis/tls/ca.crt\n", "\ntls-auth-clients yes\n"} {
+		if code != 0 || !strings.Contains(stdout, want) {
+			t.Errorf("a TLS config: exit %d, lacks %q: %s\n%s", code, want, stderr, stdout)
+		}
+	}
 	// What it accepts is written as given.
-	code, stdout, stderr := luagen(t, "", append(base, "--bind", "127.0.0.1 -::1 10.1.2.3", "--aclfile", "/etc/redis/vm1.acl")...)
+	code, stdout, stderr = luagen(t, "", append(base, "--bind", "127.0.0.1 -::1 10.1.2.3", "--aclfile", "/etc/redis/vm1.acl")...)
 	if code != 0 || !strings.Contains(stdout, "\nbind 127.0.0.1 -::1 10.1.2.3\n") || !strings.Contains(stdout, "\naclfile /etc/redis/vm1.acl\n") {
 		t.Fatalf("a good config: %d %s\n%s", code, stderr, stdout)
 	}

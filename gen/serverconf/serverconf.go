@@ -22,6 +22,16 @@ type Options struct {
 	Bind    string // addresses to listen on; loopback or the private interface only
 	Port    int
 	ACLFile string // path of the file `luagen acl` wrote
+	// TLS, for traffic that crosses a trust boundary: when TLSCertFile is set,
+	// the server listens with TLS only (on Port; the plaintext port is closed)
+	// with this certificate and key, and TLSCAFile is the CA it trusts for
+	// replicas and cluster peers (required: Redis refuses TLS replication
+	// without one) and, with TLSAuthClients, for client certificates (mutual
+	// TLS). All paths are absolute and clean.
+	TLSCertFile    string
+	TLSKeyFile     string
+	TLSCAFile      string
+	TLSAuthClients bool
 }
 
 // ErrBadOption: an Options value that could change the config beyond its own
@@ -47,13 +57,35 @@ func (o Options) Validate() error {
 	if o.Port < 1 || o.Port > 65535 {
 		return fmt.Errorf("port %d: want 1..65535: %w", o.Port, ErrBadOption)
 	}
-	switch p := o.ACLFile; {
+	if err := checkPath("aclfile", o.ACLFile); err != nil {
+		return err
+	}
+	if o.TLSCertFile == "" && (o.TLSKeyFile != "" || o.TLSCAFile != "" || o.TLSAuthClients) {
+		return fmt.Errorf("tls-cert-file: required with tls-key-file, tls-ca-file and tls-auth-clients: %w", ErrBadOption)
+	}
+	if o.TLSCertFile != "" {
+		for _, f := range []struct{ name, path string }{{"tls-cert-file", o.TLSCertFile}, {"tls-key-file", o.TLSKeyFile}, {"tls-ca-file", o.TLSCAFile}} {
+			if f.path == "" {
+				return fmt.Errorf("%s: required with tls-cert-file: %w", f.name, ErrBadOption)
+			}
+			if err := checkPath(f.name, f.path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// checkPath checks a path option: absolute, clean, no space, quote, backslash
+// or control character (the server would read any of them otherwise).
+func checkPath(name, p string) error {
+	switch {
 	case strings.ContainsFunc(p, unsafeRune) || strings.ContainsAny(p, " \"'\\"):
-		return fmt.Errorf("aclfile %q: no space, quote, backslash or control character: %w", p, ErrBadOption)
+		return fmt.Errorf("%s %q: no space, quote, backslash or control character: %w", name, p, ErrBadOption)
 	case !filepath.IsAbs(p):
-		return fmt.Errorf("aclfile %q: want an absolute path (the server resolves a relative one against its working directory): %w", p, ErrBadOption)
+		return fmt.Errorf("%s %q: want an absolute path (the server resolves a relative one against its working directory): %w", name, p, ErrBadOption)
 	case filepath.Clean(p) != p:
-		return fmt.Errorf("aclfile %q: want a clean path (%s): %w", p, filepath.Clean(p), ErrBadOption)
+		return fmt.Errorf("%s %q: want a clean path (%s): %w", name, p, filepath.Clean(p), ErrBadOption)
 	}
 	return nil
 }
@@ -107,7 +139,26 @@ func RenderServer(spec *keyspec.Spec, in *keyspec.Instance, server string, o Opt
 	w("# Network: loopback or the private interface only; never a public address.")
 	w("bind %s", o.Bind)
 	w("protected-mode yes")
-	w("port %d", o.Port)
+	if o.TLSCertFile == "" {
+		w("port %d", o.Port)
+	} else {
+		w("%s", comment("TLS only, for traffic that crosses a trust boundary: the plaintext port is closed. Clients connect "+
+			"with rediss:// URLs; replicas and cluster buses of this server speak TLS too."))
+		w("port 0")
+		w("tls-port %d", o.Port)
+		w("tls-cert-file %s", o.TLSCertFile)
+		w("tls-key-file %s", o.TLSKeyFile)
+		w("tls-ca-cert-file %s", o.TLSCAFile)
+		w("tls-replication yes")
+		w("tls-cluster yes")
+		if o.TLSAuthClients {
+			w("%s", comment("Mutual TLS: a client must also present a certificate of the CA above (the ACL still decides what it may do)."))
+			w("tls-auth-clients yes")
+		} else {
+			w("%s", comment("Clients are not asked for certificates: the ACL's passwords authenticate them."))
+			w("tls-auth-clients no")
+		}
+	}
 	w("")
 	if srv.Name == "" {
 		w("# Users: the default user is off; `luagen acl --instance %s` writes this file.", in.Name)
