@@ -26,6 +26,8 @@ var aclPasswords = map[string]string{
 	"vm1_operator":   "vm1-operator-test-password-0c4f",
 	"vm2_loader":     "vm2-loader-test-password-8e6a",
 	"vm2_operator":   "vm2-operator-test-password-3d7b",
+	"vm1_monitor":    "vm1-monitor-test-password-2a9f",
+	"vm2_monitor":    "vm2-monitor-test-password-6c1e",
 }
 
 // adminLine is a test-only user the tests use for ACL DRYRUN; production has none.

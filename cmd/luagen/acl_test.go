@@ -15,10 +15,12 @@ func TestACLCommand(t *testing.T) {
 	os.WriteFile(loaderPW, []byte("loader horse battery staple\n"), 0o600)
 	operatorPW := filepath.Join(dir, "vm1_operator.pw")
 	os.WriteFile(operatorPW, []byte("operator horse battery staple\n"), 0o600)
+	monitorPW := filepath.Join(dir, "vm1_monitor.pw")
+	os.WriteFile(monitorPW, []byte("monitor horse battery staple\n"), 0o600)
 	base := []string{"acl", "--spec", "../../keyspec.yaml", "--lua", "../../lua"}
 
 	code, stdout, stderr := luagen(t, "", append(base, "--instance", "vm1", "--password-file", "api_backend="+pw,
-		"--password-file", "vm1_loader="+loaderPW, "--password-file", "vm1_operator="+operatorPW)...)
+		"--password-file", "vm1_loader="+loaderPW, "--password-file", "vm1_operator="+operatorPW, "--password-file", "vm1_monitor="+monitorPW)...)
 	if code != 0 {
 		t.Fatalf("acl: %d\n%s", code, stderr)
 	}
@@ -26,10 +28,11 @@ func TestACLCommand(t *testing.T) {
 		t.Fatal("the plain password reached the output")
 	}
 	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	if len(lines) != 4 || !strings.HasPrefix(lines[0], "user default reset off ") || strings.ContainsAny(lines[0], "#>") ||
+	if len(lines) != 5 || !strings.HasPrefix(lines[0], "user default reset off ") || strings.ContainsAny(lines[0], "#>") ||
 		!strings.HasPrefix(lines[1], "user api_backend reset on #") || strings.Contains(lines[1], "script|load") ||
 		!strings.HasPrefix(lines[2], "user vm1_loader reset on #") || !strings.HasSuffix(lines[2], " -@all +ping +script|load") ||
 		!strings.HasPrefix(lines[3], "user vm1_operator reset on #") || !strings.HasSuffix(lines[3], " -@all +function|kill +ping +script|kill") ||
+		!strings.HasPrefix(lines[4], "user vm1_monitor reset on #") || !strings.HasSuffix(lines[4], " -@all +client|list +ping") ||
 		strings.Contains(stderr, "warning") {
 		t.Fatalf("aclfile:\n%s\nstderr:\n%s", stdout, stderr)
 	}

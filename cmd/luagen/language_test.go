@@ -77,7 +77,8 @@ func TestACLPrefix(t *testing.T) {
 	}
 	want := "user default reset off resetchannels -@all\nuser app reset on ~acme:production:* resetchannels &acme:production:events:* -@all +evalsha +ping +publish +set +subscribe +unsubscribe\n" +
 		"user app_loader reset on resetchannels -@all +ping +script|load\n" +
-		"user app_operator reset on resetchannels -@all +function|kill +ping +script|kill\n"
+		"user app_operator reset on resetchannels -@all +function|kill +ping +script|kill\n" +
+		"user app_monitor reset on resetchannels -@all +client|list +ping\n"
 	if stdout != want {
 		t.Fatalf("aclfile:\n%s\nwant:\n%s", stdout, want)
 	}

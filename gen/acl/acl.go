@@ -254,6 +254,7 @@ var ErrReservedUser = errors.New("name reserved for a generated user")
 const (
 	RoleLoader   = "loader"
 	RoleOperator = "operator"
+	RoleMonitor  = "monitor"
 )
 
 // LoaderUser is the name of the instance's loader user: SCRIPT LOAD (and PING),
@@ -269,10 +270,18 @@ func LoaderUser(in *keyspec.Instance) string { return in.Name + "_" + RoleLoader
 // busy-reply-threshold; it reads and writes no key and loads no code.
 func OperatorUser(in *keyspec.Instance) string { return in.Name + "_" + RoleOperator }
 
+// MonitorUser is the name of the instance's monitoring user: CLIENT LIST (and
+// PING), for samplers that read a connection's server-side state, such as the
+// Pub/Sub output-buffer sampler (services/vm1/pubsub Options.Monitor); it reads
+// and writes no key, kills no client and runs no code. CLIENT LIST shows every
+// connection's address, name and last command (never its arguments), which is
+// why no application user gets it.
+func MonitorUser(in *keyspec.Instance) string { return in.Name + "_" + RoleMonitor }
+
 // GeneratedUsers are the names of the users Derive adds to every aclfile of
-// in, besides the spec's: its loader and its operator.
+// in, besides the spec's: its loader, its operator and its monitor.
 func GeneratedUsers(in *keyspec.Instance) []string {
-	return []string{LoaderUser(in), OperatorUser(in)}
+	return []string{LoaderUser(in), OperatorUser(in), MonitorUser(in)}
 }
 
 type generatedRole struct {
@@ -291,6 +300,7 @@ func roles(in *keyspec.Instance) []generatedRole {
 	return []generatedRole{
 		{LoaderUser(in), RoleLoader, loader},
 		{OperatorUser(in), RoleOperator, []string{"+function|kill", "+" + cmdPing, "+script|kill"}},
+		{MonitorUser(in), RoleMonitor, []string{"+client|list", "+" + cmdPing}},
 	}
 }
 

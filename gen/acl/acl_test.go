@@ -86,7 +86,7 @@ var smallLua = fstest.MapFS{
 }
 
 func TestDeriveIsLeastPrivilege(t *testing.T) {
-	users, warnings, err := derive(t, small, smallLua, "a", map[string]string{"u": "#abc", "a_loader": "#def", "a_operator": "#012"})
+	users, warnings, err := derive(t, small, smallLua, "a", map[string]string{"u": "#abc", "a_loader": "#def", "a_operator": "#012", "a_monitor": "#345"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +95,8 @@ func TestDeriveIsLeastPrivilege(t *testing.T) {
 		"user u reset on #abc %R~t:read:* ~t:write:* resetchannels &t:news -@all " +
 		"+client|setname +evalsha +evalsha_ro +get +ping +publish +select +set +subscribe +time +unsubscribe\n" +
 		"user a_loader reset on #def resetchannels -@all +ping +script|load\n" +
-		"user a_operator reset on #012 resetchannels -@all +function|kill +ping +script|kill\n"
+		"user a_operator reset on #012 resetchannels -@all +function|kill +ping +script|kill\n" +
+		"user a_monitor reset on #345 resetchannels -@all +client|list +ping\n"
 	if got != want {
 		t.Fatalf("aclfile:\n%s\nwant:\n%s", got, want)
 	}
@@ -315,7 +316,7 @@ func TestCutOverStubLeavesTheACL(t *testing.T) {
 // No user of the spec may take the name of a generated one: its line would grant
 // SCRIPT LOAD or SCRIPT KILL besides the spec's grants.
 func TestDeriveRefusesAReservedUserName(t *testing.T) {
-	for _, name := range []string{"a_loader", "a_operator"} {
+	for _, name := range []string{"a_loader", "a_operator", "a_monitor"} {
 		src := strings.ReplaceAll(small, "user: u}", "user: "+name+"}")
 		src = strings.Replace(src, "users:\n  u:\n", "users:\n  "+name+":\n", 1)
 		_, _, err := derive(t, src, smallLua, "a", nil)
@@ -325,8 +326,8 @@ func TestDeriveRefusesAReservedUserName(t *testing.T) {
 	}
 }
 
-// The loader and the operator get what their role needs and nothing else: no
-// key, no channel, no script run, no other command.
+// The loader, the operator and the monitor get what their role needs and
+// nothing else: no key, no channel, no script run, no other command.
 func TestDeriveGeneratedUsers(t *testing.T) {
 	users, _, err := derive(t, small, smallLua, "a", nil)
 	if err != nil {
@@ -335,17 +336,17 @@ func TestDeriveGeneratedUsers(t *testing.T) {
 	got := map[string]string{}
 	for _, u := range users {
 		got[u.Name] = strings.Join(u.Commands, " ")
-		if (u.Name == acl.LoaderUser(spec(t).Instance("a")) || u.Name == "a_operator") && (len(u.Keys) > 0 || len(u.Channels) > 0) {
+		if (u.Name == acl.LoaderUser(spec(t).Instance("a")) || u.Name == "a_operator" || u.Name == acl.MonitorUser(spec(t).Instance("a"))) && (len(u.Keys) > 0 || len(u.Channels) > 0) {
 			t.Errorf("%s: keys %v channels %v, want none", u.Name, u.Keys, u.Channels)
 		}
 	}
-	want := map[string]string{"a_loader": "+ping +script|load", "a_operator": "+function|kill +ping +script|kill"}
+	want := map[string]string{"a_loader": "+ping +script|load", "a_operator": "+function|kill +ping +script|kill", "a_monitor": "+client|list +ping"}
 	for name, cmds := range want {
 		if got[name] != cmds {
 			t.Errorf("%s: %q, want %q", name, got[name], cmds)
 		}
 	}
-	if strings.Contains(got["u"], "script|load") || strings.Contains(got["u"], "script|kill") {
+	if strings.Contains(got["u"], "script|load") || strings.Contains(got["u"], "script|kill") || strings.Contains(got["u"], "client|list") {
 		t.Errorf("the application user may load or kill scripts: %s", got["u"])
 	}
 }

@@ -15,8 +15,10 @@ import (
 const DefaultSampleEvery = 10 * time.Second
 
 // Monitor runs CLIENT LIST for the output-buffer sampler. It must be a client of
-// a monitoring user whose ACL allows client|list: api_backend's never grants
-// CLIENT, which would show it every other connection of the server.
+// a monitoring user whose ACL allows client|list, such as the generated
+// `vm1_monitor` (CLIENT LIST and PING only; `luagen acl` writes it), on
+// database 0: api_backend's ACL never grants CLIENT, which would show it every
+// other connection of the server.
 type Monitor interface {
 	Do(ctx context.Context, args ...any) *redis.Cmd
 }
