@@ -322,20 +322,7 @@ func (s *Server) Admin() *redis.Client {
 // WaitFor polls cond every few milliseconds until it is true or timeout passes,
 // and reports whether it became true. Tests use it instead of sleeping.
 func WaitFor(ctx context.Context, timeout time.Duration, cond func() bool) bool {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	tick := time.NewTicker(5 * time.Millisecond)
-	defer tick.Stop()
-	for {
-		if cond() {
-			return true
-		}
-		select {
-		case <-ctx.Done():
-			return cond()
-		case <-tick.C:
-		}
-	}
+	return pollEvery(ctx, timeout, 5*time.Millisecond, cond)
 }
 
 // CommandCalls is how often the server c is connected to ran cmd since it

@@ -198,27 +198,23 @@ func (l *localStore) acquire(_ context.Context, name, owner string, lease time.D
 	return acquired, left, err
 }
 
-func (l *localStore) refresh(_ context.Context, name, owner string, lease time.Duration) (out Outcome, err error) {
-	path := l.lockPath(name)
-	err = l.locked(func() error {
-		holder, _, live, err := l.read(path)
-		switch {
-		case err != nil:
+func (l *localStore) refresh(_ context.Context, name, owner string, lease time.Duration) (Outcome, error) {
+	return l.asOwner(name, owner, func(path string, holder []byte) error { return l.write(path, holder, lease) })
+}
+
+func (l *localStore) release(_ context.Context, name, owner string) (Outcome, error) {
+	return l.asOwner(name, owner, func(path string, _ []byte) error {
+		if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return err
-		case !live:
-			out = elang.LockOutcomeExpired
-		case string(holder) != owner:
-			out = elang.LockOutcomeOtherOwner
-		default:
-			out = elang.LockOutcomeOk
-			return l.write(path, holder, lease)
 		}
 		return nil
 	})
-	return out, err
 }
 
-func (l *localStore) release(_ context.Context, name, owner string) (out Outcome, err error) {
+// asOwner runs act on lock name's file under the store's file lock when owner
+// holds the lock and it is live, as the Lua scripts do on Redis: Expired when
+// no live lock is there, OtherOwner when someone else holds it.
+func (l *localStore) asOwner(name, owner string, act func(path string, holder []byte) error) (out Outcome, err error) {
 	path := l.lockPath(name)
 	err = l.locked(func() error {
 		holder, _, live, err := l.read(path)
@@ -231,9 +227,7 @@ func (l *localStore) release(_ context.Context, name, owner string) (out Outcome
 			out = elang.LockOutcomeOtherOwner
 		default:
 			out = elang.LockOutcomeOk
-			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return err
-			}
+			return act(path, holder)
 		}
 		return nil
 	})
