@@ -389,10 +389,6 @@ func loadCorpus(t *testing.T) []corpusCase {
 	return cases
 }
 
-// knownCorpusDivergences are corpus cases whose replies differ because of
-// what gopher-lua cannot do; each is pinned by the test named.
-var knownCorpusDivergences = map[string]string{}
-
 // harnessEval runs src as EVAL would on the harness: shebang and compile
 // errors answered as Redis answers them, then the run's typed reply.
 func harnessEval(srv *Server, src string, keys, args []string, readOnly bool) (any, error) {
@@ -455,9 +451,6 @@ func TestConformanceScriptingTcl(t *testing.T) {
 					got = normalize(harnessEval(srv, *st.Script, st.Keys, st.Args, st.ReadOnly))
 				}
 				if !reflect.DeepEqual(got, want) {
-					if why, ok := knownCorpusDivergences[cs.Name]; ok {
-						t.Skipf("known divergence (%s)", why)
-					}
 					t.Errorf("scripting.tcl:%d: %s\nharness: %#v\nredis:   %#v", st.Line, what, got, want)
 				}
 			}
