@@ -179,18 +179,17 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 			default:
 				cmds[cmdEvalSHA] = true
 			}
-			for _, pos := range s.Keys {
-				for _, k := range pos.OneOf {
-					p := coveringPrefix(u, k)
-					if p == nil {
-						return nil, nil, fmt.Errorf("key %s of script %s is outside every prefix of %s", k.Name, s.Name, u.Name)
-					}
-					// EVALSHA declares its keys read-write; only EVALSHA_RO takes read-only keys.
-					if s.ReadOnly && access[p] == "" {
-						access[p] = "R"
-					} else if !s.ReadOnly {
-						access[p] = "RW"
-					}
+			// The keys it takes in KEYS and the keys it builds (derived).
+			for _, k := range s.Reach() {
+				p := coveringPrefix(u, k)
+				if p == nil {
+					return nil, nil, fmt.Errorf("key %s of script %s is outside every prefix of %s", k.Name, s.Name, u.Name)
+				}
+				// EVALSHA declares its keys read-write; only EVALSHA_RO takes read-only keys.
+				if s.ReadOnly && access[p] == "" {
+					access[p] = "R"
+				} else if !s.ReadOnly {
+					access[p] = "RW"
 				}
 			}
 		}

@@ -34,6 +34,9 @@ type Source struct {
 	// Commands are the commands and subcommands its calls run, one per entry of
 	// Info.Calls, from Redis's command table ("get", "object|encoding").
 	Commands []*rediscmd.Command
+	// Resolved are the key arguments of its calls and the channels it builds,
+	// each with the declared keys (or channels) it was proven to be.
+	Resolved []Resolved
 }
 
 // Problem is one thing Check refuses, with the lint rule that names its kind.
@@ -44,20 +47,22 @@ type Problem struct {
 
 // The rules of the problems Check finds, as lint reports them.
 const (
-	RuleSignature    = "lua"               // the Lua does not load, or does not match its signature
-	RuleDynamicCmd   = "dynamic-command"   // redis.call whose command (or subcommand) is not a literal
-	RuleUnknownCmd   = "unknown-command"   // a command or subcommand Redis does not have
-	RuleNoScript     = "noscript"          // a command Redis refuses inside scripts
-	RuleDangerous    = "dangerous-command" // a command no generated ACL grants (admin, @dangerous, @scripting)
-	RuleKeyless      = "keyless-command"   // a command on the whole server or database rather than on KEYS
-	RuleScriptSelect = "script-select"     // SELECT in a script
-	RuleCrossDB      = "cross-db"          // MOVE, SWAPDB, COPY ... DB n
-	RuleArity        = "arity"             // a literal call with a number of arguments Redis refuses
-	RuleScriptKey    = "script-key"        // a key position not filled from KEYS, or not known before the call runs
-	RuleShebang      = "shebang"           // a shebang flag that lifts a server protection (allow-oom)
-	RuleKeysWrite    = luascript.UnsafeKeysWrite
-	RuleShadow       = luascript.UnsafeShadow
-	RuleReplication  = luascript.UnsafeReplication
+	RuleSignature     = "lua"               // the Lua does not load, or does not match its signature
+	RuleDynamicCmd    = "dynamic-command"   // redis.call whose command (or subcommand) is not a literal
+	RuleUnknownCmd    = "unknown-command"   // a command or subcommand Redis does not have
+	RuleNoScript      = "noscript"          // a command Redis refuses inside scripts
+	RuleDangerous     = "dangerous-command" // a command no generated ACL grants (admin, @dangerous, @scripting)
+	RuleKeyless       = "keyless-command"   // a command on the whole server or database rather than on KEYS
+	RuleScriptSelect  = "script-select"     // SELECT in a script
+	RuleCrossDB       = "cross-db"          // MOVE, SWAPDB, COPY ... DB n
+	RuleArity         = "arity"             // a literal call with a number of arguments Redis refuses
+	RuleScriptKey     = "script-key"        // a key position not filled from KEYS, or not known before the call runs
+	RuleScriptChannel = "script-channel"    // a channel built by the script that no derived channel of it matches
+	RuleShebang       = "shebang"           // a shebang flag that lifts a server protection (allow-oom)
+	RuleKeysWrite     = luascript.UnsafeKeysWrite
+	RuleArgvWrite     = luascript.UnsafeArgvWrite
+	RuleShadow        = luascript.UnsafeShadow
+	RuleReplication   = luascript.UnsafeReplication
 )
 
 // keylessAllowed are the commands taking no key that a script may call: the
@@ -179,9 +184,9 @@ func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []
 			continue
 		}
 		sum := sha1.Sum(src)
-		problems, cmds := check(s, info, display)
+		problems, cmds, resolved := check(s, info, display)
 		errs = append(errs, problems...)
-		out[s.Name] = &Source{Script: s, Src: src, Info: info, SHA1: hex.EncodeToString(sum[:]), Commands: cmds}
+		out[s.Name] = &Source{Script: s, Src: src, Info: info, SHA1: hex.EncodeToString(sum[:]), Commands: cmds, Resolved: resolved}
 	}
 	for _, in := range spec.Instances {
 		entries, err := fs.ReadDir(lua, in.Name)
@@ -213,7 +218,7 @@ func (src *Source) Recheck() ([]*rediscmd.Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	problems, cmds := check(src.Script, info, display)
+	problems, cmds, _ := check(src.Script, info, display)
 	if len(problems) > 0 {
 		errs := make(keyspec.List, len(problems))
 		for i, p := range problems {
@@ -226,10 +231,34 @@ func (src *Source) Recheck() ([]*rediscmd.Command, error) {
 
 // check checks a script against its signature and its calls against Redis's
 // command table.
-func check(s *keyspec.Script, info *luascript.Info, display string) ([]Problem, []*rediscmd.Command) {
+func check(s *keyspec.Script, info *luascript.Info, display string) ([]Problem, []*rediscmd.Command, []Resolved) {
 	errs := checkSignature(s, info, display)
-	calls, cmds := checkCalls(s, info, display)
-	return append(errs, calls...), cmds
+	calls, cmds, resolved := checkCalls(s, info, display)
+	errs = append(errs, calls...)
+	errs = append(errs, checkDerivedUse(s, resolved, display)...)
+	return errs, cmds, resolved
+}
+
+// checkDerivedUse: every derived key or channel a script declares is one it
+// builds (the ACL and the harness grant what it declares).
+func checkDerivedUse(s *keyspec.Script, resolved []Resolved, display string) []Problem {
+	used := map[*keyspec.Derived]bool{}
+	for _, r := range resolved {
+		for _, d := range r.Derived {
+			used[d] = true
+		}
+	}
+	var out []Problem
+	for _, d := range s.Derived {
+		if !used[d] {
+			what := "key"
+			if d.Channel != nil {
+				what = "channel"
+			}
+			out = append(out, Problem{Rule: RuleSignature, Err: &keyspec.Error{Pos: d.Pos, Entry: fmt.Sprintf("script %q derived %s %q", s.Name, what, d.Name()), Msg: display + " never builds it"}})
+		}
+	}
+	return out
 }
 
 func checkSignature(s *keyspec.Script, info *luascript.Info, display string) []Problem {

@@ -450,6 +450,9 @@ type Script struct {
 	Argv               []*Arg
 	Reply              Reply
 	Errors             []*ScriptError
+	// Derived are the keys and channels the script builds from an anchor
+	// rather than taking them in KEYS (derived.go).
+	Derived []*Derived
 }
 
 // Live reports whether the script is generated (its database is live).

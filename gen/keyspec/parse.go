@@ -945,6 +945,7 @@ func (p *parser) buildScripts(raw *rawSpec) {
 		p.sharedPlaceholders(path, entry, s, r.SharedPlaceholders)
 		p.scriptArgv(path, entry, s, r.Argv)
 		p.scriptReply(path, entry, s, r.Reply)
+		p.scriptDerived(path, entry, s, r.Derived)
 		codes := map[string]bool{}
 		for i, re := range r.Errors {
 			ep := fmt.Sprintf("%s.errors[%d]", path, i)

@@ -192,6 +192,7 @@ type rawScript struct {
 	Argv               []rawArg       `yaml:"argv"`
 	Reply              *rawReply      `yaml:"reply"`
 	Errors             []rawError     `yaml:"errors"`
+	Derived            []rawDerived   `yaml:"derived"`
 }
 
 type rawScriptKey struct {
@@ -249,7 +250,7 @@ var rawTypeNames = strings.NewReplacer(
 	"keyspec.rawArg", "an ARGV entry", "keyspec.rawReply", "reply", "keyspec.rawField", "a reply field",
 	"keyspec.rawError", "an error entry", "keyspec.rawServer", "server", "keyspec.rawPersistence", "persistence",
 	"keyspec.rawEviction", "eviction", "keyspec.rawExtra", "an extra command",
-	"keyspec.rawDeploymentPrefix", "deployment_prefix",
+	"keyspec.rawDeploymentPrefix", "deployment_prefix", "keyspec.rawDerived", "a derived entry",
 )
 
 // renamed are fields that changed name, with what to write instead.

@@ -1,0 +1,268 @@
+package keyspec
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Derived is a key or a channel a script builds inside itself rather than
+// taking it in KEYS: from an anchor (the key passed in one of its KEYS
+// positions, or the pattern's own literal start) followed by parts the pattern
+// allows (`KEYS[1] .. ':' .. job_id`, `'events:' .. topic`). The script reader
+// proves every such name is its anchor followed by the pattern's parts; the
+// ACL grants it through its owner's prefix like any declared key, and on a
+// cluster instance the anchor carries the whole hash tag, so the derived key
+// lands in the anchor's slot.
+type Derived struct {
+	Pos
+	Key     *Key     // the declared key it builds; nil for a channel
+	Channel *Channel // the declared channel it builds; nil for a key
+	// From is the KEYS position (1-based) whose key the name starts with; 0:
+	// the name starts with the pattern's literal text.
+	From   int
+	Reason string // why the script builds it rather than taking it in KEYS
+}
+
+// Name is the declared key's or channel's name.
+func (d *Derived) Name() string {
+	if d.Key != nil {
+		return d.Key.Name
+	}
+	if d.Channel != nil {
+		return d.Channel.Name
+	}
+	return ""
+}
+
+// Pattern is the pattern of the name it builds.
+func (d *Derived) Pattern() Pattern {
+	if d.Key != nil {
+		return d.Key.Pattern
+	}
+	if d.Channel != nil {
+		return d.Channel.Pattern
+	}
+	return Pattern{}
+}
+
+// Anchor is the KEYS position it is built from, or nil.
+func (d *Derived) Anchor(s *Script) *ScriptKey {
+	if d.From < 1 || d.From > len(s.Keys) {
+		return nil
+	}
+	return s.Keys[d.From-1]
+}
+
+type rawDerived struct {
+	Key     string `yaml:"key"`
+	Channel string `yaml:"channel"`
+	From    string `yaml:"from"`
+	Reason  string `yaml:"reason"`
+}
+
+// scriptDerived resolves a script's derived keys and channels.
+func (p *parser) scriptDerived(path, entry string, s *Script, raw []rawDerived) {
+	seen := map[string]bool{}
+	for i, r := range raw {
+		dp := fmt.Sprintf("%s.derived[%d]", path, i)
+		d := &Derived{Pos: p.pos(dp), Reason: strings.TrimSpace(r.Reason)}
+		dentry := fmt.Sprintf("%s derived[%d]", entry, i)
+		switch {
+		case (r.Key == "") == (r.Channel == ""):
+			p.errf(dp, dentry, "set exactly one of key and channel: the declared key or channel the script builds")
+			continue
+		case r.Key != "":
+			dentry = fmt.Sprintf("%s derived key %q", entry, r.Key)
+			if d.Key = p.keys[r.Key]; d.Key == nil {
+				p.errf(dp, dentry, "key %q is not declared", r.Key)
+				continue
+			}
+			if s.Instance != nil && d.Key.DB != nil && d.Key.DB.Instance != s.Instance {
+				p.errf(dp, dentry, "key %q lives on instance %s, the script on %s", r.Key, d.Key.DB.Instance.Name, s.Instance.Name)
+				continue
+			}
+			if s.DB != nil && d.Key.DB != nil && d.Key.DB != s.DB {
+				p.errf(dp, dentry, "key %q lives in %s, the script's KEYS in %s: a script runs in one database", r.Key, d.Key.DB.ID(), s.DB.ID())
+				continue
+			}
+		default:
+			dentry = fmt.Sprintf("%s derived channel %q", entry, r.Channel)
+			for _, c := range p.spec.Channels {
+				if c.Name == r.Channel {
+					d.Channel = c
+				}
+			}
+			if d.Channel == nil {
+				p.errf(dp, dentry, "channel %q is not declared", r.Channel)
+				continue
+			}
+			if s.Instance != nil && d.Channel.Instance != s.Instance {
+				p.errf(dp, dentry, "channel %q is on instance %s, the script on %s", r.Channel, d.Channel.Instance.Name, s.Instance.Name)
+				continue
+			}
+		}
+		if r.From != "" {
+			for j, k := range s.Keys {
+				if k.Name == r.From {
+					d.From = j + 1
+				}
+			}
+			if d.From == 0 {
+				p.errf(dp+".from", dentry, "from %q is not one of the script's KEYS positions (%s)", r.From, keyNames(s))
+				continue
+			}
+		}
+		id := d.Name() + "@" + r.From
+		if seen[id] {
+			p.errf(dp, dentry, "declared twice")
+			continue
+		}
+		seen[id] = true
+		p.checkDerived(dp, dentry, s, d)
+		s.Derived = append(s.Derived, d)
+	}
+}
+
+func keyNames(s *Script) string {
+	var names []string
+	for _, k := range s.Keys {
+		names = append(names, k.Name)
+	}
+	return strings.Join(names, ", ")
+}
+
+// checkDerived: a derived name starts with its anchor's pattern, the anchor's
+// placeholders mean the same in both, and on a cluster the anchor holds the
+// whole hash tag.
+func (p *parser) checkDerived(dp, dentry string, s *Script, d *Derived) {
+	pat := d.Pattern()
+	if pat.Segments == nil {
+		return // its own error is reported
+	}
+	cluster := s.Instance != nil && s.Instance.Topology == TopologyCluster
+	anchor := d.Anchor(s)
+	if anchor == nil {
+		if d.Key != nil && cluster {
+			p.errf(dp, dentry, "on cluster instance %s a key built from its own literal start has no hash tag tying it to the script's KEYS (CROSSSLOT): build it from a KEYS position whose key holds the tag (from: <position>)", s.Instance.Name)
+		}
+		if d.Key != nil && pat.LiteralPrefix() == "" {
+			p.errf(dp, dentry, "pattern %q starts with a placeholder: a key built without an anchor must start with literal text", pat.Raw)
+		}
+		return
+	}
+	for _, a := range anchor.OneOf {
+		if a.Pattern.Segments == nil {
+			continue
+		}
+		rest, ok := AnchorTail(a.Pattern, pat)
+		if !ok {
+			p.errf(dp, dentry, "pattern %q does not start with %q, the pattern of key %q that KEYS[%d] %q takes: a derived name is its anchor followed by more", pat.Raw, a.Pattern.Raw, a.Name, d.From, anchor.Name)
+			continue
+		}
+		if rest == "" {
+			p.errf(dp, dentry, "pattern %q is the anchor's own pattern (key %q): take it in KEYS", pat.Raw, a.Name)
+			continue
+		}
+		for _, ap := range a.Pattern.Params() {
+			i := pat.Index(ap.Name)
+			if i < 0 {
+				continue
+			}
+			dp2 := pat.Segments[i].Param
+			if dp2.Type != ap.Type || dp2.Encode != ap.Encode || dp2.Enum != ap.Enum || dp2.Len != ap.Len || dp2.MaxLen != ap.MaxLen || dp2.Min != ap.Min || dp2.Max != ap.Max {
+				p.errf(dp, dentry, "placeholder {%s} is a %s in key %q and a %s in the anchor %q: the anchor's value is the derived key's, so both declare it alike", ap.Name, describeParam(dp2), d.Name(), describeParam(ap), a.Name)
+			}
+		}
+		if cluster && d.Key != nil && a.Pattern.TagParam() == nil {
+			p.errf(dp, dentry, "on cluster instance %s the anchor key %q has no hash tag: a key built from it can land in another slot than the script's KEYS (CROSSSLOT); put the slot's placeholder in a hash tag in %q (\"{{id}}\") so every name built from it shares its slot", s.Instance.Name, a.Name, a.Pattern.Raw)
+		}
+	}
+}
+
+// AnchorTail is what follows the anchor's pattern at the start of pat, in
+// pattern text ("{job_id}:lock" for "q:{id}:" and "q:{id}:{job_id}:lock"), and
+// whether pat starts with the anchor at all (the same literal text and the same
+// placeholders in the same places).
+func AnchorTail(anchor, pat Pattern) (string, bool) {
+	a, d := patternText(anchor), patternText(pat)
+	if !strings.HasPrefix(d, a) {
+		return "", false
+	}
+	return d[len(a):], true
+}
+
+// patternText is the pattern written back from its segments.
+func patternText(p Pattern) string {
+	parts := make([]string, len(p.Segments))
+	for i, s := range p.Segments {
+		switch {
+		case s.Param == nil:
+			parts[i] = s.Literal
+		case s.Tag:
+			parts[i] = "{{" + s.Param.Name + "}}"
+		default:
+			parts[i] = "{" + s.Param.Name + "}"
+		}
+	}
+	return strings.Join(parts, ":")
+}
+
+// Item is one piece of a pattern as a name built from parts is matched
+// against it: literal text, or one placeholder's whole value.
+type Item struct {
+	Text  string // literal text (Param nil)
+	Param *Param
+}
+
+// Items are the pattern's pieces in order: literal runs (separators and hash
+// tag braces included) and placeholders.
+func (p Pattern) Items() []Item {
+	var out []Item
+	lit := ""
+	for i, s := range p.Segments {
+		if i > 0 {
+			lit += ":"
+		}
+		if s.Param == nil {
+			lit += s.Literal
+			continue
+		}
+		if s.Tag {
+			lit += "{"
+		}
+		if lit != "" {
+			out = append(out, Item{Text: lit})
+			lit = ""
+		}
+		out = append(out, Item{Param: s.Param})
+		if s.Tag {
+			lit += "}"
+		}
+	}
+	if lit != "" {
+		out = append(out, Item{Text: lit})
+	}
+	return out
+}
+
+// Reach are the declared keys a script may touch: those its KEYS positions take
+// and those it builds (Derived).
+func (s *Script) Reach() []*Key {
+	var out []*Key
+	seen := map[*Key]bool{}
+	for _, pos := range s.Keys {
+		for _, k := range pos.OneOf {
+			if !seen[k] {
+				seen[k] = true
+				out = append(out, k)
+			}
+		}
+	}
+	for _, d := range s.Derived {
+		if d.Key != nil && !seen[d.Key] {
+			seen[d.Key] = true
+			out = append(out, d.Key)
+		}
+	}
+	return out
+}
