@@ -31,6 +31,7 @@ commands:
   init       write a minimal keyspec.yaml, one script and a Go test of it (--dir D)
   load       the deploy step: load an instance's scripts (its Functions library, or SCRIPT LOAD) on every primary as its loader user
   sizing     measure an instance's keys on a scratch redis-server and print the memory a cardinality file implies
+  import     draft lua/<instance>/ and a keyspec.yaml from existing scripts (.lua files, redis.NewScript literals in Go)
 
 run "luagen <command> -h" for a command's flags
 `
@@ -58,6 +59,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runSizing(args[1:], stdout, stderr)
 	case "load":
 		return runLoad(args[1:], stdout, stderr)
+	case "import":
+		return runImport(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -266,3 +266,49 @@ func (s *Script) Reach() []*Key {
 	}
 	return out
 }
+
+// ValuePrefix is the value type of a prefix key: a namespace a script is
+// passed in KEYS ("q:{{queue}}:", the caller's prefix for a queue's keys) to
+// build derived keys from. No value is stored under it, it has no TTL, and its
+// pattern ends with ':'.
+const ValuePrefix = "prefix"
+
+// Prefix reports whether the key is a prefix key (value: [prefix]).
+func (k *Key) Prefix() bool { return len(k.Value) == 1 && k.Value[0] == ValuePrefix }
+
+// prefixKey resolves a prefix key's pattern (its text up to the final ':',
+// followed by an empty segment, so that builders write the ':') and checks
+// what a prefix key may not have. It reports whether r declares one.
+func (p *parser) prefixKey(path, entry string, k *Key, r rawKey) bool {
+	prefix := false
+	for _, v := range r.Value {
+		if v == ValuePrefix {
+			prefix = true
+		}
+	}
+	if !prefix {
+		return false
+	}
+	if len(r.Value) > 1 {
+		p.errf(path+".value", entry, "a prefix key holds no value: value is [prefix] alone")
+	}
+	if r.TTL != nil {
+		p.errf(path+".ttl", entry, "a prefix key holds no value and has no TTL: drop ttl")
+	}
+	if len(r.Fields) > 0 || r.MaxLen != 0 || r.MaxBytes != 0 || r.Retention != "" {
+		p.errf(path, entry, "a prefix key holds no value: fields, max_len, max_bytes and retention do not apply")
+	}
+	k.TTL = TTL{Pos: k.Pos, Rule: TTLNone, Reason: "a prefix key: no value is stored under it"}
+	raw := r.Pattern
+	if !strings.HasSuffix(raw, ":") || strings.HasSuffix(raw, "::") {
+		p.errf(path+".pattern", entry, "pattern %q: a prefix key's pattern ends with one ':' (\"q:{{queue}}:\"), the separator the names built from it follow", raw)
+		return true
+	}
+	pat := p.pattern(path, entry, strings.TrimSuffix(raw, ":"), r.Params)
+	if pat.Segments != nil {
+		pat.Raw = raw
+		pat.Segments = append(pat.Segments, Segment{})
+	}
+	k.Pattern = pat
+	return true
+}

@@ -79,6 +79,9 @@ func Parse(file string, src []byte) (*Spec, error) {
 	if err := checkText(file, src); err != nil {
 		return nil, err
 	}
+	if open := todos(file, src); len(open) > 0 {
+		return nil, open
+	}
 	raw, ln, err := decodeRaw(file, src)
 	if err != nil {
 		return nil, err
@@ -93,7 +96,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 }
 
 // Known value types of keys.
-var valueTypes = set(ValueString, ValueCounter, ValueHash, ValueList, ValueSet, ValueZSet, ValueStream, ValueMsgpack, ValueJSON)
+var valueTypes = set(ValueString, ValueCounter, ValueHash, ValueList, ValueSet, ValueZSet, ValueStream, ValueMsgpack, ValueJSON, ValuePrefix)
 
 // Forbidden shapes a forbid rule may name.
 var shapes = set(ShapeGetIncrement)
@@ -659,9 +662,11 @@ func (p *parser) buildKeys(raw *rawSpec) {
 			p.errf(path+".max_bytes", entry, "max_bytes must not be negative")
 		}
 		p.valueShape(path, entry, k, r)
-		k.Pattern = p.pattern(path, entry, r.Pattern, r.Params)
-		k.TTL = p.ttl(path, entry, r.TTL)
-		if k.TTL.Rule == TTLNone && !k.bounded() {
+		if !p.prefixKey(path, entry, k, r) {
+			k.Pattern = p.pattern(path, entry, r.Pattern, r.Params)
+			k.TTL = p.ttl(path, entry, r.TTL)
+		}
+		if k.TTL.Rule == TTLNone && !k.bounded() && !k.Prefix() {
 			p.errf(path+".ttl", entry, "ttl none needs a bound the tool can check: a stream with max_len or retention, or a list with max_len (each write script trims it); any other key needs a TTL")
 		}
 		if k.DB != nil && k.DB.User != nil && k.Pattern.Segments != nil {

@@ -146,11 +146,12 @@ func flow(info *Info, chunk []ast.Stmt) {
 		tableIDs: map[siteKey]int{},
 		ctxIDs:   map[ctxKey]int{{parent: -1}: 0},
 	}
+	var main *frame
 	for pass := 0; ; pass++ {
 		a.changed = false
 		a.calls, a.dynamic, a.unsafe = nil, nil, nil
 		a.seen, a.numeric = map[string]bool{}, map[int]int{}
-		main := &frame{ctx: 0}
+		main = &frame{ctx: 0}
 		a.stack = []*frame{main}
 		a.block(chunk, &scope{})
 		a.runEscaped()
@@ -169,6 +170,7 @@ func flow(info *Info, chunk []ast.Stmt) {
 		}
 	}
 	info.Calls = a.calls
+	info.Returns = returnKinds(main)
 	info.Dynamic = append(info.Dynamic, a.dynamic...)
 	for _, u := range a.unsafe {
 		dup := false
@@ -1093,4 +1095,45 @@ func luaInteger(lit string, negate bool) (string, bool) {
 		return "", false
 	}
 	return strconv.FormatInt(int64(f), 10), true
+}
+
+// returnKinds sums up what the main chunk may reply.
+func returnKinds(main *frame) []string {
+	seen := map[string]bool{}
+	if main == nil || len(main.returns) == 0 {
+		seen["nil"] = true
+	} else {
+		for _, x := range main.returns[0] {
+			k := "value"
+			switch x.kind {
+			case aNil:
+				k = "nil"
+			case aBool:
+				k = "bool"
+			case aTable:
+				k = "table"
+			case aStr:
+				k = "string"
+				if x.str.Number() {
+					k = "number"
+				}
+			case aData:
+				switch {
+				case strings.HasPrefix(x.name, "redis.error_reply"):
+					k = "error"
+				case strings.HasPrefix(x.name, "redis.status_reply"):
+					k = "status"
+				case strings.HasPrefix(x.name, "the reply of"):
+					k = "reply"
+				}
+			}
+			seen[k] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

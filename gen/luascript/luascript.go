@@ -54,8 +54,13 @@ type Info struct {
 	// Strings are the script's string literals, in source order.
 	Strings []Literal
 	// Numeric are the ARGV positions the script converts with tonumber or
-	// computes with (arithmetic, comparisons of order), with the line of the first such use.
+	// computes with (arithmetic, math functions), with the line of the first such use.
 	Numeric []Ref
+	// Returns are the kinds of value the script may reply (its main chunk's
+	// first return value): "nil", "bool", "number", "string", "table",
+	// "error" (redis.error_reply), "status", "reply" (a command's reply
+	// passed on), "value" (a value the reading cannot name); sorted.
+	Returns []string
 }
 
 // Literal is one string literal of the script.
