@@ -185,7 +185,7 @@ func (g *gen) keyParams(s *keyspec.Script) []keyParam {
 	for _, k := range s.Keys {
 		kp := keyParam{name: unexported(k.Name)}
 		if len(k.OneOf) == 1 {
-			kp.goType = keyType(k.OneOf[0])
+			kp.goType = keyTypeName(k.OneOf[0])
 		} else {
 			kp.goType = exported(s.Name) + exported(k.Name)
 			kp.iface = true
@@ -408,7 +408,7 @@ func (g *gen) script(f *jen.File, sc Script) {
 		}
 		var names []string
 		for _, k := range s.Keys[i].OneOf {
-			names = append(names, keyType(k))
+			names = append(names, keyTypeName(k))
 		}
 		marker := lname + exported(s.Keys[i].Name)
 		f.Add(doc(fmt.Sprintf("%s is a key %s takes as KEYS[%d] (%s): %s.", kp.goType, s.Name, i+1, s.Keys[i].Name, strings.Join(names, ", "))))
@@ -615,7 +615,7 @@ func (g *gen) inputFunc(f *jen.File, s *keyspec.Script, kps []keyParam, cargs []
 		var names []string
 		var cases []jen.Code
 		for _, k := range s.Keys[i].OneOf {
-			names = append(names, keyType(k))
+			names = append(names, keyTypeName(k))
 			ret := []jen.Code{jen.Id("k").Dot("key")}
 			if prefixed {
 				ret = append(ret, jen.Id("k").Dot("p"))
@@ -623,7 +623,7 @@ func (g *gen) inputFunc(f *jen.File, s *keyspec.Script, kps []keyParam, cargs []
 			for _, ph := range phs {
 				ret = append(ret, jen.Lit(k.Pattern.Index(ph)))
 			}
-			cases = append(cases, jen.Case(jen.Id(keyType(k))).Block(jen.Return(ret...)))
+			cases = append(cases, jen.Case(jen.Id(keyTypeName(k))).Block(jen.Return(ret...)))
 		}
 		sig := strings.Join(names, ",") + "|" + strings.Join(phs, ",")
 		fnName, done := g.keyFuncs[sig]

@@ -1,0 +1,101 @@
+// The model: every decision about one instance's package (Go names, docs,
+// checks, constants), as plain values built from the spec before any code is
+// written. The emit* functions turn it into jennifer code and derive nothing.
+//
+// model_keys.go and model_builder.go build keys.go's model, model_acl.go and
+// model_lua.go those of acl.go and lua.go.
+
+package codegen
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/hanchat/luagen/gen/keyspec"
+)
+
+// pkgModel is the Go package of one instance, file by file.
+type pkgModel struct {
+	Name string // the package name: the instance's
+	Keys keysFile
+	ACL  aclFile
+	Lua  luaFile
+}
+
+// goType is a Go type as the generated code spells it: T or pkg.T, in a
+// slice ([]T), behind a pointer (*T, *[]T for a nullable bytes field).
+type goType struct {
+	Name  string // "int64", "Duration", or a type of the package
+	Pkg   string // the import path of a qualified name ("time"); "" for builtins and the package's own types
+	Ptr   bool
+	Slice bool
+}
+
+// named is a type of the generated package itself.
+func named(name string) goType { return goType{Name: name} }
+
+// literal is a constant the generated code writes: a string, an untyped
+// integer, a duration (n * time.Unit) or a bool.
+type literal struct {
+	kind litKind
+	s    string
+	i    int64
+	d    time.Duration
+	b    bool
+}
+
+type litKind int
+
+const (
+	litString litKind = iota
+	litInt
+	litDuration
+	litBool
+)
+
+func strLit(s string) literal        { return literal{kind: litString, s: s} }
+func intLit(i int64) literal         { return literal{kind: litInt, i: i} }
+func durLit(d time.Duration) literal { return literal{kind: litDuration, d: d} }
+func boolLit(b bool) literal         { return literal{kind: litBool, b: b} }
+func countLit[T ~int](n T) literal   { return intLit(int64(n)) }
+
+// constDef is one constant (or var) of a block: its doc, name, type when typed,
+// and value.
+type constDef struct {
+	Doc   comment
+	Name  string
+	Type  string // "" untyped
+	Value literal
+}
+
+// The files of a package, as the model and the errors name them.
+const (
+	fileACL     = "acl.go"
+	fileKeys    = "keys.go"
+	fileLua     = "lua.go"
+	fileScripts = "scripts.go"
+)
+
+// newModelBuilder starts the model of instance in's package.
+func newModelBuilder(spec *keyspec.Spec, in *keyspec.Instance, scripts []Script) *modelBuilder {
+	return &modelBuilder{spec: spec, in: in, scripts: scripts, prefixed: in.Prefix != nil}
+}
+
+// model builds every file's model, noting collisions in b.
+func (b *modelBuilder) model() *pkgModel {
+	return &pkgModel{Name: b.in.Name, Keys: b.keysFile(), ACL: b.aclFile(), Lua: b.luaFile()}
+}
+
+// modelBuilder holds what building one package's model shares across its parts.
+type modelBuilder struct {
+	spec     *keyspec.Spec
+	in       *keyspec.Instance
+	scripts  []Script // sorted by name
+	prefixed bool     // the instance has a deployment prefix
+	errs     []error  // names that collide inside a function
+}
+
+// collide records a name collision inside a generated function.
+func (b *modelBuilder) collide(format string, a ...any) {
+	b.errs = append(b.errs, fmt.Errorf("codegen %s: "+format, append([]any{b.in.Name}, a...)...))
+}
