@@ -13,7 +13,6 @@ import (
 	"go/parser"
 	"go/token"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -39,7 +38,8 @@ type Script struct {
 
 // Instance renders the package of one instance. The result maps file names
 // ("keys.go", "scripts.go", ...) to gofmt-clean contents; the same input always
-// gives the same bytes.
+// gives the same bytes. It builds the package's model first (every name, check,
+// encoding and doc), then writes each file from it.
 func Instance(spec *keyspec.Spec, in *keyspec.Instance, scripts []Script) (files map[string][]byte, err error) {
 	defer func() {
 		// jennifer panics on a value it cannot render; report it as an error.
@@ -47,32 +47,40 @@ func Instance(spec *keyspec.Spec, in *keyspec.Instance, scripts []Script) (files
 			files, err = nil, fmt.Errorf("codegen %s: %v", in.Name, r)
 		}
 	}()
+	scripts = append([]Script(nil), scripts...)
 	sort.Slice(scripts, func(i, j int) bool { return scripts[i].Spec.Name < scripts[j].Spec.Name })
 	b := newModelBuilder(spec, in, scripts)
-	m := b.model()
-	g := &gen{spec: spec, in: in, scripts: scripts, emitted: map[string]bool{}, keyFuncs: map[string]string{}}
-	files = map[string][]byte{}
-	for name, f := range map[string]*jen.File{
-		fileKeys:    emitKeys(m.Name, m.Keys),
-		fileACL:     emitACL(m.Name, m.ACL),
-		fileScripts: g.scriptsFile(),
-		fileLua:     emitLua(m.Name, m.Lua),
-	} {
-		var buf bytes.Buffer
-		if err := f.Render(&buf); err != nil {
-			return nil, fmt.Errorf("codegen %s/%s: %w", in.Name, name, err)
-		}
-		src, err := groupImports(buf.Bytes())
-		if err != nil {
-			return nil, fmt.Errorf("codegen %s/%s: %w", in.Name, name, err)
-		}
-		files[name] = src
+	files, err = render(b.model())
+	if err != nil {
+		return nil, err
 	}
 	if err := duplicateDecls(in.Name, files); err != nil {
 		return nil, err
 	}
-	if errs := append(b.errs, g.errs...); len(errs) > 0 {
-		return nil, errors.Join(errs...)
+	if len(b.errs) > 0 {
+		return nil, errors.Join(b.errs...)
+	}
+	return files, nil
+}
+
+// render writes the files of package model m.
+func render(m *pkgModel) (map[string][]byte, error) {
+	files := map[string][]byte{}
+	for name, f := range map[string]*jen.File{
+		fileKeys:    emitKeys(m.Name, m.Keys),
+		fileACL:     emitACL(m.Name, m.ACL),
+		fileScripts: emitScripts(m.Name, m.Scripts),
+		fileLua:     emitLua(m.Name, m.Lua),
+	} {
+		var buf bytes.Buffer
+		if err := f.Render(&buf); err != nil {
+			return nil, fmt.Errorf("codegen %s/%s: %w", m.Name, name, err)
+		}
+		src, err := groupImports(buf.Bytes())
+		if err != nil {
+			return nil, fmt.Errorf("codegen %s/%s: %w", m.Name, name, err)
+		}
+		files[name] = src
 	}
 	return files, nil
 }
@@ -170,23 +178,3 @@ func duplicateDecls(pkg string, files map[string][]byte) error {
 	}
 	return errors.Join(errs...)
 }
-
-// gen writes scripts.go, deriving while it emits.
-type gen struct {
-	spec    *keyspec.Spec
-	in      *keyspec.Instance
-	scripts []Script
-	emitted map[string]bool // shared result types already written
-	errs    []error         // names that collide inside a function
-	// keyFuncs names the function that reads a key out of a KEYS interface, by
-	// the position's key types and shared placeholders.
-	keyFuncs map[string]string
-}
-
-func (g *gen) newFile() *jen.File { return newFile(g.in.Name) }
-
-// doc renders text as // comment lines wrapped at about 90 columns.
-func doc(paragraphs ...string) jen.Code { return docCode(wrapped(paragraphs...)) }
-
-// intCode renders an untyped integer constant.
-func intCode(v int64) jen.Code { return jen.Op(strconv.FormatInt(v, 10)) }

@@ -81,6 +81,16 @@ func durationCode(d time.Duration) jen.Code {
 	return jen.Qual("time", "Duration").Call(jen.Lit(int64(d)))
 }
 
+func operandCode(o operand) jen.Code {
+	switch {
+	case o.ID == "":
+		return jen.Lit(o.Int)
+	case o.Field != "":
+		return jen.Id(o.ID).Dot(o.Field)
+	}
+	return jen.Id(o.ID)
+}
+
 // constDefs renders the entries of a const or var block.
 func constDefs(defs []constDef) []jen.Code {
 	var out []jen.Code
@@ -93,6 +103,18 @@ func constDefs(defs []constDef) []jen.Code {
 			s = s.Id(d.Type)
 		}
 		out = append(out, s.Op("=").Add(litCode(d.Value)))
+	}
+	return out
+}
+
+// structFields renders a struct's fields, each after its doc.
+func structFields(fields []structField) []jen.Code {
+	var out []jen.Code
+	for _, fl := range fields {
+		if len(fl.Doc) > 0 {
+			out = append(out, docCode(fl.Doc))
+		}
+		out = append(out, jen.Id(fl.Name).Add(typeCode(fl.Type)))
 	}
 	return out
 }

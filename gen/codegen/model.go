@@ -1,9 +1,12 @@
 // The model: every decision about one instance's package (Go names, docs,
-// checks, constants), as plain values built from the spec before any code is
-// written. The emit* functions turn it into jennifer code and derive nothing.
+// checks, encodings, reply readers), as plain values that modelBuilder's methods
+// build from the spec before any code is written. The emit* functions turn it
+// into jennifer code and derive nothing.
 //
 // model_keys.go and model_builder.go build keys.go's model, model_acl.go and
-// model_lua.go those of acl.go and lua.go.
+// model_lua.go those of acl.go and lua.go, model_scripts.go the frame of
+// scripts.go and model_script.go, model_args.go and model_reply.go each
+// script's part of it.
 
 package codegen
 
@@ -16,10 +19,11 @@ import (
 
 // pkgModel is the Go package of one instance, file by file.
 type pkgModel struct {
-	Name string // the package name: the instance's
-	Keys keysFile
-	ACL  aclFile
-	Lua  luaFile
+	Name    string // the package name: the instance's
+	Keys    keysFile
+	ACL     aclFile
+	Scripts scriptsFile
+	Lua     luaFile
 }
 
 // goType is a Go type as the generated code spells it: T or pkg.T, in a
@@ -58,6 +62,12 @@ func intLit(i int64) literal         { return literal{kind: litInt, i: i} }
 func durLit(d time.Duration) literal { return literal{kind: litDuration, d: d} }
 func boolLit(b bool) literal         { return literal{kind: litBool, b: b} }
 func countLit[T ~int](n T) literal   { return intLit(int64(n)) }
+func durOrZeroLit(d time.Duration) literal {
+	if d == 0 {
+		return intLit(0)
+	}
+	return durLit(d)
+}
 
 // constDef is one constant (or var) of a block: its doc, name, type when typed,
 // and value.
@@ -66,6 +76,13 @@ type constDef struct {
 	Name  string
 	Type  string // "" untyped
 	Value literal
+}
+
+// operand is a value generated code passes along: a local or parameter (ID),
+// one of its fields (ID.Field), or, with no ID, the integer Int.
+type operand struct {
+	ID, Field string
+	Int       int
 }
 
 // The files of a package, as the model and the errors name them.
@@ -78,12 +95,15 @@ const (
 
 // newModelBuilder starts the model of instance in's package.
 func newModelBuilder(spec *keyspec.Spec, in *keyspec.Instance, scripts []Script) *modelBuilder {
-	return &modelBuilder{spec: spec, in: in, scripts: scripts, prefixed: in.Prefix != nil}
+	return &modelBuilder{
+		spec: spec, in: in, scripts: scripts, prefixed: in.Prefix != nil,
+		keyFuncs: map[string]*keyFunc{}, typesDeclared: map[string]bool{},
+	}
 }
 
 // model builds every file's model, noting collisions in b.
 func (b *modelBuilder) model() *pkgModel {
-	return &pkgModel{Name: b.in.Name, Keys: b.keysFile(), ACL: b.aclFile(), Lua: b.luaFile()}
+	return &pkgModel{Name: b.in.Name, Keys: b.keysFile(), ACL: b.aclFile(), Scripts: b.scriptsFile(), Lua: b.luaFile()}
 }
 
 // modelBuilder holds what building one package's model shares across its parts.
@@ -93,6 +113,12 @@ type modelBuilder struct {
 	scripts  []Script // sorted by name
 	prefixed bool     // the instance has a deployment prefix
 	errs     []error  // names that collide inside a function
+	// keyFuncs are the functions that read a key out of a KEYS interface, by
+	// the position's key types and shared placeholders: positions alike share one.
+	keyFuncs map[string]*keyFunc
+	// typesDeclared are the reply and element types a script already declared:
+	// scripts sharing a type name share the type.
+	typesDeclared map[string]bool
 }
 
 // collide records a name collision inside a generated function.

@@ -84,6 +84,15 @@ func sentence(s string) string {
 	return s
 }
 
+// lowerFirst lower-cases the first letter of a sentence that goes after a
+// colon, unless the first word is an acronym (JWKS, TTL).
+func lowerFirst(s string) string {
+	if len(s) < 2 || s[0] < 'A' || s[0] > 'Z' || s[1] < 'a' || s[1] > 'z' {
+		return s
+	}
+	return string(s[0]+'a'-'A') + s[1:]
+}
+
 // ttlText is a key's TTL rule in words, for its type's doc.
 func ttlText(t keyspec.TTL) string {
 	switch t.Rule {
