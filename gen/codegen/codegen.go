@@ -8,10 +8,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"go/ast"
 	"go/format"
-	"go/parser"
-	"go/token"
 	"sort"
 	"strings"
 
@@ -49,18 +46,11 @@ func Instance(spec *keyspec.Spec, in *keyspec.Instance, scripts []Script) (files
 	}()
 	scripts = append([]Script(nil), scripts...)
 	sort.Slice(scripts, func(i, j int) bool { return scripts[i].Spec.Name < scripts[j].Spec.Name })
-	b := newModelBuilder(spec, in, scripts)
-	files, err = render(b.model())
+	m, err := build(spec, in, scripts)
 	if err != nil {
 		return nil, err
 	}
-	if err := duplicateDecls(in.Name, files); err != nil {
-		return nil, err
-	}
-	if len(b.errs) > 0 {
-		return nil, errors.Join(b.errs...)
-	}
-	return files, nil
+	return render(m)
 }
 
 // render writes the files of package model m.
@@ -120,61 +110,4 @@ func groupImports(src []byte) ([]byte, error) {
 	out = append(out, block...)
 	out = append(out, src[end:]...)
 	return format.Source(out)
-}
-
-// duplicateDecls finds two spec names that became one Go name at package level
-// (enum values "x.y" and "x_y", say): the package would not compile.
-func duplicateDecls(pkg string, files map[string][]byte) error {
-	fset := token.NewFileSet()
-	seen := map[string]string{}
-	var errs []error
-	note := func(name, file string) {
-		if name == "_" {
-			return
-		}
-		if other, dup := seen[name]; dup {
-			errs = append(errs, fmt.Errorf("codegen %s: %s is declared in %s and %s: two spec names map to one Go name; rename one", pkg, name, other, file))
-			return
-		}
-		seen[name] = file
-	}
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		f, err := parser.ParseFile(fset, name, files[name], 0)
-		if err != nil {
-			return fmt.Errorf("codegen %s/%s: %w", pkg, name, err)
-		}
-		for _, d := range f.Decls {
-			switch d := d.(type) {
-			case *ast.FuncDecl:
-				if d.Recv == nil {
-					note(d.Name.Name, name)
-					continue
-				}
-				recv := d.Recv.List[0].Type
-				if st, ok := recv.(*ast.StarExpr); ok {
-					recv = st.X
-				}
-				if id, ok := recv.(*ast.Ident); ok {
-					note(id.Name+"."+d.Name.Name, name)
-				}
-			case *ast.GenDecl:
-				for _, spec := range d.Specs {
-					switch sp := spec.(type) {
-					case *ast.TypeSpec:
-						note(sp.Name.Name, name)
-					case *ast.ValueSpec:
-						for _, id := range sp.Names {
-							note(id.Name, name)
-						}
-					}
-				}
-			}
-		}
-	}
-	return errors.Join(errs...)
 }

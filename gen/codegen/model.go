@@ -1,7 +1,7 @@
 // The model: every decision about one instance's package (Go names, docs,
-// checks, encodings, reply readers), as plain values that modelBuilder's methods
-// build from the spec before any code is written. The emit* functions turn it
-// into jennifer code and derive nothing.
+// checks, encodings, reply readers, what each file declares), as plain values
+// that modelBuilder's methods build from the spec before any code is written.
+// The emit* functions turn it into jennifer code and derive nothing.
 //
 // model_keys.go and model_builder.go build keys.go's model, model_acl.go and
 // model_lua.go those of acl.go and lua.go, model_scripts.go the frame of
@@ -11,6 +11,7 @@
 package codegen
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -93,11 +94,25 @@ const (
 	fileScripts = "scripts.go"
 )
 
-// newModelBuilder starts the model of instance in's package.
+// build makes the model of instance in's package. A name collision (two spec
+// names that become one Go name, a parameter that shadows a local of the
+// generated code) is an error naming both.
+func build(spec *keyspec.Spec, in *keyspec.Instance, scripts []Script) (*pkgModel, error) {
+	b := newModelBuilder(spec, in, scripts)
+	m := b.model()
+	if err := b.decls.collisions(); err != nil {
+		return nil, err
+	}
+	if len(b.errs) > 0 {
+		return nil, errors.Join(b.errs...)
+	}
+	return m, nil
+}
+
 func newModelBuilder(spec *keyspec.Spec, in *keyspec.Instance, scripts []Script) *modelBuilder {
 	return &modelBuilder{
 		spec: spec, in: in, scripts: scripts, prefixed: in.Prefix != nil,
-		keyFuncs: map[string]*keyFunc{}, typesDeclared: map[string]bool{},
+		decls: &declSet{pkg: in.Name, files: map[string][]string{}}, keyFuncs: map[string]*keyFunc{}, typesDeclared: map[string]bool{},
 	}
 }
 
@@ -112,7 +127,8 @@ type modelBuilder struct {
 	in       *keyspec.Instance
 	scripts  []Script // sorted by name
 	prefixed bool     // the instance has a deployment prefix
-	errs     []error  // names that collide inside a function
+	decls    *declSet
+	errs     []error // names that collide inside a function
 	// keyFuncs are the functions that read a key out of a KEYS interface, by
 	// the position's key types and shared placeholders: positions alike share one.
 	keyFuncs map[string]*keyFunc

@@ -43,6 +43,7 @@ func (b *modelBuilder) aclFile() aclFile {
 			Keys:     globList{Doc: wrapped(fmt.Sprintf("%sKeyPatterns are the key patterns %s's ACL grants (~pattern)%s.", n, u.Name, in)), Name: n + "KeyPatterns", Globs: u.KeyGlobs()},
 			Channels: globList{Doc: wrapped(fmt.Sprintf("%sChannelPatterns are the Pub/Sub channel patterns %s's ACL grants (&pattern)%s.", n, u.Name, in)), Name: n + "ChannelPatterns", Globs: u.ChannelGlobs()},
 		})
+		b.decls.add(fileACL, n+"User", n+"MaySelect", n+"KeyPatterns", n+"ChannelPatterns")
 	}
 	return f
 }

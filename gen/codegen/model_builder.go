@@ -73,6 +73,7 @@ type namePart struct {
 // key or channel name with pattern pat.
 func (b *modelBuilder) builder(fn, t, field, name string, pat keyspec.Pattern) builderDecl {
 	bd := builderDecl{Func: fn, Type: t, Entity: name, Prefixed: b.prefixed, Field: field, HoldsP: b.prefixed && field == "key"}
+	b.decls.add(fileKeys, fn)
 	locals := map[string]string{"ok": "a local", "err": "a local"}
 	if b.prefixed {
 		locals["p"] = "the deployment prefix"

@@ -112,6 +112,7 @@ func (b *modelBuilder) keysFile() keysFile {
 		{Doc: line("Instance is this package's Redis instance in keyspec.yaml."), Name: "Instance", Value: strLit(in.Name)},
 		{Doc: wrapped(fmt.Sprintf("SpecSHA256 is the SHA-256 of the %s this package was generated from: `luagen check` fails after any edit to it, and a running service can say which spec it was built from.", b.spec.File)), Name: "SpecSHA256", Value: strLit(b.spec.SHA256)},
 	}
+	b.decls.add(fileKeys, "Instance", "SpecSHA256")
 	for _, d := range in.LiveDBs() {
 		f.DBs = append(f.DBs, b.dbDecl(d))
 	}
@@ -130,6 +131,7 @@ func (b *modelBuilder) keysFile() keysFile {
 		keysDoc += " Patterns and globs follow the deployment prefix: strip it from a key before matching."
 	}
 	f.KeysDoc = wrapped(keysDoc)
+	b.decls.add(fileKeys, "Keys")
 	for _, c := range b.spec.ChannelsOf(in) {
 		f.Channels = append(f.Channels, b.channelType(c))
 	}
@@ -145,6 +147,7 @@ func (b *modelBuilder) dbDecl(d *keyspec.DB) dbDecl {
 			on = " on its server " + d.Server.Name
 		}
 	}
+	b.decls.add(fileKeys, n, n+"URLEnv", n+"User")
 	return dbDecl{
 		Doc: wrapped(fmt.Sprintf("%s is database %d of %s%s%s, reached through %s as ACL user %s. %s", n, d.Index, b.in.Name, on, cite(d.Source), d.URLEnv, d.User.Name, d.Doc)),
 		Consts: []constDef{
@@ -161,12 +164,16 @@ func (b *modelBuilder) prefixDecl() *prefixDecl {
 		Doc:    wrapped(fmt.Sprintf("Prefix is a deployment prefix of %s%s: every key and channel name starts with it, so deployments sharing a server (production, staging, tests) never see each other's keys. It is 2..%d characters of [A-Za-z0-9._-] in segments each ended by ':' (\"acme:production:\"); runtime.CheckPrefix says why. The zero Prefix builds nothing.", b.in.Name, cite(dp.Source), dp.MaxLen)),
 		Consts: []constDef{{Doc: line("PrefixMaxLen is the longest deployment prefix accepted."), Name: "PrefixMaxLen", Value: countLit(dp.MaxLen)}},
 	}
+	b.decls.add(fileKeys, "Prefix", "Prefix.String", "PrefixMaxLen")
 	if dp.Env != "" {
 		p.Consts = append(p.Consts, constDef{Doc: line("PrefixEnv is the environment variable of an explicit deployment prefix."), Name: "PrefixEnv", Value: strLit(dp.Env)})
+		b.decls.add(fileKeys, "PrefixEnv")
 	}
 	if dp.DefaultFrom != "" {
 		p.Consts = append(p.Consts, constDef{Doc: line("PrefixDefaultFrom is the environment variable holding the URL the default prefix is derived from."), Name: "PrefixDefaultFrom", Value: strLit(dp.DefaultFrom)})
+		b.decls.add(fileKeys, "PrefixDefaultFrom")
 	}
+	b.decls.add(fileKeys, "NewPrefix", "PrefixFromURL")
 	if dp.Env != "" || dp.DefaultFrom != "" {
 		var how []string
 		if dp.Env != "" {
@@ -179,7 +186,9 @@ func (b *modelBuilder) prefixDecl() *prefixDecl {
 			Doc: wrapped(fmt.Sprintf("PrefixFromEnv is the process's deployment prefix: %s (runtime.ResolvePrefix).", strings.Join(how, ", "))),
 			Env: dp.Env != "", DefaultFrom: dp.DefaultFrom != "",
 		}
+		b.decls.add(fileKeys, "PrefixFromEnv")
 	}
+	b.decls.add(fileKeys, "Prefix.Test", "Prefix.globs")
 	return p
 }
 
@@ -193,18 +202,23 @@ func (b *modelBuilder) enumDecl(e *keyspec.Enum) enumDecl {
 		List:          t + "Values",
 		ValidDoc:      wrapped(fmt.Sprintf("Valid reports whether v is a declared %s.", t)),
 	}
+	b.decls.add(fileKeys, t)
 	for _, v := range e.Values {
 		d.Values = append(d.Values, constDef{Name: t + exported(v), Type: t, Value: strLit(v)})
+		b.decls.add(fileKeys, t+exported(v))
 	}
+	b.decls.add(fileKeys, d.List, t+".Valid")
 	if b.enumHashed(e) {
 		d.Digests = &enumTable{Var: unexported(e.Name) + "SHA256"}
 		d.Digests.Doc = wrapped(fmt.Sprintf("%s maps each %s to the digest keys hold instead of the label.", d.Digests.Var, t))
 		for _, v := range e.Values {
 			d.Digests.Entries = append(d.Digests.Entries, enumEntry{Const: t + exported(v), Digest: keypart.EnumHash(v)})
 		}
+		b.decls.add(fileKeys, d.Digests.Var)
 	}
 	if b.enumInReply(e) {
 		d.Strings = &enumLabels{Var: unexported(e.Name) + "Strings", Labels: e.Values}
+		b.decls.add(fileKeys, d.Strings.Var)
 	}
 	return d
 }
@@ -255,9 +269,11 @@ func (b *modelBuilder) keyType(k *keyspec.Key) nameType {
 		Recv: "k", Field: "key", HoldsPrefix: b.prefixed,
 		StringDoc: line("String is the key's name in Redis."),
 	}
+	b.decls.add(fileKeys, t, t+".String")
 	nt.PatternFunc, nt.Consts = b.pattern(base+"Pattern", t, "SCAN MATCH", k.Pattern)
 	add := func(name, doc string, v literal) {
 		nt.Consts = append(nt.Consts, constDef{Doc: line(fmt.Sprintf(doc, base+name, t)), Name: base + name, Value: v})
+		b.decls.add(fileKeys, base+name)
 	}
 	switch k.TTL.Rule {
 	case keyspec.TTLFixed, keyspec.TTLHeartbeat:
@@ -283,6 +299,7 @@ func (b *modelBuilder) keyType(k *keyspec.Key) nameType {
 // pattern is a pattern's glob: a constant, or on a prefixed instance a function
 // of the prefix. what is where else the glob serves ("SCAN MATCH").
 func (b *modelBuilder) pattern(name, t, what string, pat keyspec.Pattern) (*globFunc, []constDef) {
+	b.decls.add(fileKeys, name)
 	if b.prefixed {
 		return &globFunc{Doc: line(fmt.Sprintf("%s matches every %s of deployment p, as an ACL or %s pattern.", name, t, what)), Name: name, Glob: pat.Glob()}, nil
 	}
@@ -316,8 +333,10 @@ func (b *modelBuilder) channelType(c *keyspec.Channel) nameType {
 		Field:     "name",
 		StringDoc: line("String is the channel's name in Redis."),
 	}
+	b.decls.add(fileKeys, t, t+".String")
 	nt.PatternFunc, nt.Consts = b.pattern(t+"Pattern", t, "PSUBSCRIBE", c.Pattern)
 	nt.Consts = append(nt.Consts, constDef{Doc: line(fmt.Sprintf("%sMaxBytes bounds a payload published on a %s.", t, t)), Name: t + "MaxBytes", Value: countLit(c.MaxBytes)})
+	b.decls.add(fileKeys, t+"MaxBytes")
 	nt.Builder = b.builder("New"+t, t, "name", c.Name, c.Pattern)
 	return nt
 }

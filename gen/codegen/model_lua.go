@@ -32,6 +32,7 @@ func (b *modelBuilder) luaFile() luaFile {
 			Text:      s.Source,
 			Raw:       !strings.ContainsAny(s.Source, "`\r"),
 		})
+		b.decls.add(fileLua, base+"SHA1", lname+"Source")
 	}
 	return f
 }

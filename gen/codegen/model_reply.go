@@ -194,6 +194,7 @@ func (b *modelBuilder) elemDecls(fields []*keyspec.Field, owner, script string) 
 			e.Fields = append(e.Fields, replyField(ef, t))
 			e.Reads = append(e.Reads, fieldRead{Field: exported(ef.Name), Read: readerOf(ef, t, false)})
 		}
+		b.decls.add(fileScripts, e.Name, e.Decoder)
 		out = append(out, e)
 	}
 	return out
@@ -230,6 +231,7 @@ func (b *modelBuilder) resultDecl(s *keyspec.Script) *structDecl {
 	for _, fl := range s.Reply.Fields {
 		d.Fields = append(d.Fields, replyField(fl, name))
 	}
+	b.decls.add(fileScripts, name)
 	return d
 }
 

@@ -133,21 +133,28 @@ func (b *modelBuilder) script(sc Script) scriptDecl {
 	s := sc.Spec
 	base, lname := exported(s.Name), unexported(s.Name)
 	d := scriptDecl{Spec: s.Name, Value: b.scriptValue(sc)}
+	b.decls.add(fileScripts, d.Value.Var)
 	keys := b.keyPositions(s)
 	for _, k := range keys {
 		if k.Iface != nil {
 			d.Ifaces = append(d.Ifaces, *k.Iface)
+			b.decls.add(fileScripts, k.Iface.Type)
+			for _, t := range k.Iface.KeyTypes {
+				b.decls.add(fileScripts, t+"."+k.Iface.Marker)
+			}
 		}
 	}
 	args, fields := b.args(s)
 	if len(fields) > 0 {
 		d.Args = &structDecl{Doc: wrapped(fmt.Sprintf("%sArgs are the ARGV of %s.", base, base)), Name: base + "Args", Fields: fields}
+		b.decls.add(fileScripts, d.Args.Name)
 	}
 	d.Elems = b.elemDecls(s.Reply.All(), replyOwner(s), s.Name)
 	d.Result = b.resultDecl(s)
 	for _, k := range keys {
 		if k.newFunc {
 			d.KeyFuncs = append(d.KeyFuncs, k.Func)
+			b.decls.add(fileScripts, k.Func.Name)
 		}
 	}
 	d.Input = inputFunc{
@@ -159,6 +166,7 @@ func (b *modelBuilder) script(sc Script) scriptDecl {
 	}
 	result := resultType(s)
 	d.Decode = b.decodeFunc(s, result)
+	b.decls.add(fileScripts, d.Input.Name, d.Decode.Name)
 	d.Wrapper = b.wrapper(s, keys, d.Input, result)
 	return d
 }
@@ -318,6 +326,12 @@ func (b *modelBuilder) wrapper(s *keyspec.Script, keys []keyPosition, in inputFu
 		Result: result, Input: in.Name, Decode: "decode" + base, Prefixed: b.prefixed,
 		QueueDoc: wrapped(fmt.Sprintf("Queue%s is %s in a batch, run on a client of %s.", base, base, s.DB.Name)),
 		Queue:    "Queue" + base,
+	}
+	b.decls.add(fileScripts, "Scripts."+w.Method)
+	if b.prefixed {
+		b.decls.add(fileScripts, "Scripts."+w.Queue)
+	} else {
+		b.decls.add(fileScripts, w.Queue)
 	}
 	return w
 }

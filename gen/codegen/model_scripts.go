@@ -79,10 +79,12 @@ func (b *modelBuilder) scriptsFile() scriptsFile {
 		f.DBFields = append(f.DBFields, unexported(d.Name))
 		f.NewScripts.Binds = append(f.NewScripts.Binds, dbBind{Field: unexported(d.Name), Client: n, Label: in.Name + " " + d.Name, DB: n})
 	}
+	b.decls.add(fileScripts, "Clients", "Scripts")
 	switch {
 	case b.prefixed:
 		f.NewScripts.NoPrefix = in.Name + ": NewScripts needs WithPrefix: every key of " + in.Name + " starts with a deployment prefix: %w"
 		f.NewScripts.Doc = wrapped("NewScripts checks that each client selects its database, where the client can tell (a *redis.Client or *redis.Ring), so a script never runs in the wrong one, and binds the Scripts to the deployment prefix WithPrefix names (required).")
+		b.decls.add(fileScripts, "Option", "WithPrefix")
 	case rueidis:
 		f.NewScripts.Doc = wrapped("NewScripts checks that each client selects its database, so a script never runs in the wrong one.")
 	default:
@@ -92,6 +94,7 @@ func (b *modelBuilder) scriptsFile() scriptsFile {
 	for _, s := range b.scripts {
 		f.All = append(f.All, exported(s.Spec.Name)+"Script")
 	}
+	b.decls.add(fileScripts, "NewScripts", "AllScripts")
 	f.Errors = b.errorVars()
 	for _, s := range b.scripts {
 		f.Scripts = append(f.Scripts, b.script(s))
@@ -131,6 +134,7 @@ func (b *modelBuilder) errorVars() []errorVar {
 	var out []errorVar
 	for _, c := range codes {
 		out = append(out, errorVar{Doc: wrapped(errDoc(c, users[c], docs[c])), Name: errorVarName(c), Code: c})
+		b.decls.add(fileScripts, errorVarName(c))
 	}
 	return out
 }
