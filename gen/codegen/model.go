@@ -6,7 +6,7 @@
 // model_keys.go and model_builder.go build keys.go's model, model_acl.go and
 // model_lua.go those of acl.go and lua.go, model_scripts.go the frame of
 // scripts.go and model_script.go, model_args.go and model_reply.go each
-// script's part of it.
+// script's part of it; decls.go notes what each file declares.
 
 package codegen
 
@@ -63,6 +63,8 @@ func intLit(i int64) literal         { return literal{kind: litInt, i: i} }
 func durLit(d time.Duration) literal { return literal{kind: litDuration, d: d} }
 func boolLit(b bool) literal         { return literal{kind: litBool, b: b} }
 func countLit[T ~int](n T) literal   { return intLit(int64(n)) }
+
+// durOrZeroLit is a duration bound that may be absent: 0 is written 0.
 func durOrZeroLit(d time.Duration) literal {
 	if d == 0 {
 		return intLit(0)
@@ -94,9 +96,9 @@ const (
 	fileScripts = "scripts.go"
 )
 
-// build makes the model of instance in's package. A name collision (two spec
-// names that become one Go name, a parameter that shadows a local of the
-// generated code) is an error naming both.
+// build makes the model of instance in's package. A name collision is an error
+// naming both sides: two spec names that become one Go name (reported alone
+// when there are any), a parameter that shadows a local of the generated code.
 func build(spec *keyspec.Spec, in *keyspec.Instance, scripts []Script) (*pkgModel, error) {
 	b := newModelBuilder(spec, in, scripts)
 	m := b.model()
@@ -128,7 +130,7 @@ type modelBuilder struct {
 	scripts  []Script // sorted by name
 	prefixed bool     // the instance has a deployment prefix
 	decls    *declSet
-	errs     []error // names that collide inside a function
+	errs     []error // see errorf
 	// keyFuncs are the functions that read a key out of a KEYS interface, by
 	// the position's key types and shared placeholders: positions alike share one.
 	keyFuncs map[string]*keyFunc
@@ -137,7 +139,8 @@ type modelBuilder struct {
 	typesDeclared map[string]bool
 }
 
-// collide records a name collision inside a generated function.
-func (b *modelBuilder) collide(format string, a ...any) {
+// errorf records an error of the model: a name that collides inside a
+// generated function, an argument type without an encoding.
+func (b *modelBuilder) errorf(format string, a ...any) {
 	b.errs = append(b.errs, fmt.Errorf("codegen %s: "+format, append([]any{b.in.Name}, a...)...))
 }

@@ -50,7 +50,7 @@ func (b *modelBuilder) args(s *keyspec.Script) ([]argModel, []structField) {
 		}
 		enc, ok := encoderOf(a)
 		if !ok {
-			b.collide("script %s: argument %s: no encoding for type %q", s.Name, a.Name, a.Type)
+			b.errorf("script %s: argument %s: no encoding for type %q", s.Name, a.Name, a.Type)
 			continue
 		}
 		am.Encode = enc

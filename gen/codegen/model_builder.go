@@ -80,7 +80,7 @@ func (b *modelBuilder) builder(fn, t, field, name string, pat keyspec.Pattern) b
 	}
 	use := func(id, what string) {
 		if other, dup := locals[id]; dup {
-			b.collide("%s of %s: %s and %s both become %q; rename one", fn, pat.Raw, other, what, id)
+			b.errorf("%s of %s: %s and %s both become %q; rename one", fn, pat.Raw, other, what, id)
 		}
 		locals[id] = what
 	}

@@ -220,7 +220,7 @@ func (b *modelBuilder) keyPositions(s *keyspec.Script) []keyPosition {
 	for i, k := range s.Keys {
 		kp := keyPosition{Spec: k.Name, Param: unexported(k.Name), segments: map[string]operand{}}
 		if wrapperLocals[kp.Param] {
-			b.collide("script %s: key %s: its Go parameter %q is a name the generated wrapper uses itself; rename the key", s.Name, kp.Param, kp.Param)
+			b.errorf("script %s: key %s: its Go parameter %q is a name the generated wrapper uses itself; rename the key", s.Name, kp.Param, kp.Param)
 		}
 		if len(k.OneOf) == 1 {
 			// A key type of this package: its name is its unexported field.
