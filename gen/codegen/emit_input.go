@@ -27,7 +27,7 @@ func emitInput(f *jen.File, m inputFunc) {
 		params = append(params, jen.Id("a").Id(m.ArgsType))
 	}
 	for _, a := range m.Args {
-		body = append(body, argCode(a))
+		body = append(body, argCode(a, m.Prefixed))
 	}
 	body = append(body, jen.Return(jen.Id("in")))
 	f.Func().Id(m.Name).Params(params...).Qual(runtimePkg, "Input").Block(body...)
@@ -52,13 +52,18 @@ func keyReadCode(k keyPosition, prefixed bool) []jen.Code {
 }
 
 // argCode is the runtime.Input call that checks and writes one argument.
-func argCode(a argModel) jen.Code {
+func argCode(a argModel, prefixed bool) jen.Code {
 	call := jen.Id("in").Dot(a.Encode.Method)
 	switch a.Encode.Kind {
 	case encodeConst:
 		return call.Call(jen.Id(a.Encode.Const))
 	case encodeFlag:
 		return call.Call(jen.Id("a").Dot(a.Field))
+	case encodeKey:
+		if prefixed {
+			return jen.Id("in").Dot("PrefixedKeyArg").Call(jen.Lit(a.Spec), jen.Id("a").Dot(a.Field).Dot("key"), jen.Id("a").Dot(a.Field).Dot("p"))
+		}
+		return call.Call(jen.Lit(a.Spec), jen.Id("a").Dot(a.Field).Dot("key"))
 	}
 	args := append([]jen.Code{jen.Lit(a.Spec), jen.Id("a").Dot(a.Field)}, litCodes(a.Encode.Bounds)...)
 	return call.Call(args...)

@@ -26,6 +26,7 @@ const (
 	encodeChecked encoderKind = iota // in.<Method>(spec, a.<Field>, bounds...): refuses a value out of bounds
 	encodeFlag                       // in.<Method>(a.<Field>): a bool, nothing to refuse
 	encodeConst                      // in.<Method>(<Const>): a constant of the package (a key's TTL)
+	encodeKey                        // in.KeyArg(spec, a.<Field>.key): a declared key's name (PrefixedKeyArg with its prefix)
 )
 
 // argEncoder is the runtime.Input call that checks an argument and writes it
@@ -106,6 +107,11 @@ func encoderOf(a *keyspec.Arg) (argEncoder, bool) {
 		return checked("UUID")
 	case keyspec.ArgName:
 		return checked("Name", countLit(a.MaxLen))
+	case keyspec.ArgKey:
+		if a.Key == nil {
+			return argEncoder{}, false
+		}
+		return argEncoder{Kind: encodeKey, Method: "KeyArg"}, true
 	}
 	return argEncoder{}, false
 }
@@ -123,6 +129,11 @@ func argGoType(a *keyspec.Arg) goType {
 		return goType{Name: "byte", Slice: true}
 	case keyspec.ArgDurationMS:
 		t = goType{Pkg: "time", Name: "Duration"}
+	case keyspec.ArgKey:
+		if a.Key != nil {
+			return goType{Name: keyTypeName(a.Key)}
+		}
+		t = goType{Name: "string"}
 	default:
 		t = goType{Name: "string"}
 	}

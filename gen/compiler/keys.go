@@ -79,7 +79,13 @@ func checkKey(s *keyspec.Script, c luascript.Call, a luascript.Arg, pos int, cmd
 				for _, k := range s.Keys[n-1].OneOf {
 					addKey(k)
 				}
+			default:
+				out = append(out, finding{rule: RuleScriptKey, line: line, msg: keyRefusal(cmd, c, a, alt, pos, fmt.Sprintf("beyond the %d KEYS the script declares", len(s.Keys)))})
 			}
+			continue
+		}
+		if k := argvKey(s, alt); k != nil {
+			addKey(k) // the name an ARGV of type key carries, whole
 			continue
 		}
 		ds, unverified, why := matchDerived(s, alt, false)
@@ -148,7 +154,16 @@ func matchDerived(s *keyspec.Script, alt luascript.Str, channel bool) (matched [
 	case first.Kind == luascript.PartKey && first.N == 0:
 		return nil, nil, "built from KEYS[i] with i not known: a derived name needs a known anchor; build it from KEYS[n]"
 	case first.Kind == luascript.PartKey:
-		return matchAnchored(s, alt, channel)
+		if first.N > len(s.Keys) {
+			return nil, nil, fmt.Sprintf("built from KEYS[%d], which the script does not declare", first.N)
+		}
+		anchor := s.Keys[first.N-1]
+		return matchAnchored(s, alt, channel, anchor.OneOf, fmt.Sprintf("KEYS[%d] %q", first.N, anchor.Name), anchor.Name,
+			func(d *keyspec.Derived) bool { return d.From == first.N })
+	case first.Kind == luascript.PartArgv && first.N > 0 && first.N <= len(s.Argv) && s.Argv[first.N-1].Key != nil:
+		a := s.Argv[first.N-1]
+		return matchAnchored(s, alt, channel, []*keyspec.Key{a.Key}, fmt.Sprintf("ARGV[%d] %q", first.N, a.Name), a.Name,
+			func(d *keyspec.Derived) bool { return d.FromArgv == first.N })
 	case first.Kind == luascript.PartText:
 		return matchLiteral(s, alt, channel)
 	}
@@ -180,22 +195,17 @@ func atoms(p keyspec.Pattern) []atom {
 	return out
 }
 
-// matchAnchored matches a name built from KEYS[n] against the script's derived
-// entries from that position: for every key the position takes, one entry
-// must match.
-func matchAnchored(s *keyspec.Script, alt luascript.Str, channel bool) ([]*keyspec.Derived, []string, string) {
-	n := alt.Parts[0].N
-	if n > len(s.Keys) {
-		return nil, nil, fmt.Sprintf("built from KEYS[%d], which the script does not declare", n)
-	}
-	anchor := s.Keys[n-1]
+// matchAnchored matches a name built from an anchor (a KEYS position, or an
+// ARGV of type key) against the script's derived entries from it: for every
+// key the anchor may be, one entry must match.
+func matchAnchored(s *keyspec.Script, alt luascript.Str, channel bool, anchorKeys []*keyspec.Key, anchorDesc, anchorName string, from func(*keyspec.Derived) bool) ([]*keyspec.Derived, []string, string) {
 	var out []*keyspec.Derived
 	var unverified []string
-	for _, k := range anchor.OneOf {
+	for _, k := range anchorKeys {
 		found := false
 		var misses []string
 		for _, d := range s.Derived {
-			if d.From != n || (d.Channel != nil) != channel {
+			if !from(d) || (d.Channel != nil) != channel {
 				continue
 			}
 			if _, ok := keyspec.AnchorTail(k.Pattern, d.Pattern()); !ok {
@@ -217,11 +227,23 @@ func matchAnchored(s *keyspec.Script, alt luascript.Str, channel bool) ([]*keysp
 			if len(misses) > 0 {
 				detail = "; " + strings.Join(misses, "; ")
 			}
-			return nil, nil, fmt.Sprintf("built from KEYS[%d] %q (key %q, %s), and no derived %s of the script from %s matches it%s: declare the name it builds under derived (- {%s: <name>, from: %s})",
-				n, anchor.Name, k.Name, k.Pattern.Raw, kindWord(channel), anchor.Name, detail, kindWord(channel), anchor.Name)
+			return nil, nil, fmt.Sprintf("built from %s (key %q, %s), and no derived %s of the script from %s matches it%s: declare the name it builds under derived (- {%s: <name>, from: %s})",
+				anchorDesc, k.Name, k.Pattern.Raw, kindWord(channel), anchorName, detail, kindWord(channel), anchorName)
 		}
 	}
 	return out, unverified, ""
+}
+
+// argvKey is the key an ARGV of type key carries when alt is that ARGV whole.
+func argvKey(s *keyspec.Script, alt luascript.Str) *keyspec.Key {
+	if len(alt.Parts) != 1 || alt.Parts[0].Kind != luascript.PartArgv {
+		return nil
+	}
+	n := alt.Parts[0].N
+	if n < 1 || n > len(s.Argv) {
+		return nil
+	}
+	return s.Argv[n-1].Key
 }
 
 // matchLiteral matches a name that starts with literal text against the

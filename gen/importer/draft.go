@@ -27,6 +27,9 @@ type Draft struct {
 	// Notes are what the reading found that the spec cannot take as it is
 	// (a refusal luagen generate will report), one a script.
 	Notes []string
+	// Anchors are, per script, the ARGV positions it builds names from whose
+	// pattern the sources do not say (each a prefix key marked TODO).
+	Anchors map[string][]int
 }
 
 // position is one KEYS or ARGV position of a script, as its use says.
@@ -45,13 +48,15 @@ type draftKey struct {
 	usedBy   []string
 	built    string // for a derived key: how the script builds it
 	channel  bool
+	prefix   bool // a prefix key (its pattern ends with ':')
 }
 
 type draftArg struct {
 	name, doc, typ string
 	duration       bool // sent as a TTL (PX, PEXPIRE)
 	numeric        bool
-	part           bool // a part of a built key
+	part           bool      // a part of a built key
+	key            *draftKey // an anchor the script builds keys from: a prefix key passed in ARGV
 }
 
 type draftDerived struct {
@@ -306,6 +311,14 @@ func New(instance string, scripts []Script) (*Draft, error) {
 		ds.read(keys, &keyOrder)
 		out = append(out, ds)
 	}
+	d.Anchors = map[string][]int{}
+	for _, ds := range out {
+		for i, a := range ds.argv {
+			if a.key != nil && a.key.pattern == "" {
+				d.Anchors[ds.s.Name] = append(d.Anchors[ds.s.Name], i+1)
+			}
+		}
+	}
 	d.Spec = d.render(out, keys, keyOrder)
 	d.Todos = strings.Count(string(d.Spec), Todo)
 	return d, nil
@@ -326,6 +339,7 @@ func (ds *draftScript) read(keys map[string]*draftKey, order *[]string) {
 		if cmd != nil && (cmd.Has(rediscmd.FlagWrite) || cmd.MayReplicate) {
 			writes = true
 		}
+		keyAt := keyPositions(cmd, c.Args)
 		for i, a := range c.Args {
 			if i == 0 {
 				continue
@@ -349,8 +363,9 @@ func (ds *draftScript) read(keys map[string]*draftKey, order *[]string) {
 						}
 					}
 				}
-				if !whole && len(alt.Parts) > 1 && (i == 1 || c.Command == "publish" || c.Command == "spublish") {
-					ds.derive(alt, c.Command == "publish" || c.Command == "spublish", keys, order)
+				channel := (c.Command == "publish" || c.Command == "spublish") && i == 1
+				if !whole && len(alt.Parts) > 1 && (keyAt[i] || channel) {
+					ds.derive(alt, channel, keys, order)
 				}
 				// ARGV sent as a TTL.
 				if len(alt.Parts) == 1 && alt.Parts[0].Kind == luascript.PartArgv {
@@ -389,6 +404,40 @@ func (ds *draftScript) derive(alt luascript.Str, channel bool, keys map[string]*
 		}
 		anchor = ds.keys[first.N-1]
 		from = ds.keyNames[first.N-1]
+		rest = alt.Parts[1:]
+	case luascript.PartArgv:
+		if first.N < 1 || first.N > len(ds.argv) {
+			return
+		}
+		a := ds.argv[first.N-1]
+		if a.key == nil {
+			// The name passed in ARGV: a prefix ("q:{{queue}}:") or a whole key.
+			pattern := asPattern(a.doc)
+			prefix := pattern == "" || strings.HasSuffix(pattern, ":")
+			name := identify(a.name)
+			if prefix && !strings.Contains(name, "prefix") {
+				name += "_prefix"
+			}
+			if pattern != "" {
+				for _, n := range *order {
+					if shape(keys[n].pattern) == shape(pattern) {
+						name, pattern = n, keys[n].pattern
+					}
+				}
+			}
+			for i := 2; keys[name] != nil && keys[name].pattern != pattern; i++ {
+				name = fmt.Sprintf("%s_%d", identify(a.name), i)
+			}
+			a.key = keys[name]
+			if a.key == nil {
+				a.key = &draftKey{name: name, pattern: pattern, values: map[string]bool{}, commands: map[string]bool{}, prefix: prefix}
+				keys[name] = a.key
+				*order = append(*order, name)
+			}
+			a.key.usedBy = append(a.key.usedBy, fmt.Sprintf("%s ARGV[%d]", ds.s.Name, first.N))
+		}
+		anchor = a.key
+		from = a.name
 		rest = alt.Parts[1:]
 	case luascript.PartText:
 	default:
@@ -550,7 +599,7 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 		}
 		w("    db: %s.db0\n", in)
 		d.writePattern(&b, k)
-		if strings.HasSuffix(k.pattern, ":") {
+		if k.prefix || strings.HasSuffix(k.pattern, ":") {
 			w("    value: [prefix]   # a namespace the scripts build keys from; it holds no value\n")
 			continue
 		}
@@ -609,6 +658,8 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 					doc = ", doc: " + q(a.doc)
 				}
 				switch {
+				case a.key != nil:
+					w("      - {name: %s, type: key, key: %s%s}   # a name the script builds keys from\n", a.name, a.key.name, doc)
 				case a.duration:
 					w("      - {name: %s, type: duration_ms, max: %s%s}\n", a.name, q(todo("the longest TTL it may send")), doc)
 				case a.part:
@@ -658,6 +709,10 @@ func (d *Draft) writePattern(b *strings.Builder, k *draftKey) {
 	if k.pattern == "" {
 		if k.built != "" {
 			fmt.Fprintf(b, "    # built as %s\n", k.built)
+		}
+		if k.prefix {
+			fmt.Fprintf(b, "    pattern: %s\n", q(Todo+": the prefix's pattern, ending in ':', app:{{id}}: style"))
+			return
 		}
 		fmt.Fprintf(b, "    pattern: %s\n", q(Todo+": the name's pattern, app:{id} style"))
 		return
@@ -751,6 +806,35 @@ func quoteAll(xs []string) []string {
 	out := make([]string, len(xs))
 	for i, x := range xs {
 		out[i] = strconv.Quote(x)
+	}
+	return out
+}
+
+// keyPositions are the arguments of a call Redis's key specs say are keys, as
+// far as the reading can tell (the first argument when it cannot).
+func keyPositions(cmd *rediscmd.Command, args []luascript.Arg) map[int]bool {
+	out := map[int]bool{1: true}
+	if cmd == nil {
+		return out
+	}
+	in := make([]rediscmd.Arg, len(args))
+	for i, a := range args {
+		switch a.Kind {
+		case luascript.ArgString, luascript.ArgInteger:
+			in[i] = rediscmd.Literal(a.Text)
+		case luascript.ArgNumber:
+			in[i] = rediscmd.Arg{Number: true}
+		case luascript.ArgSpread:
+			in[i] = rediscmd.Arg{Spread: true}
+		}
+	}
+	keys, err := cmd.StaticKeyPositions(in)
+	if err != nil {
+		return out
+	}
+	out = map[int]bool{}
+	for _, k := range keys {
+		out[k.Pos] = true
 	}
 	return out
 }

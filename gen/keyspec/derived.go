@@ -18,8 +18,10 @@ type Derived struct {
 	Key     *Key     // the declared key it builds; nil for a channel
 	Channel *Channel // the declared channel it builds; nil for a key
 	// From is the KEYS position (1-based) whose key the name starts with; 0:
-	// the name starts with the pattern's literal text.
-	From   int
+	// the name starts with the pattern's literal text, or FromArgv's.
+	From int
+	// FromArgv is the ARGV position (1-based) of type key the name starts with.
+	FromArgv int
 	Reason string // why the script builds it rather than taking it in KEYS
 }
 
@@ -51,6 +53,18 @@ func (d *Derived) Anchor(s *Script) *ScriptKey {
 		return nil
 	}
 	return s.Keys[d.From-1]
+}
+
+// anchorKeys are the keys the name may start with, and how errors name the
+// anchor: the keys a KEYS position takes, or an ARGV key's one key.
+func (d *Derived) anchorKeys(s *Script) ([]*Key, string) {
+	if a := d.Anchor(s); a != nil {
+		return a.OneOf, fmt.Sprintf("KEYS[%d] %q", d.From, a.Name)
+	}
+	if d.FromArgv >= 1 && d.FromArgv <= len(s.Argv) && s.Argv[d.FromArgv-1].Key != nil {
+		return []*Key{s.Argv[d.FromArgv-1].Key}, fmt.Sprintf("ARGV[%d] %q", d.FromArgv, s.Argv[d.FromArgv-1].Name)
+	}
+	return nil, ""
 }
 
 type rawDerived struct {
@@ -107,8 +121,13 @@ func (p *parser) scriptDerived(path, entry string, s *Script, raw []rawDerived) 
 					d.From = j + 1
 				}
 			}
-			if d.From == 0 {
-				p.errf(dp+".from", dentry, "from %q is not one of the script's KEYS positions (%s)", r.From, keyNames(s))
+			for j, a := range s.Argv {
+				if a.Name == r.From && a.Type == ArgKey && d.From == 0 {
+					d.FromArgv = j + 1
+				}
+			}
+			if d.From == 0 && d.FromArgv == 0 {
+				p.errf(dp+".from", dentry, "from %q is not one of the script's KEYS positions (%s) nor an ARGV of type key", r.From, keyNames(s))
 				continue
 			}
 		}
@@ -140,8 +159,8 @@ func (p *parser) checkDerived(dp, dentry string, s *Script, d *Derived) {
 		return // its own error is reported
 	}
 	cluster := s.Instance != nil && s.Instance.Topology == TopologyCluster
-	anchor := d.Anchor(s)
-	if anchor == nil {
+	anchors, anchorName := d.anchorKeys(s)
+	if anchors == nil {
 		if d.Key != nil && cluster {
 			p.errf(dp, dentry, "on cluster instance %s a key built from its own literal start has no hash tag tying it to the script's KEYS (CROSSSLOT): build it from a KEYS position whose key holds the tag (from: <position>)", s.Instance.Name)
 		}
@@ -150,27 +169,27 @@ func (p *parser) checkDerived(dp, dentry string, s *Script, d *Derived) {
 		}
 		return
 	}
-	for _, a := range anchor.OneOf {
+	for _, a := range anchors {
 		if a.Pattern.Segments == nil {
 			continue
 		}
 		rest, ok := AnchorTail(a.Pattern, pat)
 		if !ok {
-			p.errf(dp, dentry, "pattern %q does not start with %q, the pattern of key %q that KEYS[%d] %q takes: a derived name is its anchor followed by more", pat.Raw, a.Pattern.Raw, a.Name, d.From, anchor.Name)
+			p.errf(dp, dentry, "pattern %q does not start with %q, the pattern of key %q that %s takes: a derived name is its anchor followed by more", pat.Raw, a.Pattern.Raw, a.Name, anchorName)
 			continue
 		}
 		if rest == "" {
 			p.errf(dp, dentry, "pattern %q is the anchor's own pattern (key %q): take it in KEYS", pat.Raw, a.Name)
 			continue
 		}
-		for _, ap := range a.Pattern.Params() {
-			i := pat.Index(ap.Name)
-			if i < 0 {
-				continue
-			}
-			dp2 := pat.Segments[i].Param
+		// The anchor's placeholders are the derived pattern's first ones, in
+		// order (their names may differ): the anchor's values are the derived
+		// key's, so both declare them alike.
+		dparams := pat.Params()
+		for i, ap := range a.Pattern.Params() {
+			dp2 := dparams[i]
 			if dp2.Type != ap.Type || dp2.Encode != ap.Encode || dp2.Enum != ap.Enum || dp2.Len != ap.Len || dp2.MaxLen != ap.MaxLen || dp2.Min != ap.Min || dp2.Max != ap.Max {
-				p.errf(dp, dentry, "placeholder {%s} is a %s in key %q and a %s in the anchor %q: the anchor's value is the derived key's, so both declare it alike", ap.Name, describeParam(dp2), d.Name(), describeParam(ap), a.Name)
+				p.errf(dp, dentry, "placeholder {%s} is a %s in key %q and {%s} a %s in the anchor %q: the anchor's value is the derived key's, so both declare it alike", dp2.Name, describeParam(dp2), d.Name(), ap.Name, describeParam(ap), a.Name)
 			}
 		}
 		if cluster && d.Key != nil && a.Pattern.TagParam() == nil {
@@ -180,28 +199,34 @@ func (p *parser) checkDerived(dp, dentry string, s *Script, d *Derived) {
 }
 
 // AnchorTail is what follows the anchor's pattern at the start of pat, in
-// pattern text ("{job_id}:lock" for "q:{id}:" and "q:{id}:{job_id}:lock"), and
-// whether pat starts with the anchor at all (the same literal text and the same
-// placeholders in the same places).
+// pattern text without placeholder names (":{}:lock" for "q:{id}" and
+// "q:{id}:{job_id}:lock"), and whether pat starts with the anchor at all: the
+// same literal text, and placeholders in the same places (their names may
+// differ).
 func AnchorTail(anchor, pat Pattern) (string, bool) {
-	a, d := patternText(anchor), patternText(pat)
+	a, d := patternText(anchor, false), patternText(pat, false)
 	if !strings.HasPrefix(d, a) {
 		return "", false
 	}
 	return d[len(a):], true
 }
 
-// patternText is the pattern written back from its segments.
-func patternText(p Pattern) string {
+// patternText is the pattern written back from its segments, with the
+// placeholders' names or (named false) without them.
+func patternText(p Pattern, named bool) string {
 	parts := make([]string, len(p.Segments))
 	for i, s := range p.Segments {
+		name := ""
+		if s.Param != nil && named {
+			name = s.Param.Name
+		}
 		switch {
 		case s.Param == nil:
 			parts[i] = s.Literal
 		case s.Tag:
-			parts[i] = "{{" + s.Param.Name + "}}"
+			parts[i] = "{{" + name + "}}"
 		default:
-			parts[i] = "{" + s.Param.Name + "}"
+			parts[i] = "{" + name + "}"
 		}
 	}
 	return strings.Join(parts, ":")
@@ -245,8 +270,8 @@ func (p Pattern) Items() []Item {
 	return out
 }
 
-// Reach are the declared keys a script may touch: those its KEYS positions take
-// and those it builds (Derived).
+// Reach are the declared keys a script may touch: those its KEYS positions take,
+// those passed in ARGV (type key) and those it builds (Derived).
 func (s *Script) Reach() []*Key {
 	var out []*Key
 	seen := map[*Key]bool{}
@@ -256,6 +281,12 @@ func (s *Script) Reach() []*Key {
 				seen[k] = true
 				out = append(out, k)
 			}
+		}
+	}
+	for _, a := range s.Argv {
+		if a.Key != nil && !seen[a.Key] {
+			seen[a.Key] = true
+			out = append(out, a.Key)
 		}
 	}
 	for _, d := range s.Derived {
@@ -311,4 +342,34 @@ func (p *parser) prefixKey(path, entry string, k *Key, r rawKey) bool {
 	}
 	k.Pattern = pat
 	return true
+}
+
+// argKey resolves an ARGV of type key: the declared key whose name the wrapper
+// builds and passes in ARGV (a prefix the script builds keys from). Redis
+// Cluster routes a call by its KEYS alone, so on a cluster instance it is
+// refused: pass the name in KEYS.
+func (p *parser) argKey(ap, aentry string, s *Script, a *Arg, ra rawArg) {
+	if ra.Optional {
+		p.errf(ap, aentry, "an ARGV of type key is never optional: the names built from it need it")
+	}
+	if ra.Key == "" {
+		p.errf(ap, aentry, "type key names the declared key it carries: key: <name>")
+		return
+	}
+	k := p.keys[ra.Key]
+	switch {
+	case k == nil:
+		p.errf(ap, aentry, "key %q is not declared", ra.Key)
+		return
+	case s.Instance != nil && k.DB != nil && k.DB.Instance != s.Instance:
+		p.errf(ap, aentry, "key %q lives on instance %s, the script on %s", ra.Key, k.DB.Instance.Name, s.Instance.Name)
+		return
+	case s.DB != nil && k.DB != nil && k.DB != s.DB:
+		p.errf(ap, aentry, "key %q lives in %s, the script's KEYS in %s: a script runs in one database", ra.Key, k.DB.ID(), s.DB.ID())
+		return
+	case s.Instance != nil && s.Instance.Topology == TopologyCluster:
+		p.errf(ap, aentry, "on cluster instance %s a key passed in ARGV is not routed by Redis Cluster, and the names built from it can land in another slot (CROSSSLOT): pass it in KEYS", s.Instance.Name)
+		return
+	}
+	a.Key = k
 }

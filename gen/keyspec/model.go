@@ -502,6 +502,7 @@ const (
 	ArgHex        = "hex"
 	ArgUUID       = "uuid"
 	ArgName       = "name"
+	ArgKey        = "key" // a declared key's name, built by the wrapper like a KEYS position's (derived.go)
 )
 
 // Arg is one ARGV position.
@@ -517,6 +518,7 @@ type Arg struct {
 	Len      int           // hex
 	MaxLen   int           // name
 	TTLOf    *Key          // duration_ms filled from a key's TTL by the wrapper
+	Key      *Key          // key: the declared key whose name it carries
 	// Optional arguments may be left out: the wrapper then sends the empty
 	// string, which no present value encodes to.
 	Optional bool

@@ -1076,7 +1076,7 @@ func describeParam(p *Param) string {
 	return p.Type
 }
 
-var argTypes = "int, bool, string, bytes, duration_ms, token, hex, uuid, name"
+var argTypes = "int, bool, string, bytes, duration_ms, token, hex, uuid, name, key"
 
 func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 	names := map[string]bool{}
@@ -1149,10 +1149,16 @@ func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 			bad(ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.Len != 0 || ra.TTLOf != "", "min/max/max_bytes/len/ttl_of")
 		case ArgBool, ArgToken, ArgUUID:
 			bad(ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.Len != 0 || ra.MaxLen != 0 || ra.TTLOf != "", "min/max/max_bytes/len/max_len/ttl_of")
+		case ArgKey:
+			bad(ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.Len != 0 || ra.MaxLen != 0 || ra.TTLOf != "", "min/max/max_bytes/len/max_len/ttl_of")
+			p.argKey(ap, aentry, s, a, ra)
 		case "":
 			p.errf(ap, aentry, "type is missing: want one of %s", argTypes)
 		default:
 			p.errf(ap+".type", aentry, "ARGV type %q does not exist: want one of %s", ra.Type, argTypes)
+		}
+		if ra.Key != "" && ra.Type != ArgKey {
+			p.errf(ap, aentry, "key applies to type key (a key's name passed in ARGV)")
 		}
 		s.Argv = append(s.Argv, a)
 	}

@@ -211,6 +211,7 @@ type rawArg struct {
 	Len      int    `yaml:"len"`
 	MaxLen   int    `yaml:"max_len"`
 	TTLOf    string `yaml:"ttl_of"`
+	Key      string `yaml:"key"`
 }
 
 type rawReply struct {

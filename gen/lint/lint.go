@@ -35,35 +35,37 @@ func (f Finding) String() string {
 // Rules, each with what it protects. The script-command rules are the
 // compiler's own refusals (luagen generate refuses the same), reported by name.
 const (
-	RuleSpec             = "spec"                    // the spec does not parse or validate
-	RuleLua              = compiler.RuleSignature    // a script does not load or does not match its signature
-	RuleSelect           = "select"                  // a DB other than 0 that its user may not SELECT
-	RuleCrossSlot        = "cross-slot"              // a multi-key script whose keys may not share a slot, with no reason given
-	RuleDynamicCmd       = compiler.RuleDynamicCmd   // redis.call whose command is not a literal: no ACL can be derived
-	RuleScriptSelect     = compiler.RuleScriptSelect // a script calling SELECT
-	RuleGlobal           = "global"                  // a global Redis 7 refuses to create or does not provide
-	RuleTTLBound         = "ttl-bound"               // a chosen TTL above its key's declared max, or not above its declared floor (exceeds)
-	RuleForbiddenKind    = "forbidden-kind"          // a key or script of a kind its instance forbids
-	RuleACLOverlap       = "acl-overlap"             // a user's prefix reaching into another instance's prefixes
-	RuleDangerous        = compiler.RuleDangerous    // a script calling a command no ACL grants (FLUSHALL, INFO, ...)
-	RuleForbiddenName    = "forbidden-name"          // a key or script named for a kind its instance forbids, whatever its kind
-	RuleCrossInstance    = "cross-instance"          // a script naming another instance's keys or channels
-	RuleForbiddenShape   = "forbidden-shape"         // a script of a shape its instance forbids (get+increment)
-	RuleForbiddenValue   = "forbidden-value"         // a key of a value type its instance forbids
-	RuleForbiddenCommand = "forbidden-command"       // a script calling a command its instance forbids
-	RuleStreamTrim       = "stream-trim"             // an XADD of a bounded stream without MAXLEN or MINID
-	RuleListTrim         = "list-trim"               // a push onto a bounded list without an LTRIM of it in the same script
-	RuleDeprecated       = "deprecated"              // a deprecated spec field (seed for source)
-	RuleUnknownCmd       = compiler.RuleUnknownCmd   // a command or subcommand Redis does not have
-	RuleNoScript         = compiler.RuleNoScript     // a command Redis refuses inside scripts (EVALSHA, SCRIPT, CLIENT, ...)
-	RuleKeyless          = compiler.RuleKeyless      // a command on the whole server or database (DBSIZE, SCAN, ...)
-	RuleCrossDB          = compiler.RuleCrossDB      // MOVE, SWAPDB, COPY ... DB n
-	RuleArity            = compiler.RuleArity        // a call with a number of arguments Redis refuses
-	RuleScriptKey        = compiler.RuleScriptKey    // a key position not filled from KEYS
-	RuleKeysReadOnly     = compiler.RuleKeysWrite    // KEYS assigned or handed to code that may change it
-	RuleShadow           = compiler.RuleShadow       // redis, KEYS or ARGV hidden or assigned
-	RuleReplication      = compiler.RuleReplication  // redis.set_repl, redis.replicate_commands
-	RuleShebang          = compiler.RuleShebang      // allow-oom
+	RuleSpec             = "spec"                     // the spec does not parse or validate
+	RuleLua              = compiler.RuleSignature     // a script does not load or does not match its signature
+	RuleSelect           = "select"                   // a DB other than 0 that its user may not SELECT
+	RuleCrossSlot        = "cross-slot"               // a multi-key script whose keys may not share a slot, with no reason given
+	RuleDynamicCmd       = compiler.RuleDynamicCmd    // redis.call whose command is not a literal: no ACL can be derived
+	RuleScriptSelect     = compiler.RuleScriptSelect  // a script calling SELECT
+	RuleGlobal           = "global"                   // a global Redis 7 refuses to create or does not provide
+	RuleTTLBound         = "ttl-bound"                // a chosen TTL above its key's declared max, or not above its declared floor (exceeds)
+	RuleForbiddenKind    = "forbidden-kind"           // a key or script of a kind its instance forbids
+	RuleACLOverlap       = "acl-overlap"              // a user's prefix reaching into another instance's prefixes
+	RuleDangerous        = compiler.RuleDangerous     // a script calling a command no ACL grants (FLUSHALL, INFO, ...)
+	RuleForbiddenName    = "forbidden-name"           // a key or script named for a kind its instance forbids, whatever its kind
+	RuleCrossInstance    = "cross-instance"           // a script naming another instance's keys or channels
+	RuleForbiddenShape   = "forbidden-shape"          // a script of a shape its instance forbids (get+increment)
+	RuleForbiddenValue   = "forbidden-value"          // a key of a value type its instance forbids
+	RuleForbiddenCommand = "forbidden-command"        // a script calling a command its instance forbids
+	RuleStreamTrim       = "stream-trim"              // an XADD of a bounded stream without MAXLEN or MINID
+	RuleListTrim         = "list-trim"                // a push onto a bounded list without an LTRIM of it in the same script
+	RuleDeprecated       = "deprecated"               // a deprecated spec field (seed for source)
+	RuleUnknownCmd       = compiler.RuleUnknownCmd    // a command or subcommand Redis does not have
+	RuleNoScript         = compiler.RuleNoScript      // a command Redis refuses inside scripts (EVALSHA, SCRIPT, CLIENT, ...)
+	RuleKeyless          = compiler.RuleKeyless       // a command on the whole server or database (DBSIZE, SCAN, ...)
+	RuleCrossDB          = compiler.RuleCrossDB       // MOVE, SWAPDB, COPY ... DB n
+	RuleArity            = compiler.RuleArity         // a call with a number of arguments Redis refuses
+	RuleScriptKey        = compiler.RuleScriptKey     // a key position not filled from KEYS
+	RuleKeysReadOnly     = compiler.RuleKeysWrite     // KEYS assigned or handed to code that may change it
+	RuleArgvReadOnly     = compiler.RuleArgvWrite     // ARGV assigned or handed to code that may change it
+	RuleScriptChannel    = compiler.RuleScriptChannel // a channel the script builds that no derived channel of it matches
+	RuleShadow           = compiler.RuleShadow        // redis, KEYS or ARGV hidden or assigned
+	RuleReplication      = compiler.RuleReplication   // redis.set_repl, redis.replicate_commands
+	RuleShebang          = compiler.RuleShebang       // allow-oom
 )
 
 // Run lints a spec file's contents and the Lua directory. It never fails: a spec

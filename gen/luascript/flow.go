@@ -39,23 +39,41 @@ type binding struct {
 	val        value
 	reassigned int // the first line assigning it after its declaration; 0: never
 	changes    int
+	// contrib is what each statement assigning it contributed to val, for
+	// reading it without one statement's own part (see assignOnce).
+	contrib map[any]value
 }
 
 type scope struct {
 	names  []string
 	vars   []*binding
 	parent *scope
+	// loop: the body of a loop (its statements may run again); fn: the body
+	// of a function (it may run again, with its upvalues as they are then).
+	loop, fn bool
 }
 
 func (s *scope) lookup(name string) *binding {
+	b, _ := s.lookupOnce(name)
+	return b
+}
+
+// lookupOnce finds name's binding, and whether the code at s runs at most once
+// for each time the binding is declared: no loop body and no function body
+// lies between them.
+func (s *scope) lookupOnce(name string) (*binding, bool) {
+	once := true
 	for ; s != nil; s = s.parent {
 		for i := len(s.names) - 1; i >= 0; i-- {
 			if s.names[i] == name {
-				return s.vars[i]
+				return s.vars[i], once
 			}
 		}
+		if s.loop || s.fn {
+			once = false
+		}
 	}
-	return nil
+	return nil, false
 }
 
 func (s *scope) add(name string, b *binding) {
@@ -126,6 +144,9 @@ type analyzer struct {
 	stack    []*frame
 	steps    int
 	stopped  string // why the analysis gave up
+	// without: while the right side of an assignment run once per declaration
+	// is evaluated, the variables it assigns, read without its own part.
+	without map[*binding]any
 
 	// What one walk records; the last walk's is the reading.
 	calls   []Call
@@ -275,6 +296,38 @@ func (a *analyzer) assign(b *binding, v value, line int, decl bool) {
 	a.changed = true
 }
 
+// contribute records what statement site assigns b.
+func (a *analyzer) contribute(b *binding, site any, v value) {
+	if b.contrib == nil {
+		b.contrib = map[any]value{}
+	}
+	b.contrib[site], _ = join(b.contrib[site], v)
+}
+
+// valueWithout is b's value without what statement site contributed: every
+// other statement's part, and what it was declared with.
+func (b *binding) valueWithout(site any) value {
+	var out value
+	for s, v := range b.contrib {
+		if s != site {
+			out, _ = join(out, v)
+		}
+	}
+	return out
+}
+
+func sameMap(x, y map[*binding]any) bool {
+	if len(x) != len(y) {
+		return false
+	}
+	for k, v := range x {
+		if y[k] != v {
+			return false
+		}
+	}
+	return true
+}
+
 func sameValue(v, w value) bool {
 	if len(v) != len(w) {
 		return false
@@ -318,7 +371,9 @@ func (a *analyzer) stmt(s ast.Stmt, sc *scope) {
 		if localFunction(s) {
 			b := a.binding(s, 0, s.Names[0])
 			sc.add(s.Names[0], b)
-			a.assign(b, a.function(s.Exprs[0].(*ast.FunctionExpr), sc, "helper "+s.Names[0], false), s.Line(), true)
+			fv := a.function(s.Exprs[0].(*ast.FunctionExpr), sc, "helper "+s.Names[0], false)
+			a.contribute(b, s, fv)
+			a.assign(b, fv, s.Line(), true)
 			return
 		}
 		vals, sp := a.list(s.Exprs, sc)
@@ -328,12 +383,31 @@ func (a *analyzer) stmt(s ast.Stmt, sc *scope) {
 		}
 		for i, b := range bs {
 			sc.add(s.Names[i], b)
-			a.assign(b, nth(vals, sp, i), s.Line(), true)
+			v := nth(vals, sp, i)
+			a.contribute(b, s, v)
+			a.assign(b, v, s.Line(), true)
 		}
 	case *ast.AssignStmt:
+		// x = x .. ':' .. y run once per declaration of x reads x as it is
+		// without what this very statement assigns it.
+		saved := a.without
+		for _, l := range s.Lhs {
+			if id, ok := l.(*ast.IdentExpr); ok {
+				if b, once := sc.lookupOnce(id.Value); b != nil && once {
+					if a.without == nil || len(a.without) == len(saved) && sameMap(a.without, saved) {
+						a.without = map[*binding]any{}
+						for k, v := range saved {
+							a.without[k] = v
+						}
+					}
+					a.without[b] = s
+				}
+			}
+		}
 		vals, sp := a.list(s.Rhs, sc)
+		a.without = saved
 		for i, l := range s.Lhs {
-			a.store(l, nth(vals, sp, i), sc)
+			a.storeAt(l, nth(vals, sp, i), sc, s)
 		}
 	case *ast.FuncCallStmt:
 		a.expr(s.Expr, sc)
@@ -341,9 +415,9 @@ func (a *analyzer) stmt(s ast.Stmt, sc *scope) {
 		a.block(s.Stmts, &scope{parent: sc})
 	case *ast.WhileStmt:
 		a.expr(s.Condition, sc)
-		a.block(s.Stmts, &scope{parent: sc})
+		a.block(s.Stmts, &scope{parent: sc, loop: true})
 	case *ast.RepeatStmt:
-		inner := &scope{parent: sc}
+		inner := &scope{parent: sc, loop: true}
 		a.block(s.Stmts, inner)
 		a.expr(s.Condition, inner)
 	case *ast.IfStmt:
@@ -356,9 +430,10 @@ func (a *analyzer) stmt(s ast.Stmt, sc *scope) {
 		if s.Step != nil {
 			a.expr(s.Step, sc)
 		}
-		inner := &scope{parent: sc}
+		inner := &scope{parent: sc, loop: true}
 		b := a.binding(s, 0, s.Name)
 		inner.add(s.Name, b)
+		a.contribute(b, s, one(number("a loop counter")))
 		a.assign(b, one(number("a loop counter")), s.Line(), true)
 		a.block(s.Stmts, inner)
 	case *ast.GenericForStmt:
@@ -417,10 +492,17 @@ func nth(vals []value, sp *spread, i int) value {
 }
 
 // store assigns v to the target l.
-func (a *analyzer) store(l ast.Expr, v value, sc *scope) {
+func (a *analyzer) store(l ast.Expr, v value, sc *scope) { a.storeAt(l, v, sc, nil) }
+
+// storeAt assigns v to the target l, as statement site does.
+func (a *analyzer) storeAt(l ast.Expr, v value, sc *scope, site any) {
 	switch l := l.(type) {
 	case *ast.IdentExpr:
 		if b := sc.lookup(l.Value); b != nil {
+			if site == nil {
+				site = l
+			}
+			a.contribute(b, site, v)
 			a.assign(b, v, l.Line(), false)
 			return
 		}
@@ -666,6 +748,9 @@ var libraries = map[string]bool{
 
 func (a *analyzer) ident(e *ast.IdentExpr, sc *scope) value {
 	if b := sc.lookup(e.Value); b != nil {
+		if site, ok := a.without[b]; ok && b.contrib != nil {
+			return b.valueWithout(site)
+		}
 		return b.val
 	}
 	switch e.Value {
@@ -931,11 +1016,12 @@ func (a *analyzer) callClosure(id int, c *closure, args []value, sp *spread, sit
 	}
 	a.stack = append(a.stack, f)
 	defer func() { a.stack = a.stack[:len(a.stack)-1] }()
-	sc := &scope{parent: c.env}
+	sc := &scope{parent: c.env, fn: true}
 	i := 0
 	if c.method {
 		b := a.binding(c.fn, -1, "self")
 		sc.add("self", b)
+		a.contribute(b, c.fn, nth(args, sp, 0))
 		a.assign(b, nth(args, sp, 0), c.fn.Line(), true)
 		i = 1
 	}
@@ -943,6 +1029,7 @@ func (a *analyzer) callClosure(id int, c *closure, args []value, sp *spread, sit
 	for j, name := range names {
 		b := a.binding(c.fn, j, name)
 		sc.add(name, b)
+		a.contribute(b, c.fn, nth(args, sp, i+j))
 		a.assign(b, nth(args, sp, i+j), c.fn.Line(), true)
 	}
 	if c.fn.ParList.HasVargs {
@@ -1038,10 +1125,11 @@ func (a *analyzer) genericFor(s *ast.GenericForStmt, sc *scope) {
 			}
 		}
 	}
-	inner := &scope{parent: sc}
+	inner := &scope{parent: sc, loop: true}
 	for i, name := range s.Names {
 		b := a.binding(s, i, name)
 		inner.add(name, b)
+		a.contribute(b, s, loop[i])
 		a.assign(b, loop[i], s.Line(), true)
 	}
 	a.block(s.Stmts, inner)
@@ -1108,7 +1196,7 @@ func returnKinds(main *frame) []string {
 			switch x.kind {
 			case aNil:
 				k = "nil"
-			case aBool:
+			case aBool, aFalse:
 				k = "bool"
 			case aTable:
 				k = "table"

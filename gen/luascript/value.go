@@ -127,6 +127,7 @@ const (
 	aData              // a value that cannot be one of the script's functions or tables: a reply, a decoded table (name: where from)
 	aAny               // anything, one of the script's functions included (name: where from)
 	aCoFunc            // a function made by coroutine.wrap
+	aFalse             // false (what a condition's falsy side leaves of a value)
 )
 
 // alt is one alternative of a value.
@@ -254,12 +255,13 @@ var (
 	boolValue = value{{kind: aBool}}
 )
 
-// truthy are the alternatives that may be true in a condition; falsy those that
-// may be false (nil, false, and values the reading cannot tell).
+// truthy are the alternatives that may be true in a condition; falsy what a
+// value may be when it is false: nil or false (a value the reading cannot
+// name may be either, but is then nothing else).
 func truthy(v value) value {
 	var out value
 	for _, a := range v {
-		if a.kind != aNil {
+		if a.kind != aNil && a.kind != aFalse {
 			out = append(out, a)
 		}
 	}
@@ -268,10 +270,20 @@ func truthy(v value) value {
 
 func falsy(v value) value {
 	var out value
+	add := func(a alt) {
+		if !out.contains(a) {
+			out = append(out, a)
+		}
+	}
 	for _, a := range v {
 		switch a.kind {
-		case aNil, aBool, aData, aAny:
-			out = append(out, a)
+		case aNil:
+			add(a)
+		case aBool, aFalse:
+			add(alt{kind: aFalse})
+		case aData, aAny:
+			add(alt{kind: aNil})
+			add(alt{kind: aFalse})
 		}
 	}
 	return out
