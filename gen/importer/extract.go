@@ -132,12 +132,19 @@ func FromGo(files map[string][]byte) ([]Script, error) {
 			if !ok || !scriptConstructors[sel.Sel.Name] || len(c.Args) == 0 {
 				return true
 			}
-			src, ok := stringValue(c.Args[len(c.Args)-1], consts, 0)
-			if !ok || !strings.Contains(src, "redis.") {
+			// The source is the string argument that calls Redis (redigo's
+			// NewScript(n, src, hash) has two strings).
+			src, srcArg := "", -1
+			for i, arg := range c.Args {
+				if v, ok := stringValue(arg, consts, 0); ok && strings.Contains(v, "redis.") && len(v) > len(src) {
+					src, srcArg = v, i
+				}
+			}
+			if srcArg < 0 {
 				return true
 			}
 			keys := -1
-			if len(c.Args) == 2 {
+			if srcArg > 0 {
 				if lit, ok := c.Args[0].(*ast.BasicLit); ok && lit.Kind == token.INT {
 					keys, _ = strconv.Atoi(lit.Value)
 				}
@@ -145,7 +152,7 @@ func FromGo(files map[string][]byte) ([]Script, error) {
 			pos := fset.Position(c.Pos())
 			name := owner[c]
 			if name == "" {
-				if id, ok := c.Args[len(c.Args)-1].(*ast.Ident); ok {
+				if id, ok := c.Args[srcArg].(*ast.Ident); ok {
 					name = id.Name
 				}
 			}
