@@ -553,7 +553,9 @@ func validPattern(p string) bool {
 
 // shape is a pattern with its placeholders' names left out: two patterns of
 // one shape name the same keys.
-func shape(p string) string { return paramRe.ReplaceAllStringFunc(p, func(m string) string { return strings.Repeat("{", strings.Count(m, "{")) + "}" }) }
+func shape(p string) string {
+	return paramRe.ReplaceAllStringFunc(p, func(m string) string { return strings.Repeat("{", strings.Count(m, "{")) + "}" })
+}
 
 // render writes the spec.
 func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order []string) []byte {

@@ -22,7 +22,7 @@ type Derived struct {
 	From int
 	// FromArgv is the ARGV position (1-based) of type key the name starts with.
 	FromArgv int
-	Reason string // why the script builds it rather than taking it in KEYS
+	Reason   string // why the script builds it rather than taking it in KEYS
 }
 
 // Name is the declared key's or channel's name.
