@@ -32,11 +32,6 @@ type Draft struct {
 	Anchors map[string][]int
 }
 
-// position is one KEYS or ARGV position of a script, as its use says.
-type position struct {
-	name, doc string
-}
-
 type draftKey struct {
 	name     string
 	pattern  string // "" when not known
@@ -454,9 +449,7 @@ func (ds *draftScript) derive(alt luascript.Str, channel bool, keys map[string]*
 		switch p.Kind {
 		case luascript.PartText:
 			pattern = append(pattern, p.Text)
-			for _, w := range wordRe.FindAllString(strings.ToLower(p.Text), -1) {
-				words = append(words, w)
-			}
+			words = append(words, wordRe.FindAllString(strings.ToLower(p.Text), -1)...)
 		case luascript.PartArgv:
 			pname := "id"
 			if p.N > 0 && p.N <= len(ds.argv) {

@@ -166,15 +166,6 @@ const (
 	maxParts = 12
 )
 
-func (v value) has(k altKind) bool {
-	for _, a := range v {
-		if a.kind == k {
-			return true
-		}
-	}
-	return false
-}
-
 func (v value) contains(a alt) bool {
 	for _, b := range v {
 		if a.equal(b) {
