@@ -141,3 +141,48 @@ func TestBypassesAreRefused(t *testing.T) {
 		})
 	}
 }
+
+// The idiom scripts of gen/luascript/testdata/reading, checked against
+// testdata/idioms/keyspec.yaml: each loads, and testdata/idioms/NAME.golden is
+// its reading with what every key and channel argument resolved to.
+func TestIdiomsResolve(t *testing.T) {
+	spec, err := keyspec.Load("testdata/idioms/keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := fstest.MapFS{}
+	paths, _ := filepath.Glob("../luascript/testdata/reading/*.lua")
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["q/"+filepath.Base(p)] = &fstest.MapFile{Data: src}
+	}
+	srcs, err := compiler.Load(spec, files, "lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != len(paths) || len(paths) < 10 {
+		t.Fatalf("%d scripts for %d idioms", len(srcs), len(paths))
+	}
+	for name, src := range srcs {
+		t.Run(name, func(t *testing.T) {
+			got := src.Reading()
+			golden := filepath.Join("testdata/idioms", name+".golden")
+			if *update {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got != string(want) {
+				t.Errorf("reading:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}

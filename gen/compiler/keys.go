@@ -433,3 +433,50 @@ func checkChannel(s *keyspec.Script, c luascript.Call, a luascript.Arg, pos int,
 	}
 	return res, out
 }
+
+// Reading is the script's reading with what each key and channel argument was
+// proven to be, for golden files and for people: every call as the reader sees
+// it (luascript.Call.String), then per key or channel argument the declared
+// keys or channels it may be, the derived entries it matched and what of it
+// only the harness checks at run time.
+func (src *Source) Reading() string {
+	var b strings.Builder
+	for i, c := range src.Info.Calls {
+		b.WriteString(c.String())
+		b.WriteByte('\n')
+		seen := map[string]bool{}
+		for _, r := range src.Resolved {
+			if r.Call != i {
+				continue
+			}
+			var line strings.Builder
+			b, outer := &line, &b
+			var names []string
+			for _, k := range r.Keys {
+				names = append(names, fmt.Sprintf("%s (%s)", k.Name, k.Pattern.Raw))
+			}
+			for _, ch := range r.Channels {
+				names = append(names, fmt.Sprintf("channel %s (%s)", ch.Name, ch.Pattern.Raw))
+			}
+			fmt.Fprintf(b, "    argument %d: %s", r.Arg+1, strings.Join(names, " | "))
+			for _, d := range r.Derived {
+				from := "its literal start"
+				switch {
+				case d.From > 0:
+					from = fmt.Sprintf("KEYS[%d] %s", d.From, src.Script.Keys[d.From-1].Name)
+				case d.FromArgv > 0:
+					from = fmt.Sprintf("ARGV[%d] %s", d.FromArgv, src.Script.Argv[d.FromArgv-1].Name)
+				}
+				fmt.Fprintf(b, "; derived %s from %s", d.Name(), from)
+			}
+			if len(r.Unverified) > 0 {
+				fmt.Fprintf(b, "; checked at run time: %s", strings.Join(r.Unverified, ", "))
+			}
+			if l := line.String(); !seen[l] {
+				seen[l] = true // a spread tried at several lengths resolves alike
+				outer.WriteString(l + "\n")
+			}
+		}
+	}
+	return b.String()
+}

@@ -14,5 +14,5 @@ local function trim(metaKey, eventsKey)
 end
 local function pick(k) return k end
 trim(KEYS[3], KEYS[4])
-rcall('DEL', pick(KEYS[2]))
+rcall('DEL', pick(KEYS[2]), KEYS[1])
 return maxEvents(KEYS[3])
