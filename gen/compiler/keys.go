@@ -147,8 +147,14 @@ func matchDerived(s *keyspec.Script, alt luascript.Str, channel bool) (matched [
 	first := alt.Parts[0]
 	switch {
 	case len(alt.Parts) == 1 && !channel:
-		if first.Kind == luascript.PartValue {
+		switch first.Kind {
+		case luascript.PartValue:
 			return nil, nil, "not taken from KEYS nor built from a KEYS anchor: a name read from Redis (or computed) can be any key; pass this key in KEYS, or build it from a KEYS position and declare it under the script's derived"
+		case luascript.PartText:
+			// A whole literal is a name built from its literal start alone.
+			if ds, u, why := matchLiteral(s, alt, channel); why == "" {
+				return ds, u, ""
+			}
 		}
 		return nil, nil, notFromKeys
 	case first.Kind == luascript.PartKey && first.N == 0:
@@ -291,8 +297,21 @@ func matchParts(s *keyspec.Script, parts []luascript.Part, at []atom) ([]string,
 				if i >= len(at) {
 					return nil, fmt.Sprintf("the name goes on after the pattern ends (%q)", p.Text[j:])
 				}
-				if at[i].param != nil {
-					return nil, fmt.Sprintf("literal %q where the pattern has {%s}", p.Text[j:], at[i].param.Name)
+				if prm := at[i].param; prm != nil {
+					// Literal text as a placeholder's value: up to the
+					// pattern's next literal byte.
+					end := len(p.Text)
+					if i+1 < len(at) && at[i+1].param == nil {
+						if k := strings.IndexByte(p.Text[j:], at[i+1].c); k >= 0 {
+							end = j + k
+						}
+					}
+					if v := p.Text[j:end]; !prm.Accepts(v) {
+						return nil, fmt.Sprintf("%q is not a value of {%s}", v, prm.Name)
+					}
+					j = end - 1
+					i++
+					continue
 				}
 				if at[i].c != p.Text[j] {
 					return nil, fmt.Sprintf("literal %q where the pattern has %q", p.Text[j:], rest(at[i:]))
@@ -413,6 +432,17 @@ func checkChannel(s *keyspec.Script, c luascript.Call, a luascript.Arg, pos int,
 	res := Resolved{Arg: pos}
 	var out []finding
 	for _, alt := range a.Alts {
+		if lit, ok := alt.Literal(); ok {
+			// A literal channel is the spec's channel rules' to check; one a
+			// derived channel of the script matches counts as built.
+			if ds, _, why := matchLiteral(s, luascript.Str{Parts: []luascript.Part{{Kind: luascript.PartText, Text: lit}}}, true); why == "" {
+				for _, d := range ds {
+					res.Channels = append(res.Channels, d.Channel)
+					res.Derived = append(res.Derived, d)
+				}
+			}
+			continue
+		}
 		if len(alt.Parts) < 2 {
 			continue
 		}
