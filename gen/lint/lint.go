@@ -218,7 +218,7 @@ func Scripts(spec *keyspec.Spec, srcs map[string]*compiler.Source) []Finding {
 				if p.Prefix == "" {
 					continue // a whole deployment: no literal text to look for
 				}
-				if line := lineOf(src.Src, p.Prefix); line > 0 {
+				if line := namesPrefix(src, p); line > 0 {
 					out = append(out, Finding{Pos: at(line), Rule: RuleCrossInstance, Msg: fmt.Sprintf("names %s, a prefix of %s's user %s: scripts of %s name nothing of %s", p.Glob(), u.Instance.Name, u.Name, src.Script.Instance.Name, u.Instance.Name)})
 				}
 			}
@@ -274,13 +274,43 @@ func aclOverlaps(spec *keyspec.Spec) []Finding {
 	return out
 }
 
-// lineOf is the 1-based line of the first occurrence of s in src, or 0.
-func lineOf(src []byte, s string) int {
-	i := strings.Index(string(src), s)
-	if i < 0 {
-		return 0
+// namesPrefix is the line of the first call that passes, as a key or a
+// channel, a name whose literal start lies under p (equals it, for a prefix
+// naming one key); 0 when none does. Only such names reach another instance's
+// keys: a hash field, a value or a local of the same spelling does not.
+func namesPrefix(src *compiler.Source, p *keyspec.Prefix) int {
+	under := func(text string) bool {
+		if p.Exact() {
+			return text == p.Prefix
+		}
+		return strings.HasPrefix(text, p.Prefix)
 	}
-	return strings.Count(string(src[:i]), "\n") + 1
+	check := func(c luascript.Call, arg int) bool {
+		if arg >= len(c.Args) {
+			return false
+		}
+		for _, alt := range c.Args[arg].Alts {
+			if len(alt.Parts) == 0 || alt.Parts[0].Kind != luascript.PartText {
+				continue
+			}
+			// The literal start of the name (the whole name when it is a literal).
+			if under(alt.Parts[0].Text) {
+				return true
+			}
+		}
+		return false
+	}
+	for i, c := range src.Info.Calls {
+		for _, r := range src.Resolved {
+			if r.Call == i && check(c, r.Arg) {
+				return c.Line
+			}
+		}
+		if (c.Command == "publish" || c.Command == "spublish") && check(c, 1) {
+			return c.Line
+		}
+	}
+	return 0
 }
 
 // forbiddenNames finds keys and scripts whose names speak of a kind the
