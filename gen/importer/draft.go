@@ -22,7 +22,7 @@ type Draft struct {
 	Instance string
 	Scripts  []Script // names made unique and valid, sources unchanged
 	Spec     []byte
-	// Todos are the decisions left open, one a line of the spec.
+	// Todos are the lines of the spec with a decision left open.
 	Todos int
 	// Notes are what the reading found that the spec cannot take as it is
 	// (a refusal luagen generate will report), one a script.
@@ -315,7 +315,11 @@ func New(instance string, scripts []Script) (*Draft, error) {
 		}
 	}
 	d.Spec = d.render(out, keys, keyOrder)
-	d.Todos = strings.Count(string(d.Spec), Todo)
+	for _, line := range strings.Split(string(d.Spec), "\n") {
+		if strings.Contains(line, Todo) && !strings.HasPrefix(strings.TrimSpace(line), "#") {
+			d.Todos++
+		}
+	}
 	return d, nil
 }
 
@@ -360,7 +364,15 @@ func (ds *draftScript) read(keys map[string]*draftKey, order *[]string) {
 				}
 				channel := (c.Command == "publish" || c.Command == "spublish") && i == 1
 				if !whole && len(alt.Parts) > 1 && (keyAt[i] || channel) {
-					ds.derive(alt, channel, keys, order)
+					if k := ds.derive(alt, channel, keys, order); k != nil && !channel && i == 1 {
+						k.commands[c.Command] = true
+						if v := valueOf(c.Command); v != "" {
+							k.values[v] = true
+						}
+						if expiring[c.Command] || c.Command == "set" && (contains(c.Literals, "px") || contains(c.Literals, "ex")) {
+							k.expires = true
+						}
+					}
 				}
 				// ARGV sent as a TTL.
 				if len(alt.Parts) == 1 && alt.Parts[0].Kind == luascript.PartArgv {
@@ -387,7 +399,7 @@ func contains(xs []string, x string) bool {
 }
 
 // derive notes a key or channel the script builds.
-func (ds *draftScript) derive(alt luascript.Str, channel bool, keys map[string]*draftKey, order *[]string) {
+func (ds *draftScript) derive(alt luascript.Str, channel bool, keys map[string]*draftKey, order *[]string) *draftKey {
 	first := alt.Parts[0]
 	from := ""
 	var anchor *draftKey
@@ -395,14 +407,14 @@ func (ds *draftScript) derive(alt luascript.Str, channel bool, keys map[string]*
 	switch first.Kind {
 	case luascript.PartKey:
 		if first.N < 1 || first.N > len(ds.keys) {
-			return
+			return nil
 		}
 		anchor = ds.keys[first.N-1]
 		from = ds.keyNames[first.N-1]
 		rest = alt.Parts[1:]
 	case luascript.PartArgv:
 		if first.N < 1 || first.N > len(ds.argv) {
-			return
+			return nil
 		}
 		a := ds.argv[first.N-1]
 		if a.key == nil {
@@ -436,7 +448,7 @@ func (ds *draftScript) derive(alt luascript.Str, channel bool, keys map[string]*
 		rest = alt.Parts[1:]
 	case luascript.PartText:
 	default:
-		return // not anchored: luagen generate will refuse it and say why
+		return nil // not anchored: luagen generate will refuse it and say why
 	}
 	var words, pattern []string
 	known := anchor == nil || anchor.pattern != ""
@@ -480,9 +492,12 @@ func (ds *draftScript) derive(alt luascript.Str, channel bool, keys map[string]*
 	if anchor == nil && len(words) > 0 {
 		base = strings.Join(words, "_")
 	}
-	name := identify(base)
+	name := identify(strings.Replace(base, "_prefix", "", 1))
 	if name == "" {
 		name = "built"
+	}
+	if anchor != nil && name == anchor.name {
+		name += "_item"
 	}
 	pat := strings.Join(pattern, "")
 	if !known || !validPattern(pat) {
@@ -509,11 +524,12 @@ func (ds *draftScript) derive(alt luascript.Str, channel bool, keys map[string]*
 	}
 	for _, d := range ds.derived {
 		if d.key == k && d.from == from {
-			return
+			return k
 		}
 	}
 	k.usedBy = append(k.usedBy, fmt.Sprintf("%s builds %s", ds.s.Name, alt.String()))
 	ds.derived = append(ds.derived, draftDerived{key: k, from: from})
+	return k
 }
 
 // validPattern reports whether a synthesized pattern is one luagen parses.

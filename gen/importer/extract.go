@@ -120,6 +120,15 @@ func FromGo(files map[string][]byte) ([]Script, error) {
 				if c, ok := n.Value.(*ast.CallExpr); ok {
 					owner[c] = exprName(n.Key)
 				}
+			case *ast.FuncDecl:
+				// A script made inside a function is named after it,
+				// unless assigned to a name of its own.
+				ast.Inspect(n, func(m ast.Node) bool {
+					if c, ok := m.(*ast.CallExpr); ok && owner[c] == "" {
+						owner[c] = n.Name.Name
+					}
+					return true
+				})
 			}
 			return true
 		})
