@@ -191,6 +191,7 @@ func (a *analyzer) unpack(t value, args []value, line int) *spread {
 			sp.v, _ = join(sp.v, one(argvAlt(0)))
 		case aTable:
 			tb := a.tables[x.id]
+			tb.read = a.pass
 			sp.v, _ = join(sp.v, truthy(tb.elems))
 			sp.v, _ = join(sp.v, truthy(tb.anyKey))
 			if len(tb.meta) > 0 {
@@ -345,6 +346,7 @@ func (a *analyzer) tableLib(fn string, args []value, sp *spread, line int) ([]va
 		for _, x := range arg(0) {
 			switch x.kind {
 			case aTable:
+				a.tables[x.id].read = a.pass
 				out, _ = join(out, a.tables[x.id].elems)
 			case aData, aAny:
 				out, _ = join(out, one(x))
@@ -368,15 +370,55 @@ func (a *analyzer) tableLib(fn string, args []value, sp *spread, line int) ([]va
 	return []value{one(data("table." + fn))}, nil
 }
 
+// pendingCall is one redis.call as a walk meets it; only the last walk's are
+// made into Calls (buildCall).
+type pendingCall struct {
+	fn    string
+	args  []value
+	sp    *spread
+	exprs []ast.Expr
+	line  int
+	sc    *scope
+	via   []Site
+	entry []int // per argument alternative, the line it entered the helper chain at
+}
+
 // redisCall records one redis.call or redis.pcall (reached directly, through an
 // alias, or through pcall) with the values its arguments may have here.
 func (a *analyzer) redisCall(fn string, args []value, sp *spread, exprs []ast.Expr, line int, sc *scope) {
-	var via []Site
+	p := pendingCall{fn: fn, args: args, sp: sp, exprs: exprs, line: line, sc: sc}
 	for _, f := range a.stack {
 		if f.fn != nil && f.line > 0 {
-			via = append(via, Site{Line: f.line, Func: f.fn.name})
+			p.via = append(p.via, Site{Line: f.line, Func: f.fn.name})
 		}
 	}
+	if len(p.via) > 0 {
+		// Where each alternative entered the helpers, while the stack is here.
+		// (in the order arg and spreadArg make the alternatives).
+		add := func(v value) {
+			for _, x := range v {
+				switch x.kind {
+				case aStr:
+					p.entry = append(p.entry, a.enteredAt(x.str))
+				case aData, aAny:
+					p.entry = append(p.entry, 0)
+				}
+			}
+		}
+		for _, v := range args {
+			add(v)
+		}
+		if sp != nil {
+			add(sp.v)
+		}
+	}
+	a.calls = append(a.calls, p)
+}
+
+// buildCall makes the Calls of one recorded redis.call: one per command name it
+// may run.
+func (a *analyzer) buildCall(p pendingCall) []Call {
+	fn, args, sp, exprs, line, sc, via := p.fn, p.args, p.sp, p.exprs, p.line, p.sc, p.via
 	n := len(args)
 	if sp != nil {
 		n++
@@ -392,9 +434,13 @@ func (a *analyzer) redisCall(fn string, args []value, sp *spread, exprs []ast.Ex
 	if sp != nil {
 		out = append(out, a.spreadArg(sp, exprs, len(args)))
 	}
-	for i := range out {
-		for j := range out[i].Alts {
-			out[i].Alts[j].Via = a.enteredAt(out[i].Alts[j])
+	if p.entry != nil {
+		k := 0
+		for i := range out {
+			for j := range out[i].Alts {
+				out[i].Alts[j].Via = p.entry[k]
+				k++
+			}
 		}
 	}
 	c := Call{Line: line, Fn: fn, Args: out, Via: via}
@@ -434,17 +480,18 @@ func (a *analyzer) redisCall(fn string, args []value, sp *spread, exprs []ast.Ex
 		}
 	}
 	if len(names) == 0 {
-		a.calls = append(a.calls, c)
-		return
+		return []Call{c}
 	}
 	if len(names) > 1 {
 		c.Choice = names
 	}
+	var calls []Call
 	for _, name := range names {
 		ci := c
 		ci.Command = name
-		a.calls = append(a.calls, ci)
+		calls = append(calls, ci)
 	}
+	return calls
 }
 
 // enteredAt is the line of the outermost helper call whose arguments carried s.

@@ -39,9 +39,12 @@ type binding struct {
 	val        value
 	reassigned int // the first line assigning it after its declaration; 0: never
 	changes    int
-	// contrib is what each statement assigning it contributed to val, for
-	// reading it without one statement's own part (see assignOnce).
+	// decl is what its declarations gave it; contrib what each later
+	// statement assigning it did, for reading it without one statement's own
+	// part (AssignStmt).
+	decl    value
 	contrib map[any]value
+	read    int // the last walk that read it (1-based)
 }
 
 type scope struct {
@@ -95,6 +98,7 @@ type table struct {
 	anyKey  value // written under a key the reading cannot tell: any field may hold it
 	meta    value // the metatables set on it (setmetatable): reads it lacks go through their __index
 	changes int
+	read    int // the last walk that read it (1-based)
 }
 
 // spread is a list of values of unknown length, each one of v.
@@ -143,13 +147,14 @@ type analyzer struct {
 	ctxIDs   map[ctxKey]int
 	stack    []*frame
 	steps    int
+	pass     int    // the walk under way, from 1
 	stopped  string // why the analysis gave up
 	// without: while the right side of an assignment run once per declaration
 	// is evaluated, the variables it assigns, read without its own part.
 	without map[*binding]any
 
 	// What one walk records; the last walk's is the reading.
-	calls   []Call
+	calls   []pendingCall
 	dynamic []Dynamic
 	unsafe  []Unsafe
 	seen    map[string]bool
@@ -169,6 +174,7 @@ func flow(info *Info, chunk []ast.Stmt) {
 	}
 	var main *frame
 	for pass := 0; ; pass++ {
+		a.pass = pass + 1
 		a.changed = false
 		a.calls, a.dynamic, a.unsafe = nil, nil, nil
 		a.seen, a.numeric = map[string]bool{}, map[int]int{}
@@ -190,7 +196,9 @@ func flow(info *Info, chunk []ast.Stmt) {
 			break
 		}
 	}
-	info.Calls = a.calls
+	for _, p := range a.calls {
+		info.Calls = append(info.Calls, a.buildCall(p)...)
+	}
 	info.Returns = returnKinds(main)
 	info.Dynamic = append(info.Dynamic, a.dynamic...)
 	for _, u := range a.unsafe {
@@ -293,21 +301,36 @@ func (a *analyzer) assign(b *binding, v value, line int, decl bool) {
 		}
 	}
 	b.val = nv
-	a.changed = true
+	a.grew(b.read)
 }
 
-// contribute records what statement site assigns b.
+// grew notes that a variable or table read in walk read gained an
+// alternative: a read earlier in this walk saw less than it holds now, so the
+// script is walked again. One not read yet in this walk is read in full later.
+func (a *analyzer) grew(read int) {
+	if read >= a.pass {
+		a.changed = true
+	}
+}
+
+// contribute records what statement site assigns b (a declaration's part
+// needs no site of its own: no declaration reads the variable it declares).
 func (a *analyzer) contribute(b *binding, site any, v value) {
 	if b.contrib == nil {
 		b.contrib = map[any]value{}
 	}
-	b.contrib[site], _ = join(b.contrib[site], v)
+	var grew bool
+	if b.contrib[site], grew = join(b.contrib[site], v); grew {
+		a.grew(b.read) // read without another statement's part, it may have missed this one's
+	}
 }
+
+func (a *analyzer) declared(b *binding, v value) { b.decl, _ = join(b.decl, v) }
 
 // valueWithout is b's value without what statement site contributed: every
 // other statement's part, and what it was declared with.
 func (b *binding) valueWithout(site any) value {
-	var out value
+	out := b.decl
 	for s, v := range b.contrib {
 		if s != site {
 			out, _ = join(out, v)
@@ -353,7 +376,7 @@ func (a *analyzer) tableGrow(t *table, into *value, v value) {
 		}
 	}
 	*into = nv
-	a.changed = true
+	a.grew(t.read)
 }
 
 func (a *analyzer) block(stmts []ast.Stmt, sc *scope) {
@@ -372,7 +395,7 @@ func (a *analyzer) stmt(s ast.Stmt, sc *scope) {
 			b := a.binding(s, 0, s.Names[0])
 			sc.add(s.Names[0], b)
 			fv := a.function(s.Exprs[0].(*ast.FunctionExpr), sc, "helper "+s.Names[0], false)
-			a.contribute(b, s, fv)
+			a.declared(b, fv)
 			a.assign(b, fv, s.Line(), true)
 			return
 		}
@@ -384,7 +407,7 @@ func (a *analyzer) stmt(s ast.Stmt, sc *scope) {
 		for i, b := range bs {
 			sc.add(s.Names[i], b)
 			v := nth(vals, sp, i)
-			a.contribute(b, s, v)
+			a.declared(b, v)
 			a.assign(b, v, s.Line(), true)
 		}
 	case *ast.AssignStmt:
@@ -433,7 +456,7 @@ func (a *analyzer) stmt(s ast.Stmt, sc *scope) {
 		inner := &scope{parent: sc, loop: true}
 		b := a.binding(s, 0, s.Name)
 		inner.add(s.Name, b)
-		a.contribute(b, s, one(number("a loop counter")))
+		a.declared(b, one(number("a loop counter")))
 		a.assign(b, one(number("a loop counter")), s.Line(), true)
 		a.block(s.Stmts, inner)
 	case *ast.GenericForStmt:
@@ -748,6 +771,7 @@ var libraries = map[string]bool{
 
 func (a *analyzer) ident(e *ast.IdentExpr, sc *scope) value {
 	if b := sc.lookup(e.Value); b != nil {
+		b.read = a.pass
 		if site, ok := a.without[b]; ok && b.contrib != nil {
 			return b.valueWithout(site)
 		}
@@ -768,6 +792,7 @@ func (a *analyzer) ident(e *ast.IdentExpr, sc *scope) value {
 		return one(anyAlt(e.Value))
 	}
 	if b := a.globals[e.Value]; b != nil {
+		b.read = a.pass
 		return b.val
 	}
 	return nil // an undefined global: Redis raises an error
@@ -813,6 +838,7 @@ func (a *analyzer) indexDepth(obj, key value, line, depth int) value {
 			add(nilValue)
 		case aTable:
 			t := a.tables[o.id]
+			t.read = a.pass
 			if len(t.meta) > 0 {
 				add(a.metaIndex(t.meta, key, line, depth))
 			}
@@ -876,6 +902,7 @@ func (a *analyzer) metaIndex(mt, key value, line, depth int) value {
 			continue
 		}
 		mtab := a.tables[m.id]
+		mtab.read = a.pass
 		idx, _ := join(mtab.fields["__index"], mtab.anyKey)
 		for _, x := range idx {
 			switch x.kind {
@@ -1021,7 +1048,7 @@ func (a *analyzer) callClosure(id int, c *closure, args []value, sp *spread, sit
 	if c.method {
 		b := a.binding(c.fn, -1, "self")
 		sc.add("self", b)
-		a.contribute(b, c.fn, nth(args, sp, 0))
+		a.declared(b, nth(args, sp, 0))
 		a.assign(b, nth(args, sp, 0), c.fn.Line(), true)
 		i = 1
 	}
@@ -1029,7 +1056,7 @@ func (a *analyzer) callClosure(id int, c *closure, args []value, sp *spread, sit
 	for j, name := range names {
 		b := a.binding(c.fn, j, name)
 		sc.add(name, b)
-		a.contribute(b, c.fn, nth(args, sp, i+j))
+		a.declared(b, nth(args, sp, i+j))
 		a.assign(b, nth(args, sp, i+j), c.fn.Line(), true)
 	}
 	if c.fn.ParList.HasVargs {
@@ -1083,6 +1110,7 @@ func (a *analyzer) escapeSeen(v value, to string, line int, seen map[int]bool) {
 			}
 			seen[x.id] = true
 			t := a.tables[x.id]
+			t.read = a.pass
 			a.escapeSeen(t.elems, to, line, seen)
 			a.escapeSeen(t.anyKey, to, line, seen)
 			for _, f := range sortedFields(t) {
@@ -1129,7 +1157,7 @@ func (a *analyzer) genericFor(s *ast.GenericForStmt, sc *scope) {
 	for i, name := range s.Names {
 		b := a.binding(s, i, name)
 		inner.add(name, b)
-		a.contribute(b, s, loop[i])
+		a.declared(b, loop[i])
 		a.assign(b, loop[i], s.Line(), true)
 	}
 	a.block(s.Stmts, inner)
@@ -1149,6 +1177,7 @@ func (a *analyzer) keysOf(v value) value {
 		switch x.kind {
 		case aTable:
 			t := a.tables[x.id]
+			t.read = a.pass
 			for _, f := range sortedFields(t) {
 				out, _ = join(out, one(text(f)))
 			}

@@ -177,6 +177,12 @@ func (v value) contains(a alt) bool {
 
 // join is the union of two values, and whether it added anything to v.
 func join(v, w value) (value, bool) {
+	if len(w) == 0 {
+		return v, false
+	}
+	if len(v) == 0 {
+		return w, true // values are never changed in place: share it
+	}
 	grew := false
 	for _, a := range w {
 		if !v.contains(a) {
