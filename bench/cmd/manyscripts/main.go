@@ -15,7 +15,6 @@ import (
 	"strings"
 )
 
-
 func main() {
 	dir := flag.String("dir", "", "the directory to write the workspace into (created)")
 	n := flag.Int("scripts", 1000, "how many scripts")
