@@ -48,7 +48,8 @@ type draftKey struct {
 
 type draftArg struct {
 	name, doc, typ string
-	duration       bool // sent as a TTL (PX, PEXPIRE)
+	duration       bool // sent as a TTL in milliseconds (PX, PEXPIRE)
+	seconds        bool // sent as a TTL in seconds (EX, EXPIRE, SETEX)
 	numeric        bool
 	part           bool      // a part of a built key
 	key            *draftKey // an anchor the script builds keys from: a prefix key passed in ARGV
@@ -378,8 +379,12 @@ func (ds *draftScript) read(keys map[string]*draftKey, order *[]string) {
 				if len(alt.Parts) == 1 && alt.Parts[0].Kind == luascript.PartArgv {
 					if n := alt.Parts[0].N; n > 0 && n <= len(ds.argv) && i > 1 {
 						prev := strings.ToLower(c.Args[i-1].Text)
-						if (c.Command == "pexpire" || c.Command == "expire" || c.Command == "psetex" || c.Command == "setex") && i == 2 || prev == "px" || prev == "ex" {
+						switch {
+						case (c.Command == "pexpire" || c.Command == "psetex") && i == 2 || prev == "px":
 							ds.argv[n-1].duration = true
+						case (c.Command == "expire" || c.Command == "setex") && i == 2 || prev == "ex":
+							// Seconds: a duration_ms would be sent in milliseconds.
+							ds.argv[n-1].seconds = true
 						}
 					}
 				}
@@ -671,6 +676,8 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 				switch {
 				case a.key != nil:
 					w("      - {name: %s, type: key, key: %s%s}   # a name the script builds keys from\n", a.name, a.key.name, doc)
+				case a.seconds && !a.duration:
+					w("      - {name: %s, type: int, min: 1, max: %s%s}   # a TTL in seconds (EX, EXPIRE)\n", a.name, q(todo("the longest TTL it may send, in seconds")), doc)
 				case a.duration:
 					w("      - {name: %s, type: duration_ms, max: %s%s}\n", a.name, q(todo("the longest TTL it may send")), doc)
 				case a.part:
