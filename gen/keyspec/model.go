@@ -30,6 +30,9 @@ type Spec struct {
 	Keys      []*Key
 	Channels  []*Channel
 	Scripts   []*Script
+	// Forbid are the rules the spec declares for every instance (forbid: at
+	// the top level); each instance's Forbid holds them too, after its own.
+	Forbid []Forbid
 	// Deprecated lists the uses of deprecated spec fields (seed for source), for
 	// luagen lint to report; the spec is valid with them.
 	Deprecated []Deprecation
@@ -129,8 +132,10 @@ const (
 	PersistNone = "none"
 )
 
-// Forbid is a rule an instance declares and luagen lint enforces; exactly one of
-// Kind, Value, Commands and Shape is set.
+// Forbid is a rule an instance (or the whole spec) declares and luagen lint
+// enforces; exactly one of Kind, Value, Commands, Shape, TTL and Unbounded is
+// set. The tool itself imposes none of them: "every key expires" or "no
+// streams" is one service's policy, which its spec states.
 type Forbid struct {
 	Pos
 	// Kind: no key or script of this kind; Words: and none whose name (a key's
@@ -146,8 +151,24 @@ type Forbid struct {
 	// one of UnlessKind.
 	Shape      string
 	UnlessKind []string
-	Source     string
+	// TTL: ForbidTTLNone, no key of the instance goes without a TTL ("every
+	// key expires"); ForbidTTLUnbounded, none does unless it declares a bound
+	// the tool checks (a stream's max_len or retention, a list's max_len).
+	TTL string
+	// Unbounded: no key that may hold this value type (stream or list)
+	// without a declared bound (max_len; retention for a stream).
+	Unbounded string
+	// SpecWide: the rule is declared at the top level of the spec, for every
+	// instance.
+	SpecWide bool
+	Source   string
 }
+
+// TTL values of a forbid rule.
+const (
+	ForbidTTLNone      = "none"
+	ForbidTTLUnbounded = "unbounded"
+)
 
 // Forbidden shapes.
 const (
@@ -315,6 +336,24 @@ type Key struct {
 	MaxLen    int           // list, stream: the most elements it keeps (trimmed by every write)
 	Retention time.Duration // stream: entries older than this are trimmed (MINID) by every write
 	TTL       TTL
+}
+
+// Expires reports whether the key's TTL rule gives it an expiry (any rule but none).
+func (k *Key) Expires() bool { return k.TTL.Rule != TTLNone }
+
+// Bounded reports whether every value type the key may hold has a declared
+// bound the tool checks on every write: a stream with max_len or retention, a
+// list with max_len.
+func (k *Key) Bounded() bool {
+	for _, v := range k.Value {
+		switch {
+		case v == ValueStream && (k.MaxLen > 0 || k.Retention > 0):
+		case v == ValueList && k.MaxLen > 0:
+		default:
+			return false
+		}
+	}
+	return len(k.Value) > 0
 }
 
 // Holds reports whether the key may hold value type v.

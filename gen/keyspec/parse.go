@@ -163,6 +163,11 @@ func (p *parser) build(raw *rawSpec) {
 	if raw.Version != 1 {
 		p.errf("version", "", "version must be 1, got %d", raw.Version)
 	}
+	for i, f := range raw.Forbid {
+		fb := p.forbid(fmt.Sprintf("forbid[%d]", i), "", f)
+		fb.SpecWide = true
+		p.spec.Forbid = append(p.spec.Forbid, fb)
+	}
 	p.buildEnums(raw)
 	p.buildInstances(raw)
 	p.buildUsers(raw)
@@ -288,6 +293,7 @@ func (p *parser) buildInstances(raw *rawSpec) {
 		for i, f := range r.Forbid {
 			in.Forbid = append(in.Forbid, p.forbid(fmt.Sprintf("%s.forbid[%d]", path, i), entry, f))
 		}
+		in.Forbid = append(in.Forbid, p.spec.Forbid...)
 		if len(r.DBs) == 0 {
 			p.errf(path, entry, "no dbs declared")
 		}
@@ -407,15 +413,25 @@ func (p *parser) deploymentPrefix(path, entry string, r *rawDeploymentPrefix) *D
 // forbid resolves one forbid rule of an instance.
 func (p *parser) forbid(fp, entry string, f rawForbid) Forbid {
 	fb := Forbid{Pos: p.pos(fp), Kind: f.Kind, Words: f.Words, Value: f.Value, Commands: f.Commands, Shape: f.Shape, UnlessKind: f.UnlessKind,
-		Source: p.source(fp, entry+" forbid", f.Seed, f.Source)}
+		TTL: f.TTL, Unbounded: f.Unbounded, Source: p.source(fp, orDefault(entry, "the spec")+" forbid", f.Seed, f.Source)}
 	n := 0
-	for _, set := range []bool{f.Kind != "", f.Value != "", len(f.Commands) > 0, f.Shape != ""} {
+	for _, set := range []bool{f.Kind != "", f.Value != "", len(f.Commands) > 0, f.Shape != "", f.TTL != "", f.Unbounded != ""} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		p.errf(fp, entry, "forbid: set exactly one of kind, value, commands, shape (got %d)", n)
+		p.errf(fp, entry, "forbid: set exactly one of kind, value, commands, shape, ttl, unbounded (got %d)", n)
+	}
+	switch f.TTL {
+	case "", ForbidTTLNone, ForbidTTLUnbounded:
+	default:
+		p.errf(fp, entry, "forbid ttl %q: want none (every key expires) or unbounded (a key that never expires declares a bound)", f.TTL)
+	}
+	switch f.Unbounded {
+	case "", ValueStream, ValueList:
+	default:
+		p.errf(fp, entry, "forbid unbounded %q: want stream or list (the value types with a bound: max_len, retention)", f.Unbounded)
 	}
 	if fb.Source == "" {
 		p.errf(fp, entry, "forbid: say where the rule comes from (source)")
@@ -661,29 +677,12 @@ func (p *parser) buildKeys(raw *rawSpec) {
 		p.valueShape(path, entry, k, r)
 		k.Pattern = p.pattern(path, entry, r.Pattern, r.Params)
 		k.TTL = p.ttl(path, entry, r.TTL)
-		if k.TTL.Rule == TTLNone && !k.bounded() {
-			p.errf(path+".ttl", entry, "ttl none needs a bound the tool can check: a stream with max_len or retention, or a list with max_len (each write script trims it); any other key needs a TTL")
-		}
 		if k.DB != nil && k.DB.User != nil && k.Pattern.Segments != nil {
 			p.checkOwner(path, entry, k)
 		}
 		p.keys[name] = k
 		p.spec.Keys = append(p.spec.Keys, k)
 	}
-}
-
-// bounded reports whether every value type the key may hold has a declared,
-// checkable bound: a stream with max_len or retention, a list with max_len.
-func (k *Key) bounded() bool {
-	for _, v := range k.Value {
-		switch {
-		case v == ValueStream && (k.MaxLen > 0 || k.Retention > 0):
-		case v == ValueList && k.MaxLen > 0:
-		default:
-			return false
-		}
-	}
-	return len(k.Value) > 0
 }
 
 // valueShape checks the fields that depend on the key's value types.
@@ -703,9 +702,6 @@ func (p *parser) valueShape(path, entry string, k *Key, r rawKey) {
 			p.errf(path+".retention", entry, "retention applies to a stream (entries older than it are trimmed with MINID)")
 		}
 		k.Retention = p.duration(path+".retention", entry, "retention", r.Retention, true)
-	}
-	if stream && r.MaxLen == 0 && r.Retention == "" {
-		p.errf(path, entry, "a stream needs a bound: max_len (XADD ... MAXLEN) or retention (XADD ... MINID), which every write script applies")
 	}
 	if stream && len(k.Value) > 1 {
 		p.errf(path+".value", entry, "a stream key holds only streams: its bound is checked on XADD")
@@ -820,7 +816,7 @@ const ttlRules = "fixed, window_jitter, heartbeat, clamped or none"
 
 func (p *parser) ttl(path, entry string, r *rawTTL) TTL {
 	if r == nil {
-		p.errf(path, entry, "ttl is missing: every key expires (%s; none with a reason and a bound)", ttlRules)
+		p.errf(path, entry, "ttl is missing: declare how the key expires (%s; a key kept until a script deletes it: {rule: none, reason: ...})", ttlRules)
 		return TTL{}
 	}
 	tp := path + ".ttl"
@@ -874,7 +870,7 @@ func (p *parser) ttl(path, entry string, r *rawTTL) TTL {
 		unused("exceeds", r.Exceeds)
 		unused("from", r.From)
 	case "":
-		p.errf(tp, entry, "ttl rule is missing: every key expires (%s)", ttlRules)
+		p.errf(tp, entry, "ttl rule is missing: want %s", ttlRules)
 	default:
 		p.errf(tp+".rule", entry, "unknown ttl rule %q: want %s", r.Rule, ttlRules)
 	}

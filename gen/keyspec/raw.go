@@ -20,6 +20,7 @@ import (
 
 type rawSpec struct {
 	Version   int                    `yaml:"version"`
+	Forbid    []rawForbid            `yaml:"forbid"`
 	Instances map[string]rawInstance `yaml:"instances"`
 	Users     map[string]rawUser     `yaml:"users"`
 	Enums     map[string]rawEnum     `yaml:"enums"`
@@ -77,6 +78,8 @@ type rawForbid struct {
 	Commands   []string `yaml:"commands"`
 	Shape      string   `yaml:"shape"`
 	UnlessKind []string `yaml:"unless_kind"`
+	TTL        string   `yaml:"ttl"`
+	Unbounded  string   `yaml:"unbounded"`
 	Seed       string   `yaml:"seed"`
 	Source     string   `yaml:"source"`
 }

@@ -51,6 +51,8 @@ const (
 	RuleForbiddenShape   = "forbidden-shape"         // a script of a shape its instance forbids (get+increment)
 	RuleForbiddenValue   = "forbidden-value"         // a key of a value type its instance forbids
 	RuleForbiddenCommand = "forbidden-command"       // a script calling a command its instance forbids
+	RuleForbiddenTTL     = "forbidden-ttl"           // a key that never expires (or never expires unbounded) where a forbid ttl rule says every key does
+	RuleForbiddenBound   = "forbidden-unbounded"     // a stream or list without a declared bound where a forbid unbounded rule asks for one
 	RuleStreamTrim       = "stream-trim"             // an XADD of a bounded stream without MAXLEN or MINID
 	RuleListTrim         = "list-trim"               // a push onto a bounded list without an LTRIM of it in the same script
 	RuleDeprecated       = "deprecated"              // a deprecated spec field (seed for source)
@@ -143,6 +145,7 @@ func Spec(spec *keyspec.Spec) []Finding {
 				if fb.Value != "" && k.Holds(fb.Value) {
 					out = append(out, Finding{Pos: k.Pos, Rule: RuleForbiddenValue, Msg: fmt.Sprintf("key %q may hold a %s, which %s forbids (%s)", k.Name, fb.Value, in.Name, fb.Source)})
 				}
+				out = append(out, forbiddenExpiry(k, in, fb)...)
 			}
 			for _, s := range spec.Scripts {
 				if s.Instance == in && fb.Kind != "" && s.Kind == fb.Kind {
@@ -180,6 +183,39 @@ func Spec(spec *keyspec.Spec) []Finding {
 			s.Name, len(s.Keys), strings.Join(names, ", "), s.Instance.Name)})
 	}
 	return out
+}
+
+// forbiddenExpiry is what a forbid ttl or unbounded rule finds in key k.
+func forbiddenExpiry(k *keyspec.Key, in *keyspec.Instance, fb keyspec.Forbid) []Finding {
+	who := in.Name
+	if fb.SpecWide {
+		who = "the spec"
+	}
+	at := k.TTL.Pos
+	if at.Line == 0 {
+		at = k.Pos
+	}
+	switch {
+	case fb.TTL == keyspec.ForbidTTLNone && !k.Expires():
+		return []Finding{{Pos: at, Rule: RuleForbiddenTTL, Msg: fmt.Sprintf("key %q never expires (ttl none: %s), but %s says every key expires (%s): give it a TTL rule", k.Name, k.TTL.Reason, who, fb.Source)}}
+	case fb.TTL == keyspec.ForbidTTLUnbounded && !k.Expires() && !k.Bounded():
+		return []Finding{{Pos: at, Rule: RuleForbiddenTTL, Msg: fmt.Sprintf("key %q never expires and declares no bound the tool checks (a stream's max_len or retention, a list's max_len), which %s forbids (%s)", k.Name, who, fb.Source)}}
+	case fb.Unbounded != "" && k.Holds(fb.Unbounded) && !unboundedOK(k, fb.Unbounded):
+		want := "max_len"
+		if fb.Unbounded == keyspec.ValueStream {
+			want = "max_len or retention"
+		}
+		return []Finding{{Pos: k.Pos, Rule: RuleForbiddenBound, Msg: fmt.Sprintf("key %q may hold a %s and declares no bound (%s), which %s forbids (%s)", k.Name, fb.Unbounded, want, who, fb.Source)}}
+	}
+	return nil
+}
+
+// unboundedOK reports whether k declares the bound of value type v.
+func unboundedOK(k *keyspec.Key, v string) bool {
+	if v == keyspec.ValueStream {
+		return k.MaxLen > 0 || k.Retention > 0
+	}
+	return k.MaxLen > 0
 }
 
 // cite is " (source: S)", or "" for an entry with no source.
