@@ -61,7 +61,7 @@ func Generate(spec *keyspec.Spec, lua fs.FS, opts Options) (Files, error) {
 	for _, in := range instances {
 		var scripts []codegen.Script
 		for _, s := range spec.ScriptsOf(in) {
-			src := srcs[s.Name]
+			src := srcs[s.ID]
 			scripts = append(scripts, codegen.Script{Spec: s, Source: string(src.Src), SHA1: src.SHA1})
 		}
 		files, err := codegen.Instance(spec, in, scripts)

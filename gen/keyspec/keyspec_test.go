@@ -101,3 +101,25 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 }
+
+// The run-time hook: what the spec expects of a key a script left behind.
+func TestExpectation(t *testing.T) {
+	spec, err := keyspec.Load("testdata/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := spec.Instance("a")
+	k := spec.KeyOf(a, "t:item:00000000-0000-0000-0000-000000000000:red")
+	if k == nil || k.Name != "t_item" {
+		t.Fatalf("KeyOf = %v, want t_item", k)
+	}
+	if e := k.Expectation(); !e.Expires || e.MaxTTL.String() != "1h0m0s" || e.MaxLen != 0 {
+		t.Errorf("Expectation = %+v", e)
+	}
+	if spec.KeyOf(a, "t:item:x:red") != nil || spec.KeyOf(a, "w:item:3") != nil {
+		t.Error("KeyOf matched a name of no key of a")
+	}
+	if e := spec.Key("w_item").Expectation(); !e.Expires || e.MaxTTL.String() != "720h0m0s" {
+		t.Errorf("clamped Expectation = %+v", e)
+	}
+}

@@ -80,7 +80,7 @@ func (m *measurer) run(ctx context.Context) (*Report, error) {
 		return nil, err
 	}
 	for _, st := range m.scripts() {
-		src := m.srcs[st.Name]
+		src := m.srcs[st.ID]
 		if src == nil {
 			return nil, fmt.Errorf("sizing: script %s: no Lua loaded", st.Name)
 		}
@@ -236,7 +236,7 @@ func (m *measurer) entry(ctx context.Context, e *Entry) (EntryReport, error) {
 				if err != nil {
 					return er, fmt.Errorf("%s:%d: key %q: step %s: %w", m.f.Name, st.Line, e.Key.Name, st.Script.Name, err)
 				}
-				sha := m.srcs[st.Script.Name].SHA1
+				sha := m.srcs[st.Script.ID].SHA1
 				batch = append(batch, sent{cmd: pipe.EvalSha(ctx, sha, keys, args...), step: st})
 				if len(batch) >= 500 {
 					if err := flush(); err != nil {
