@@ -196,7 +196,7 @@ func matchParts(parts []Part, s string, depth int) bool {
 		return strings.HasPrefix(s, pt.Literal) && matchParts(parts[1:], s[len(pt.Literal):], depth+1)
 	}
 	for n := 1; n <= len(s); n++ {
-		if pt.Param.alphabet().has(s[n-1]) == false {
+		if !pt.Param.alphabet().has(s[n-1]) {
 			break // every value is in the alphabet: a longer one holds this byte too
 		}
 		if pt.Param.Accepts(s[:n]) && matchParts(parts[1:], s[n:], depth+1) {

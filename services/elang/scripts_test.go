@@ -325,4 +325,3 @@ func TestRateLimitScriptsOnHarness(t *testing.T) {
 		t.Fatalf("sliding bucket TTL %v", ttl)
 	}
 }
-
