@@ -62,7 +62,7 @@ func Generate(spec *keyspec.Spec, lua fs.FS, opts Options) (Files, error) {
 		var scripts []codegen.Script
 		for _, s := range spec.ScriptsOf(in) {
 			src := srcs[s.ID]
-			scripts = append(scripts, codegen.Script{Spec: s, Source: string(src.Src), SHA1: src.SHA1})
+			scripts = append(scripts, codegen.Script{Spec: s, Source: string(src.Src), SHA1: src.SHA1, Includes: src.Includes()})
 		}
 		files, err := codegen.Instance(spec, in, scripts)
 		if err != nil {

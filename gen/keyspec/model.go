@@ -996,9 +996,14 @@ func (u *User) LivePrefixes() []*Prefix {
 }
 
 // Exact reports whether the prefix names one key or channel rather than a
-// namespace: a prefix ending in ':' (or the empty prefix of a whole deployment)
-// grants everything under it, any other prefix grants exactly that name.
-func (p *Prefix) Exact() bool { return p.Prefix != "" && !strings.HasSuffix(p.Prefix, ":") }
+// namespace: a prefix ending in a separator (':', or '_', '-', '.', '{' for
+// names as libraries write them: "b_", "{bull}:", "{") or the empty prefix of
+// a whole deployment grants everything under it; a prefix ending in a letter
+// or digit grants exactly that name, so "acme:prod" never grants
+// "acme:production".
+func (p *Prefix) Exact() bool {
+	return p.Prefix != "" && !strings.ContainsAny(p.Prefix[len(p.Prefix)-1:], ":_-.{")
+}
 
 // Glob is the prefix as an ACL pattern: "han:api:*", or the exact name. On an
 // instance with a deployment prefix it is relative to that prefix.

@@ -121,7 +121,9 @@ return 'ok'
 // EVALSHA calls it by.
 const ElangRateLimitFixedSHA1 = "eef050e5e0f5a34daae5cd277f1e873f51dea755"
 
-// elangRateLimitFixedSource is lua/elang/elang_rate_limit_fixed.lua.
+// elangRateLimitFixedSource is lua/elang/elang_rate_limit_fixed.lua with what it includes
+// (lua/vm1/rate_limit_fixed.lua) in place of its @include lines: the one script Redis
+// runs.
 const elangRateLimitFixedSource = `-- elang_rate_limit_fixed: VM1's fixed-window limit on the Elang deployment prefix
 -- (Elang Redis doc, seed 003: rate limits). One source: the algorithm is
 -- lua/vm1/rate_limit_fixed.lua, included here.
@@ -205,7 +207,9 @@ return {allowed and 1 or 0, remaining, retry_after, reset_at}
 // name EVALSHA calls it by.
 const ElangRateLimitSlidingSHA1 = "e6d8edb00251872eb7b5db1d326d61ec2d8444ec"
 
-// elangRateLimitSlidingSource is lua/elang/elang_rate_limit_sliding.lua.
+// elangRateLimitSlidingSource is lua/elang/elang_rate_limit_sliding.lua with what it
+// includes (lua/vm1/rate_limit_sliding.lua) in place of its @include lines: the one script
+// Redis runs.
 const elangRateLimitSlidingSource = `-- elang_rate_limit_sliding: VM1's sliding-window limit on the Elang deployment
 -- prefix (Elang Redis doc, seed 003: rate limits). One source: the algorithm is
 -- lua/vm1/rate_limit_sliding.lua, included here.
