@@ -194,6 +194,8 @@ var invalidCases = []invalidCase{
 		"keyspec.yaml:60: script \"put\": publishes to channel \"t_other\" (t:other), outside every channel prefix of its user u: grant the user a channel prefix covering it"},
 	{"channel_in_keys_not_a_key", []edit{{"      - {name: item, one_of: [t_item]}\n", "      - {name: item, one_of: [t_item]}\n      - {name: news, channel: t_ev}\n"}, {"channels:\n", "channels:\n  t_ev: {instance: a, pattern: \"ev:x\", max_bytes: 10}\n"}, {"    channel_prefixes:\n      - {prefix: \"t:\", source: test}\n", "    channel_prefixes:\n      - {prefix: \"t:\", source: test}\n      - {prefix: \"ev:\", source: test}\n"}},
 		"keyspec.yaml:54: script \"put\": passes channel \"t_ev\" (ev:x) in KEYS, and EVALSHA checks every KEYS element against the key patterns of user u, none of which covers it: grant a key prefix covering it, or pass the channel in ARGV"},
+	{"keys_empty", []edit{{"    keys:\n      - {name: item, one_of: [t_item]}\n", "    keys: []\n"}},
+		"keyspec.yaml:52: script \"put\": keys is empty: a script touches only the keys passed in KEYS (one that only publishes takes its channels in KEYS or ARGV)"},
 }
 
 // apply makes a case's spec from the base, failing when an edit does not

@@ -1003,9 +1003,6 @@ func (p *parser) buildScripts(raw *rawSpec) {
 }
 
 func (p *parser) scriptKeys(path, entry string, s *Script, raw []rawScriptKey) {
-	if len(raw) == 0 {
-		p.errf(path, entry, "keys is empty: a script touches only the keys passed in KEYS")
-	}
 	names := map[string]bool{}
 	for i, rk := range raw {
 		kp := fmt.Sprintf("%s.keys[%d]", path, i)
@@ -1202,13 +1199,16 @@ func (p *parser) scriptChannels(path, entry string, s *Script) {
 			used = append(used, a.Channel)
 		}
 	}
+	if len(s.Keys) == 0 && len(used) == 0 {
+		p.errf(path, entry, "keys is empty: a script touches only the keys passed in KEYS (one that only publishes takes its channels in KEYS or ARGV)")
+	}
 	if len(used) == 0 || s.Instance == nil {
 		return
 	}
 	if s.DB == nil {
 		dbs := s.Instance.LiveDBs()
 		if len(dbs) != 1 {
-			p.errf(path, entry, "every KEYS position passes a channel, and instance %s has %d live databases: pass one of its keys too, so that the script has a database", s.Instance.Name, len(dbs))
+			p.errf(path, entry, "no KEYS position passes a key, and instance %s has %d live databases: pass one of its keys too, so that the script has a database", s.Instance.Name, len(dbs))
 			return
 		}
 		s.DB = dbs[0]
