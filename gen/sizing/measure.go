@@ -442,6 +442,10 @@ func (m *measurer) argOf(st *Step, a *keyspec.Arg, s *sample, auto map[string]st
 	switch {
 	case a.TTLOf != nil:
 		return strconv.FormatInt(a.TTLOf.TTL.Value.Milliseconds(), 10), nil
+	case a.MaxLenOf != nil:
+		return strconv.Itoa(a.MaxLenOf.MaxLen), nil
+	case a.Unused != "":
+		return "", nil // the wrapper sends "" for an unused argument
 	case s.values[a.Name] != "":
 		return encodeArg(a, s.values[a.Name])
 	case a.Optional:
