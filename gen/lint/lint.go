@@ -357,8 +357,8 @@ func forbiddenNames(spec *keyspec.Spec, in *keyspec.Instance) []Finding {
 		if k.DB == nil || k.DB.Instance != in {
 			continue
 		}
-		for _, seg := range k.Pattern.Segments {
-			if kind := named(seg.Literal); seg.Param == nil && kind != "" {
+		for _, pt := range k.Pattern.Parts {
+			if kind := named(pt.Literal); pt.Param == nil && kind != "" {
 				out = append(out, Finding{Pos: k.Pos, Rule: RuleForbiddenName, Msg: fmt.Sprintf("key %q: pattern %s names %s, a kind %s forbids", k.Name, k.Pattern.Raw, kind, in.Name)})
 				break
 			}
