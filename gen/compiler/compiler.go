@@ -5,8 +5,12 @@
 // and against Redis's own command table (gen/rediscmd): every command is one Redis
 // knows and allows in scripts, every key position of every call is filled from
 // KEYS, KEYS stays read-only, nothing reaches another database or switches
-// replication off. Code generation, lint and ACL derivation all start from what
-// it returns, so nothing any of them produces rests on a script it refuses.
+// replication off. It also holds the script to what the spec declares of its
+// keys and channels (ttl.go: expiries and bounds; channels.go: PUBLISH targets;
+// positions.go: repeating and unused positions) and flattens shared Lua
+// (include.go) before any of this. Code generation, lint and ACL derivation all
+// start from what it returns, so nothing any of them produces rests on a script
+// it refuses.
 package compiler
 
 import (

@@ -69,6 +69,7 @@ const (
 	RuleTTL              = compiler.RuleTTL           // a key created without its expiry, given one its rule does not allow, or one declared ttl none given one
 	RuleBound            = compiler.RuleBound         // a trim keeping more than a list's or stream's max_len
 	RuleChannel          = compiler.RuleChannel       // a PUBLISH to a channel the spec does not declare for the script
+	RuleInclude          = compiler.RuleInclude       // an @include outside the Lua directory, a cycle, a missing file
 	RuleTTLUnproven      = compiler.RuleTTLUnproven   // a key's expiry the static reading cannot tell (KEYS[i] in a loop, a key read before it is written)
 	RuleBoundUnproven    = compiler.RuleBoundUnproven // a trim count the static reading cannot tell
 )
