@@ -99,9 +99,12 @@ func median(xs []float64) float64 {
 // BenchmarkThroughput checks luagen sizing's throughput prediction: for every
 // rated script of HAN's and Elang's cardinality files it saturates a real
 // redis-server with the script's calls (each branch in its share, pipelined 16
-// deep from 32 connections) and compares the calls per second served with the
-// prediction of the same run (1e6 / the CPU µs per call measured on the
-// scratch server); it fails when one is more than 20% off. Run it once:
+// deep from 32 connections) and compares what it served with the prediction
+// of the same run (1e6 / the CPU µs per call measured on the scratch server):
+// the calls per second of wall time, and the calls per second of the server's
+// CPU time (which a busy shared machine does not distort); it fails when the
+// latter is more than 20% off, and reports both with the share of a core the
+// server got. Run it once:
 //
 //	go test ./gen/sizing -run '^$' -bench Throughput -benchtime 1x -timeout 30m
 func BenchmarkThroughput(b *testing.B) {
@@ -125,17 +128,24 @@ func BenchmarkThroughput(b *testing.B) {
 			all = append(all, saturateFile(b, spec, srcs, f, 60000)...)
 		}
 		var tbl strings.Builder
-		fmt.Fprintf(&tbl, "| file | family | script | predicted calls/s | measured calls/s | off | server busy | CPU µs/call scratch | saturated |\n|---|---|---|--:|--:|--:|--:|--:|--:|\n")
-		worst := 0.0
+		fmt.Fprintf(&tbl, "| file | family | script | CPU µs/call, scratch | saturated | predicted calls/s (1 core) | measured calls/s per server CPU-second | off | measured calls/s (wall) | server busy | off (wall) |\n|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|\n")
+		worst, worstWall := 0.0, 0.0
 		for _, s := range all {
-			dev := (s.predicted - s.measured) / s.measured
-			worst = max(worst, abs(dev))
-			fmt.Fprintf(&tbl, "| %s | %s | %s | %.0f | %.0f | %+.1f%% | %.0f%% | %.1f | %.1f |\n", strings.TrimPrefix(s.file, "../../"), s.kind, s.script, s.predicted, s.measured, 100*dev, 100*s.serverBusy, s.predictedCPU, s.measuredCPU)
+			perCPU := 1e6 / s.measuredCPU
+			dev := (s.predicted - perCPU) / perCPU
+			devWall := (s.predicted - s.measured) / s.measured
+			worst, worstWall = max(worst, abs(dev)), max(worstWall, abs(devWall))
+			fmt.Fprintf(&tbl, "| %s | %s | %s | %.1f | %.1f | %.0f | %.0f | %+.1f%% | %.0f | %.0f%% | %+.1f%% |\n", strings.TrimPrefix(s.file, "../../"), s.kind, s.script,
+				s.predictedCPU, s.measuredCPU, s.predicted, perCPU, 100*dev, s.measured, 100*s.serverBusy, 100*devWall)
+			// The check that holds on a shared machine: the calls a server's
+			// CPU-second serves under saturation. The wall-clock rate equals it
+			// when the server gets its whole core (server busy near 100%).
 			if dev > 0.20 || dev < -0.20 {
-				b.Errorf("%s: predicted %.0f calls/s, measured %.0f (%+.1f%%)", s.script, s.predicted, s.measured, 100*dev)
+				b.Errorf("%s: predicted %.0f calls a CPU-second, measured %.0f (%+.1f%%)", s.script, s.predicted, perCPU, 100*dev)
 			}
 		}
 		b.ReportMetric(100*worst, "worst_off_%")
+		b.ReportMetric(100*worstWall, "worst_wall_off_%")
 		b.Logf("\n%s\nload average before %s, after %s; %s", tbl.String(), before, loadAverage(), time.Since(start).Round(time.Second))
 	}
 }
