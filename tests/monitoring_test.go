@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"sync"
@@ -21,6 +20,7 @@ import (
 	"github.com/hanchat/luagen/gen/alerts"
 	"github.com/hanchat/luagen/gen/dashboards"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/runtime/scriptmetrics"
 	"github.com/prometheus/client_golang/prometheus"
@@ -168,17 +168,18 @@ type incident struct {
 }
 
 // TestAlertsFireOnARealPrometheus is the monitoring end-to-end test (issue
-// 22): VM1's redis-server from the generated aclfile and config (maxmemory
-// 48mb, which the spec leaves to the load profile) with a replica, the Redis
-// exporter scraping it as a user holding only alerts.ExporterCommands, the
-// generated wrappers' metrics endpoint, and Prometheus with luagen alerts'
-// rules for vm1 (windows shortened: scrape and evaluation every second), all
-// on loopback ports in a temporary folder. Before any incident no alert
-// fires; then real incidents (memory filled to maxmemory, a key without TTL
-// in db 0, NOPERM and WRONGPASS attempts, a script error storm, a killed
-// replica) each make their alert fire in Prometheus's /api/v1/alerts, and
-// each resolves once undone. Every query of luagen dashboards' vm1 dashboard
-// parses and returns series on the same Prometheus.
+// 22): VM1's and VM2's redis-servers from the generated aclfiles and configs
+// (maxmemory 48mb and 16mb, which the spec leaves to the load profile), VM1
+// with a replica, a Redis exporter for each scraping it as a user holding
+// only alerts.ExporterCommands, the generated wrappers' metrics endpoint, and
+// Prometheus with luagen alerts' rules for both (windows shortened: scrape and
+// evaluation every second), all on loopback ports in a temporary folder.
+// Before any incident no alert fires; then real incidents (VM1's memory
+// filled to maxmemory, a key without TTL on each, NOPERM attempts on each,
+// WRONGPASS logins, a script error storm, VM1's replica killed) each make
+// their alert fire in Prometheus's /api/v1/alerts, nothing else fires, and
+// each resolves once undone. Every query of both dashboards parses and
+// returns series on the same Prometheus.
 func TestAlertsFireOnARealPrometheus(t *testing.T) {
 	redistest.Need(t)
 	promBin := needTool(t, "prometheus", "prometheus")
@@ -188,27 +189,56 @@ func TestAlertsFireOnARealPrometheus(t *testing.T) {
 	start := time.Now()
 	dir := t.TempDir()
 
-	// VM1 from the generated files, and the exporter's user.
-	a := startACLInstance(t, "vm1", "maxmemory 48mb")
-	exporterUser, exporterPW := alerts.ExporterUser(a.in), "exporter-test-password-4e1d"
-	if err := a.admin.Do(ctx, append([]any{"ACL", "SETUSER", exporterUser, "reset", "on", ">" + exporterPW}, toAny(strings.Fields(alerts.ExporterCommands))...)...).Err(); err != nil {
-		t.Fatal(err)
+	// VM1 and VM2 from the generated files, each with its exporter's user and
+	// an exporter scraping through it.
+	type monitored struct {
+		a            *aclInstance
+		exporterAddr string
+		exporter     *process
 	}
-	pwFile := filepath.Join(dir, "exporter.pw")
-	// The exporter's password file maps each target's URL to its password.
-	pwJSON, err := json.Marshal(map[string]string{"redis://" + a.srv.Addr: exporterPW})
-	if err != nil {
-		t.Fatal(err)
+	var insts []*monitored
+	var ruleFiles []string
+	for _, name := range []string{"vm1", "vm2"} {
+		m := &monitored{a: startACLInstance(t, name, map[string]string{"vm1": "maxmemory 48mb", "vm2": "maxmemory 16mb"}[name])}
+		user, pw := alerts.ExporterUser(m.a.in), "exporter-test-password-4e1d-"+name
+		if err := m.a.admin.Do(ctx, append([]any{"ACL", "SETUSER", user, "reset", "on", ">" + pw}, toAny(strings.Fields(alerts.ExporterCommands))...)...).Err(); err != nil {
+			t.Fatal(err)
+		}
+		// The exporter's password file maps each target's URL to its password.
+		pwJSON, err := json.Marshal(map[string]string{"redis://" + m.a.srv.Addr: pw})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pwFile := filepath.Join(dir, name+".exporter.json")
+		if err := os.WriteFile(pwFile, pwJSON, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		m.exporterAddr = freeLoopbackAddr(t)
+		m.exporter = startProcess(t, dir, name+"-exporter", exporterBin, "-redis.addr", "redis://"+m.a.srv.Addr, "-redis.user", user,
+			"-redis.password-file", pwFile, "-web.listen-address", m.exporterAddr, "-ping-on-connect")
+		// The rules, windows shortened for a 1 s scrape and evaluation interval.
+		rules, notes, err := alerts.Rules(m.a.spec, m.a.in, alerts.Options{Window: 15 * time.Second, LongWindow: 2 * time.Minute, ForFactor: 0.02})
+		if err != nil {
+			t.Fatal(err)
+		}
+		rulesYAML, err := rules.YAML(alerts.Header(m.a.spec, m.a.in, "", notes))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+".rules.yml"), rulesYAML, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ruleFiles = append(ruleFiles, name+".rules.yml")
+		insts = append(insts, m)
 	}
-	if err := os.WriteFile(pwFile, pwJSON, 0o600); err != nil {
-		t.Fatal(err)
-	}
+	a := insts[0].a
 	replicaConf := []string{"replicaof 127.0.0.1 " + strconv.Itoa(a.srv.Port), "masteruser luagen_test_admin", "masterauth admin-test-password"}
 	replica := redistest.Start(t, redistest.WithConfig(replicaConf...))
 
-	// The service's metrics endpoint: the generated wrappers' metrics.
+	// The services' metrics endpoint: the generated wrappers' metrics of
+	// api-backend's (vm1) and Message Safety's (vm2) scripts.
 	reg := prometheus.NewRegistry()
-	metrics, err := scriptmetrics.New(reg, vm1.AllScripts()...)
+	metrics, err := scriptmetrics.New(reg, append(vm1.AllScripts(), vm2.AllScripts()...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -226,37 +256,25 @@ func TestAlertsFireOnARealPrometheus(t *testing.T) {
 	go func() { _ = svc.Serve(ln) }()
 	t.Cleanup(func() { _ = svc.Close() })
 
-	exporterAddr := freeLoopbackAddr(t)
-	exporter := startProcess(t, dir, "exporter", exporterBin, "-redis.addr", "redis://"+a.srv.Addr, "-redis.user", exporterUser,
-		"-redis.password-file", pwFile, "-web.listen-address", exporterAddr, "-ping-on-connect")
-
-	// The rules, windows shortened for a 1 s scrape and evaluation interval.
-	rules, notes, err := alerts.Rules(a.spec, a.in, alerts.Options{Window: 15 * time.Second, LongWindow: 2 * time.Minute, ForFactor: 0.02})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rulesYAML, err := rules.YAML(alerts.Header(a.spec, a.in, "", notes))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "vm1.rules.yml"), rulesYAML, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	promAddr := freeLoopbackAddr(t)
 	promConf := fmt.Sprintf(`global:
   scrape_interval: 1s
   scrape_timeout: 900ms
   evaluation_interval: 1s
-rule_files: [vm1.rules.yml]
+rule_files: [%s]
 scrape_configs:
-  - job_name: redis
+  - job_name: redis-vm1
     static_configs:
       - targets: [%q]
         labels: {luagen_instance: vm1}
+  - job_name: redis-vm2
+    static_configs:
+      - targets: [%q]
+        labels: {luagen_instance: vm2}
   - job_name: api-backend
     static_configs:
       - targets: [%q]
-`, exporterAddr, svcAddr)
+`, strings.Join(ruleFiles, ", "), insts[0].exporterAddr, insts[1].exporterAddr, svcAddr)
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promConf), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -264,36 +282,42 @@ scrape_configs:
 		"--storage.tsdb.path="+filepath.Join(dir, "tsdb"), "--web.listen-address="+promAddr, "--storage.tsdb.retention.time=1h")
 	prom := promAPI{base: "http://" + promAddr}
 
-	// Ready: both targets scraped, the exporter without error, rules evaluated.
+	// Ready: every target scraped, the exporters without error, rules evaluated.
 	var why string
 	ready := redistest.WaitFor(ctx, 2*time.Minute, func() bool {
+		for _, m := range insts {
+			select {
+			case <-m.exporter.done:
+				why = "an exporter exited:\n" + m.exporter.tail()
+				return true
+			default:
+			}
+		}
 		select {
-		case <-exporter.done:
-			why = "the exporter exited"
-			return true
 		case <-promProc.done:
-			why = "prometheus exited"
+			why = "prometheus exited:\n" + promProc.tail()
 			return true
 		default:
 		}
-		n, err := prom.query(ctx, `up{job="redis"} == 1 and on() up{job="api-backend"} == 1`)
+		n, err := prom.query(ctx, `count(up == 1) == 3`)
 		if err != nil || n == 0 {
 			why = fmt.Sprintf("targets not up (%v)", err)
 			return false
 		}
-		if n, err = prom.query(ctx, `redis_up{luagen_instance="vm1"} == 1 and on() redis_exporter_last_scrape_error == 0 and on() redis_connected_slaves{luagen_instance="vm1"} == 1`); err != nil || n == 0 {
-			why = fmt.Sprintf("the exporter does not read vm1 with its replica (%v)", err)
+		if n, err = prom.query(ctx, `count(redis_up == 1 and on(job) redis_exporter_last_scrape_error == 0) == 2 and on() redis_connected_slaves{luagen_instance="vm1"} == 1`); err != nil || n == 0 {
+			why = fmt.Sprintf("the exporters do not read vm1 (with its replica) and vm2 (%v)", err)
 			return false
 		}
 		n, err = prom.query(ctx, `max_over_time(redis_connected_slaves{luagen_instance="vm1"}[2m]) == 1`)
+		why = ""
 		return err == nil && n > 0
 	})
-	if !ready || why == "the exporter exited" || why == "prometheus exited" {
-		t.Fatalf("Prometheus not ready within 2m: %s\nprometheus:\n%s\nexporter:\n%s", why, promProc.tail(), exporter.tail())
+	if !ready || why != "" {
+		t.Fatalf("Prometheus not ready within 2m: %s\nprometheus:\n%s", why, promProc.tail())
 	}
 	t.Logf("ready after %s", time.Since(start).Round(time.Second))
-	// Quiet before any incident: no alert pending or firing (the exporter's
-	// own commands are all granted: no NOPERM from it).
+	// Quiet before any incident: no alert pending or firing (the exporters'
+	// own commands are all granted: no NOPERM from them).
 	if !redistest.WaitFor(ctx, 30*time.Second, func() bool {
 		as, err := prom.alerts(ctx)
 		if err != nil {
@@ -306,6 +330,8 @@ scrape_configs:
 		t.Fatalf("alerts before any incident: %+v", as)
 	}
 
+	vm2a := insts[1].a
+	vm2Monitor := vm2a.srv.Client(0, func(o *redis.Options) { o.Username, o.Password = "vm2_monitor", aclPasswords["vm2_monitor"] })
 	admin0 := a.srv.Client(0, admin)
 	monitor := a.srv.Client(0, func(o *redis.Options) { o.Username, o.Password = "vm1_monitor", aclPasswords["vm1_monitor"] })
 	liar := a.srv.Client(0, func(o *redis.Options) { o.Username, o.Password = "api_backend", "not-the-password" })
@@ -333,11 +359,11 @@ scrape_configs:
 			}
 		}()
 	}
-	stopProbe, stopStorm := make(chan struct{}), make(chan struct{})
+	stopProbe, stopProbe2, stopStorm := make(chan struct{}), make(chan struct{}), make(chan struct{})
 	defer wg.Wait()
 	fill := make([]byte, 64<<10)
 	incidents := []incident{
-		{alert: "RedisMemoryCritical", cause: func(ctx context.Context) error {
+		{alert: "RedisMemoryCritical", labels: map[string]string{"luagen_instance": "vm1"}, cause: func(ctx context.Context) error {
 			// 64 KiB values with a TTL (volatile-lru may evict them) in db 0, past maxmemory.
 			for i := 0; i < 1000; i++ {
 				if err := admin0.Set(ctx, fmt.Sprintf("han:api:fill:%d", i), fill, 10*time.Minute).Err(); err != nil {
@@ -346,16 +372,23 @@ scrape_configs:
 			}
 			return nil
 		}, undo: func(ctx context.Context) error { return admin0.Del(ctx, fillKeys(1000)...).Err() }},
-		{alert: "RedisMemoryHigh"},
-		{alert: "RedisEvicting"},
-		{alert: "RedisKeysWithoutExpiry", labels: map[string]string{"db": "db1"}, cause: func(ctx context.Context) error {
+		{alert: "RedisMemoryHigh", labels: map[string]string{"luagen_instance": "vm1"}},
+		{alert: "RedisEvicting", labels: map[string]string{"luagen_instance": "vm1"}},
+		{alert: "RedisKeysWithoutExpiry", labels: map[string]string{"luagen_instance": "vm1", "db": "db1"}, cause: func(ctx context.Context) error {
 			return a.srv.Client(1, admin).Set(ctx, "han:rt:stray", "written outside the wrappers", 0).Err()
 		}, undo: func(ctx context.Context) error { return a.srv.Client(1, admin).Del(ctx, "han:rt:stray").Err() }},
-		{alert: "RedisACLDenied", cause: func(ctx context.Context) error {
+		{alert: "RedisKeysWithoutExpiry", labels: map[string]string{"luagen_instance": "vm2", "db": "db0"}, cause: func(ctx context.Context) error {
+			return vm2a.srv.Client(0, admin).Set(ctx, "han:safety:stray", "written outside the wrappers", 0).Err()
+		}, undo: func(ctx context.Context) error { return vm2a.srv.Client(0, admin).Del(ctx, "han:safety:stray").Err() }},
+		{alert: "RedisACLDenied", labels: map[string]string{"luagen_instance": "vm2"}, cause: func(ctx context.Context) error {
+			loop(stopProbe2, 200*time.Millisecond, func() { _ = vm2Monitor.Get(ctx, "han:safety:text:x").Err() })
+			return nil
+		}, undo: func(context.Context) error { close(stopProbe2); return nil }},
+		{alert: "RedisACLDenied", labels: map[string]string{"luagen_instance": "vm1"}, cause: func(ctx context.Context) error {
 			loop(stopProbe, 200*time.Millisecond, func() { _ = monitor.Get(ctx, "han:api:jwks:negative:x").Err() })
 			return nil
 		}, undo: func(context.Context) error { close(stopProbe); return nil }},
-		{alert: "RedisWrongPassword", cause: func(ctx context.Context) error {
+		{alert: "RedisWrongPassword", labels: map[string]string{"luagen_instance": "vm1"}, cause: func(ctx context.Context) error {
 			for i := 0; i < 10; i++ {
 				if err := liar.Ping(ctx).Err(); err == nil || !strings.Contains(err.Error(), "WRONGPASS") {
 					return fmt.Errorf("a wrong password: %v", err)
@@ -372,7 +405,7 @@ scrape_configs:
 			})
 			return nil
 		}, undo: func(context.Context) error { close(stopStorm); return nil }},
-		{alert: "RedisReplicaLost", cause: func(context.Context) error { replica.Kill(); return nil },
+		{alert: "RedisReplicaLost", labels: map[string]string{"luagen_instance": "vm1"}, cause: func(context.Context) error { replica.Kill(); return nil },
 			undo: func(context.Context) error { replica.Restart(); return nil }},
 	}
 	for i := range incidents {
@@ -385,35 +418,32 @@ scrape_configs:
 	}
 	waitAll := func(want bool, deadline time.Duration) {
 		t.Helper()
-		pending := map[string]bool{}
-		for _, inc := range incidents {
-			pending[inc.alert] = true
+		pending := map[int]bool{}
+		for i := range incidents {
+			pending[i] = true
 		}
-		took := map[string]time.Duration{}
+		took := map[int]time.Duration{}
 		redistest.WaitFor(ctx, deadline, func() bool {
 			as, err := prom.alerts(ctx)
 			if err != nil {
 				return false
 			}
-			for _, inc := range incidents {
-				if pending[inc.alert] && firing(as, inc.alert, inc.labels) == want {
-					delete(pending, inc.alert)
-					took[inc.alert] = time.Since(inc.at)
+			for i, inc := range incidents {
+				if pending[i] && firing(as, inc.alert, inc.labels) == want {
+					delete(pending, i)
+					took[i] = time.Since(inc.at)
 				}
 			}
 			return len(pending) == 0
 		})
-		var names []string
-		for n := range took {
-			names = append(names, n)
+		for i, inc := range incidents {
+			if d, ok := took[i]; ok {
+				t.Logf("%s %v %s after %s", inc.alert, inc.labels, map[bool]string{true: "fires", false: "resolved"}[want], d.Round(time.Second))
+			}
 		}
-		sort.Strings(names)
-		for _, n := range names {
-			t.Logf("%s %s after %s", n, map[bool]string{true: "fires", false: "resolved"}[want], took[n].Round(time.Second))
-		}
-		for n := range pending {
+		for i := range pending {
 			as, _ := prom.alerts(ctx)
-			t.Errorf("%s: firing=%v not reached within %s; alerts: %+v", n, want, deadline, as)
+			t.Errorf("%s %v: firing=%v not reached within %s; alerts: %+v", incidents[i].alert, incidents[i].labels, want, deadline, as)
 		}
 	}
 	waitAll(true, 3*time.Minute)
@@ -431,11 +461,14 @@ scrape_configs:
 	}
 
 	// Every dashboard query parses and returns series while the incidents run.
-	d, err := dashboards.Build(a.spec, a.in, dashboards.Options{})
-	if err != nil {
-		t.Fatal(err)
+	var queries []string
+	for _, m := range insts {
+		d, err := dashboards.Build(m.a.spec, m.a.in, dashboards.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		queries = append(queries, d.Queries()...)
 	}
-	queries := d.Queries()
 	for _, q := range queries {
 		expr := strings.ReplaceAll(q, dashboards.RateInterval, "1m")
 		if n, err := prom.query(ctx, expr); err != nil || n == 0 {

@@ -205,7 +205,7 @@ func (r *rules) s(extra ...string) string {
 
 func (r *rules) alert(name, severity, source, expr string, forD time.Duration, summary, runbook string, pr *probe) *Rule {
 	rl := &Rule{Alert: name, Expr: expr, For: r.forD(forD),
-		Labels: map[string]string{"severity": severity, "luagen_instance": r.in.Name, "source": oneLine(source)},
+		Labels:      map[string]string{"severity": severity, "luagen_instance": r.in.Name, "source": oneLine(source)},
 		Annotations: map[string]string{"summary": oneLine(summary), "runbook": oneLine(runbook) + " (docs/operations.md#" + strings.ToLower(name) + ")"},
 		probe:       pr}
 	if r.srv.Name != "" {
