@@ -144,7 +144,7 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 			if s.DB == nil || s.DB.User != u || s.DB.ServerOf() != srv {
 				continue
 			}
-			src := srcs[s.Name]
+			src := srcs[s.ID]
 			if src == nil {
 				return nil, nil, fmt.Errorf("script %s: no Lua loaded", s.Name)
 			}
@@ -179,17 +179,36 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 			default:
 				cmds[cmdEvalSHA] = true
 			}
-			// The keys it takes in KEYS and the keys it builds (derived).
+			// The keys it takes in KEYS, and (derived) those it builds and
+			// those passed in ARGV.
+			positions := append([]*keyspec.ScriptKey{}, s.Keys...)
+			var built []*keyspec.Key
 			for _, k := range s.Reach() {
-				p := coveringPrefix(u, k)
-				if p == nil {
-					return nil, nil, fmt.Errorf("key %s of script %s is outside every prefix of %s", k.Name, s.Name, u.Name)
+				if !inKeysOf(s, k) {
+					built = append(built, k)
 				}
-				// EVALSHA declares its keys read-write; only EVALSHA_RO takes read-only keys.
-				if s.ReadOnly && access[p] == "" {
-					access[p] = "R"
-				} else if !s.ReadOnly {
-					access[p] = "RW"
+			}
+			if len(built) > 0 {
+				positions = append(positions, &keyspec.ScriptKey{Name: "derived", OneOf: built})
+			}
+			for _, pos := range positions {
+				names := pos.OneOf
+				if pos.Channel != nil {
+					// EVALSHA checks every KEYS element against the key
+					// patterns, a channel's name too.
+					names = []*keyspec.Key{{Name: "channel " + pos.Channel.Name, Pattern: pos.Channel.Pattern, DB: s.DB}}
+				}
+				for _, k := range names {
+					p := coveringPrefix(u, k)
+					if p == nil {
+						return nil, nil, fmt.Errorf("key %s of script %s is outside every prefix of %s", k.Name, s.ID, u.Name)
+					}
+					// EVALSHA declares its keys read-write; only EVALSHA_RO takes read-only keys.
+					if s.ReadOnly && access[p] == "" {
+						access[p] = "R"
+					} else if !s.ReadOnly {
+						access[p] = "RW"
+					}
 				}
 			}
 		}
@@ -399,4 +418,16 @@ func HashPassword(secret []byte) (string, error) {
 	}
 	sum := sha256.Sum256([]byte(s))
 	return "#" + hex.EncodeToString(sum[:]), nil
+}
+
+// inKeysOf reports whether a KEYS position of s takes k.
+func inKeysOf(s *keyspec.Script, k *keyspec.Key) bool {
+	for _, pos := range s.Keys {
+		for _, o := range pos.OneOf {
+			if o == k {
+				return true
+			}
+		}
+	}
+	return false
 }

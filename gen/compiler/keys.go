@@ -35,6 +35,9 @@ func expandKeys(s *keyspec.Script, args []luascript.Arg) []luascript.Arg {
 	if n == 0 || args[n-1].Kind != luascript.ArgSpread || args[n-1].KeysFrom == 0 {
 		return args
 	}
+	if len(s.Keys) > 0 && s.Keys[len(s.Keys)-1].Repeat != nil {
+		return args // how many KEYS a repeating position takes is the caller's: a spread of KEYS values (expandSpread)
+	}
 	out := append([]luascript.Arg{}, args[:n-1]...)
 	for i := args[n-1].KeysFrom; i <= len(s.Keys); i++ {
 		out = append(out, luascript.Arg{Kind: luascript.ArgKey, Key: i, KeyAlts: []int{i},
@@ -75,12 +78,11 @@ func checkKey(s *keyspec.Script, c luascript.Call, a luascript.Arg, pos int, cmd
 						addKey(k)
 					}
 				}
-			case n <= len(s.Keys):
-				for _, k := range s.Keys[n-1].OneOf {
+			case s.KeyAt(n) != nil:
+				for _, k := range s.KeyAt(n).OneOf {
 					addKey(k)
 				}
-			default:
-				out = append(out, finding{rule: RuleScriptKey, line: line, msg: keyRefusal(cmd, c, a, alt, pos, fmt.Sprintf("beyond the %d KEYS the script declares", len(s.Keys)))})
+				// Beyond the declared KEYS: the signature check refuses the read.
 			}
 			continue
 		}
@@ -160,16 +162,16 @@ func matchDerived(s *keyspec.Script, alt luascript.Str, channel bool) (matched [
 	case first.Kind == luascript.PartKey && first.N == 0:
 		return nil, nil, "built from KEYS[i] with i not known: a derived name needs a known anchor; build it from KEYS[n]"
 	case first.Kind == luascript.PartKey:
-		if first.N > len(s.Keys) {
+		anchor := s.KeyAt(first.N)
+		if anchor == nil {
 			return nil, nil, fmt.Sprintf("built from KEYS[%d], which the script does not declare", first.N)
 		}
-		anchor := s.Keys[first.N-1]
 		return matchAnchored(s, alt, channel, anchor.OneOf, fmt.Sprintf("KEYS[%d] %q", first.N, anchor.Name), anchor.Name,
-			func(d *keyspec.Derived) bool { return d.From == first.N })
-	case first.Kind == luascript.PartArgv && first.N > 0 && first.N <= len(s.Argv) && s.Argv[first.N-1].Key != nil:
-		a := s.Argv[first.N-1]
+			func(d *keyspec.Derived) bool { return d.Anchor(s) == anchor })
+	case first.Kind == luascript.PartArgv && s.ArgAt(first.N) != nil && s.ArgAt(first.N).Key != nil:
+		a := s.ArgAt(first.N)
 		return matchAnchored(s, alt, channel, []*keyspec.Key{a.Key}, fmt.Sprintf("ARGV[%d] %q", first.N, a.Name), a.Name,
-			func(d *keyspec.Derived) bool { return d.FromArgv == first.N })
+			func(d *keyspec.Derived) bool { return d.FromArgv > 0 && s.Argv[d.FromArgv-1] == a })
 	case first.Kind == luascript.PartText:
 		return matchLiteral(s, alt, channel)
 	}
@@ -189,13 +191,13 @@ type atom struct {
 
 func atoms(p keyspec.Pattern) []atom {
 	var out []atom
-	for _, it := range p.Items() {
-		if it.Param != nil {
-			out = append(out, atom{param: it.Param})
+	for _, pt := range p.Parts {
+		if pt.Param != nil {
+			out = append(out, atom{param: pt.Param})
 			continue
 		}
-		for i := 0; i < len(it.Text); i++ {
-			out = append(out, atom{c: it.Text[i]})
+		for i := 0; i < len(pt.Literal); i++ {
+			out = append(out, atom{c: pt.Literal[i]})
 		}
 	}
 	return out
@@ -245,11 +247,10 @@ func argvKey(s *keyspec.Script, alt luascript.Str) *keyspec.Key {
 	if len(alt.Parts) != 1 || alt.Parts[0].Kind != luascript.PartArgv {
 		return nil
 	}
-	n := alt.Parts[0].N
-	if n < 1 || n > len(s.Argv) {
-		return nil
+	if a := s.ArgAt(alt.Parts[0].N); a != nil {
+		return a.Key
 	}
-	return s.Argv[n-1].Key
+	return nil
 }
 
 // matchLiteral matches a name that starts with literal text against the
@@ -368,10 +369,10 @@ func rest(at []atom) string {
 // argFits says why ARGV[n] may hold a value placeholder prm refuses ("" when
 // every value the wrapper lets through is one the placeholder accepts).
 func argFits(s *keyspec.Script, n int, prm *keyspec.Param) string {
-	if n < 1 || n > len(s.Argv) {
+	a := s.ArgAt(n)
+	if a == nil {
 		return fmt.Sprintf("ARGV[%s] fills {%s}, and the script declares no such ARGV", argIndex(n), prm.Name)
 	}
-	a := s.Argv[n-1]
 	ok := false
 	switch prm.Type {
 	case keyspec.TypeUUID:

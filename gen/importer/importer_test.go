@@ -103,7 +103,7 @@ func TestFilledDraftGenerates(t *testing.T) {
 		{`\{type: "TODO\(luagen import\): uuid[^"]*"\}`, `{type: name, max_len: 32}`},
 		{`value: \[TODO\(luagen import\)[^\]]*\]`, `value: [string]`},
 		{`ttl: \{rule: fixed, value: "TODO\(luagen import\)[^"]*"\}`, `ttl: {rule: clamped, max: 1h, from: "the caller's lease"}`},
-		{`ttl: \{rule: none, reason: "TODO\(luagen import\)[^"]*"\}`, `ttl: {rule: fixed, value: 24h}`},
+		{`ttl: \{rule: none, reason: "TODO\(luagen import\)[^"]*"\}`, `ttl: {rule: none, reason: "kept until the application deletes it"}`},
 		{`max_bytes: "TODO\(luagen import\)[^"]*"`, `max_bytes: 4096`},
 		{`max: "TODO\(luagen import\)[^"]*"`, `max: 1h`},
 		{`max_len: "TODO\(luagen import\)[^"]*"`, `max_len: 32`},

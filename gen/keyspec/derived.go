@@ -155,14 +155,14 @@ func keyNames(s *Script) string {
 // whole hash tag.
 func (p *parser) checkDerived(dp, dentry string, s *Script, d *Derived) {
 	pat := d.Pattern()
-	if pat.Segments == nil {
+	if pat.Parts == nil {
 		return // its own error is reported
 	}
 	cluster := s.Instance != nil && s.Instance.Topology == TopologyCluster
 	anchors, anchorName := d.anchorKeys(s)
 	if anchors == nil {
-		if d.Key != nil && cluster {
-			p.errf(dp, dentry, "on cluster instance %s a key built from its own literal start has no hash tag tying it to the script's KEYS (CROSSSLOT): build it from a KEYS position whose key holds the tag (from: <position>)", s.Instance.Name)
+		if d.Key != nil && cluster && !sameLiteralTag(s, pat) {
+			p.errf(dp, dentry, "on cluster instance %s a key built from its own literal start has no hash tag tying it to the script's KEYS (CROSSSLOT): build it from a KEYS position whose key holds the tag (from: <position>), or give it the literal tag every KEYS key has", s.Instance.Name)
 		}
 		if d.Key != nil && pat.LiteralPrefix() == "" {
 			p.errf(dp, dentry, "pattern %q starts with a placeholder: a key built without an anchor must start with literal text", pat.Raw)
@@ -170,7 +170,7 @@ func (p *parser) checkDerived(dp, dentry string, s *Script, d *Derived) {
 		return
 	}
 	for _, a := range anchors {
-		if a.Pattern.Segments == nil {
+		if a.Pattern.Parts == nil {
 			continue
 		}
 		rest, ok := AnchorTail(a.Pattern, pat)
@@ -192,7 +192,7 @@ func (p *parser) checkDerived(dp, dentry string, s *Script, d *Derived) {
 				p.errf(dp, dentry, "placeholder {%s} is a %s in key %q and {%s} a %s in the anchor %q: the anchor's value is the derived key's, so both declare it alike", dp2.Name, describeParam(dp2), d.Name(), ap.Name, describeParam(ap), a.Name)
 			}
 		}
-		if cluster && d.Key != nil && a.Pattern.TagParam() == nil {
+		if cluster && d.Key != nil && !a.Pattern.HasTag() {
 			p.errf(dp, dentry, "on cluster instance %s the anchor key %q has no hash tag: a key built from it can land in another slot than the script's KEYS (CROSSSLOT); put the slot's placeholder in a hash tag in %q (\"{{id}}\") so every name built from it shares its slot", s.Instance.Name, a.Name, a.Pattern.Raw)
 		}
 	}
@@ -211,63 +211,38 @@ func AnchorTail(anchor, pat Pattern) (string, bool) {
 	return d[len(a):], true
 }
 
-// patternText is the pattern written back from its segments, with the
+// patternText is the pattern's name written back from its parts, with the
 // placeholders' names or (named false) without them.
 func patternText(p Pattern, named bool) string {
-	parts := make([]string, len(p.Segments))
-	for i, s := range p.Segments {
-		name := ""
-		if s.Param != nil && named {
-			name = s.Param.Name
-		}
+	var b strings.Builder
+	for _, pt := range p.Parts {
 		switch {
-		case s.Param == nil:
-			parts[i] = s.Literal
-		case s.Tag:
-			parts[i] = "{{" + name + "}}"
+		case pt.Param == nil:
+			b.WriteString(pt.Literal)
+		case named:
+			b.WriteString("{" + pt.Param.Name + "}")
 		default:
-			parts[i] = "{" + name + "}"
+			b.WriteString("{}")
 		}
 	}
-	return strings.Join(parts, ":")
+	return b.String()
 }
 
-// Item is one piece of a pattern as a name built from parts is matched
-// against it: literal text, or one placeholder's whole value.
-type Item struct {
-	Text  string // literal text (Param nil)
-	Param *Param
-}
-
-// Items are the pattern's pieces in order: literal runs (separators and hash
-// tag braces included) and placeholders.
-func (p Pattern) Items() []Item {
-	var out []Item
-	lit := ""
-	for i, s := range p.Segments {
-		if i > 0 {
-			lit += ":"
-		}
-		if s.Param == nil {
-			lit += s.Literal
-			continue
-		}
-		if s.Tag {
-			lit += "{"
-		}
-		if lit != "" {
-			out = append(out, Item{Text: lit})
-			lit = ""
-		}
-		out = append(out, Item{Param: s.Param})
-		if s.Tag {
-			lit += "}"
+// sameLiteralTag reports whether pat's hash tag is literal text (its names are
+// all in one slot) that every key of the script's KEYS positions has too.
+func sameLiteralTag(s *Script, pat Pattern) bool {
+	tag, ok := pat.TagText()
+	if !ok {
+		return false
+	}
+	for _, pos := range s.Keys {
+		for _, k := range pos.OneOf {
+			if t, ok := k.Pattern.TagText(); !ok || t != tag {
+				return false
+			}
 		}
 	}
-	if lit != "" {
-		out = append(out, Item{Text: lit})
-	}
-	return out
+	return true
 }
 
 // Reach are the declared keys a script may touch: those its KEYS positions take,
@@ -336,9 +311,16 @@ func (p *parser) prefixKey(path, entry string, k *Key, r rawKey) bool {
 		return true
 	}
 	pat := p.pattern(path, entry, strings.TrimSuffix(raw, ":"), r.Params)
-	if pat.Segments != nil {
+	if pat.Parts != nil {
 		pat.Raw = raw
-		pat.Segments = append(pat.Segments, Segment{})
+		if n := len(pat.Parts); pat.Parts[n-1].Param == nil {
+			pat.Parts[n-1].Literal += ":"
+		} else {
+			pat.Parts = append(pat.Parts, Part{Literal: ":"})
+		}
+		if pat.Segments != nil {
+			pat.Segments = append(pat.Segments, Segment{})
+		}
 	}
 	k.Pattern = pat
 	return true
