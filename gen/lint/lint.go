@@ -64,6 +64,7 @@ const (
 	RuleScriptKey        = compiler.RuleScriptKey     // a key position not filled from KEYS
 	RuleKeysReadOnly     = compiler.RuleKeysWrite     // KEYS assigned or handed to code that may change it
 	RuleArgvReadOnly     = compiler.RuleArgvWrite     // ARGV assigned or handed to code that may change it
+	RuleInt64Arithmetic  = "int64-arithmetic"         // arithmetic (or tonumber) on an int64 ARGV, which Lua's doubles round past 2^53
 	RuleScriptChannel    = compiler.RuleScriptChannel // a channel the script builds that no derived channel of it matches
 	RuleShadow           = compiler.RuleShadow        // redis, KEYS or ARGV hidden or assigned
 	RuleReplication      = compiler.RuleReplication   // redis.set_repl, redis.replicate_commands
@@ -276,6 +277,7 @@ func Scripts(spec *keyspec.Spec, srcs map[string]*compiler.Source) []Finding {
 				out = append(out, Finding{Pos: at(line), Rule: RuleForbiddenShape, Msg: fmt.Sprintf("script %q reads and increments the same key, a get+increment shape, which %s forbids%s (%s)", src.Script.Name, src.Script.Instance.Name, unless(fb.UnlessKind), fb.Source)})
 			}
 		}
+		out = append(out, int64Arithmetic(src)...)
 		for _, g := range info.Globals {
 			verb := "reads undefined global"
 			if g.Write {
@@ -499,4 +501,21 @@ func getIncrement(info *luascript.Info) int {
 		}
 	}
 	return 0
+}
+
+// int64Arithmetic finds the int64 ARGV a script converts with tonumber or
+// computes with: Lua's numbers are doubles, exact only up to 2^53, so such a
+// value is rounded there while the wrapper sent it exactly. Passed through as
+// text (a ZADD member, an id in a key), it stays exact and is not reported.
+func int64Arithmetic(src *compiler.Source) []Finding {
+	var out []Finding
+	for _, n := range src.Info.Numeric {
+		a := src.Script.ArgAt(n.Index)
+		if a == nil || !a.Exact64() {
+			continue
+		}
+		out = append(out, Finding{Pos: keyspec.Pos{File: src.Info.File, Line: n.Line}, Rule: RuleInt64Arithmetic, Msg: fmt.Sprintf(
+			"ARGV[%d] %q is an int64, sent exactly, and the script computes with it (tonumber, arithmetic): Lua's numbers are doubles, exact only up to 2^53; declare it int (±(2^53-1)) if it stays in that range, or keep it as text", n.Index, a.Name)})
+	}
+	return out
 }
