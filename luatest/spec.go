@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
@@ -147,10 +148,16 @@ func (r *runState) finishSpec() {
 			continue // reported as touched
 		}
 		line := r.wroteAt[name]
-		if k.TTL.Rule != keyspec.TTLNone && !o.hasExpire {
+		want := k.Expectation()
+		switch {
+		case want.Expires && !o.hasExpire:
 			r.violation(fmt.Sprintf("%s left key %q (key %s, ttl %s) without a TTL: it wrote it and set none", r.spec.where(line), name, k.Name, k.TTL.Rule))
+		case !want.Expires && o.hasExpire:
+			r.violation(fmt.Sprintf("%s left key %q (key %s, ttl none) with a TTL: the spec keeps it until it is deleted", r.spec.where(line), name, k.Name))
+		case want.Expires && want.MaxTTL > 0 && time.Duration(o.expireAt-r.now)*time.Millisecond > want.MaxTTL:
+			r.violation(fmt.Sprintf("%s left key %q (key %s, ttl %s) with a TTL of %v, above the %v its spec allows", r.spec.where(line), name, k.Name, k.TTL.Rule, time.Duration(o.expireAt-r.now)*time.Millisecond, want.MaxTTL))
 		}
-		if k.MaxLen > 0 {
+		if want.MaxLen > 0 {
 			n := int64(-1)
 			switch {
 			case o.list != nil:
@@ -158,7 +165,7 @@ func (r *runState) finishSpec() {
 			case o.stream != nil:
 				n = o.stream.length
 			}
-			if n > int64(k.MaxLen) {
+			if n > int64(want.MaxLen) {
 				r.violation(fmt.Sprintf("%s left key %q (key %s, max_len %d) with %d elements", r.spec.where(line), name, k.Name, k.MaxLen, n))
 			}
 		}

@@ -17,7 +17,7 @@ func TestImport(t *testing.T) {
 	}
 	dir := t.TempDir()
 	code, stdout, stderr := luagen(t, "", "import", "--from", src, "--instance", "jobs", "--dir", dir)
-	if code != 0 || !strings.Contains(stdout, "6 script(s) under "+filepath.Join(dir, "lua", "jobs")) || !strings.Contains(stdout, "decision(s) still open, each marked TODO(luagen import)") {
+	if code != 0 || !strings.Contains(stdout, "7 script(s) under "+filepath.Join(dir, "lua", "jobs")) || !strings.Contains(stdout, "decision(s) still open, each marked TODO(luagen import)") {
 		t.Fatalf("import: %d\n%s%s", code, stdout, stderr)
 	}
 	got, err := os.ReadFile(filepath.Join(dir, "lua", "jobs", "lock_extend.lua"))

@@ -53,6 +53,9 @@ type draftArg struct {
 	numeric        bool
 	part           bool      // a part of a built key
 	key            *draftKey // an anchor the script builds keys from: a prefix key passed in ARGV
+	channel        bool      // the channel of a PUBLISH (the whole argument)
+	other          bool      // read elsewhere than as a PUBLISH channel
+	unused         bool      // never read: callers pass it, the script ignores it
 }
 
 type draftDerived struct {
@@ -68,6 +71,8 @@ type draftScript struct {
 	argv     []*draftArg
 	derived  []draftDerived
 	readOnly bool
+	// Per KEYS position: never read; passed whole to PUBLISH; read otherwise.
+	unusedKey, chanKey, keyUse []bool
 }
 
 var (
@@ -304,13 +309,15 @@ func New(instance string, scripts []Script) (*Draft, error) {
 				ds.argv[n.Index-1].numeric = true
 			}
 		}
+		ds.unusedKey, ds.chanKey, ds.keyUse = make([]bool, len(ds.keys)), make([]bool, len(ds.keys)), make([]bool, len(ds.keys))
 		ds.read(keys, &keyOrder)
+		ds.positions(keys, &keyOrder)
 		out = append(out, ds)
 	}
 	d.Anchors = map[string][]int{}
 	for _, ds := range out {
 		for i, a := range ds.argv {
-			if a.key != nil && a.key.pattern == "" {
+			if a.key != nil && !a.key.channel && a.key.pattern == "" {
 				d.Anchors[ds.s.Name] = append(d.Anchors[ds.s.Name], i+1)
 			}
 		}
@@ -346,7 +353,24 @@ func (ds *draftScript) read(keys map[string]*draftKey, order *[]string) {
 			}
 			for _, alt := range a.Alts {
 				n, whole := alt.Key()
-				if whole && n > 0 && n <= len(ds.keys) && i == 1 {
+				channel := (c.Command == "publish" || c.Command == "spublish") && i == 1
+				if whole && n > 0 && n <= len(ds.keys) {
+					if channel {
+						ds.chanKey[n-1] = true
+					} else {
+						ds.keyUse[n-1] = true
+					}
+				}
+				if len(alt.Parts) == 1 && alt.Parts[0].Kind == luascript.PartArgv {
+					if m := alt.Parts[0].N; m > 0 && m <= len(ds.argv) {
+						if channel {
+							ds.argv[m-1].channel = true
+						} else {
+							ds.argv[m-1].other = true
+						}
+					}
+				}
+				if whole && n > 0 && n <= len(ds.keys) && i == 1 && !channel {
 					k := ds.keys[n-1]
 					k.commands[c.Command] = true
 					if v := valueOf(c.Command); v != "" {
@@ -363,7 +387,6 @@ func (ds *draftScript) read(keys map[string]*draftKey, order *[]string) {
 						}
 					}
 				}
-				channel := (c.Command == "publish" || c.Command == "spublish") && i == 1
 				if !whole && len(alt.Parts) > 1 && (keyAt[i] || channel) {
 					if k := ds.derive(alt, channel, keys, order); k != nil && !channel && i == 1 {
 						k.commands[c.Command] = true
@@ -392,6 +415,75 @@ func (ds *draftScript) read(keys map[string]*draftKey, order *[]string) {
 		}
 	}
 	ds.readOnly = !writes && ds.info.HasFlag("no-writes")
+}
+
+// positions drafts what the script's reading says of its positions: a KEYS
+// position it only publishes to passes a channel (channel: <name>), an ARGV it
+// only publishes to carries one, and a position it never reads is unused.
+func (ds *draftScript) positions(keys map[string]*draftKey, order *[]string) {
+	dynKeys, readKeys := false, map[int]bool{}
+	for _, r := range ds.info.Keys {
+		dynKeys = dynKeys || r.Index == 0
+		readKeys[r.Index] = true
+	}
+	dynArgs, readArgs := false, map[int]bool{}
+	for _, r := range ds.info.Argv {
+		dynArgs = dynArgs || r.Index == 0
+		readArgs[r.Index] = true
+	}
+	for i := range ds.keys {
+		ds.unusedKey[i] = !dynKeys && !readKeys[i+1]
+		if !ds.chanKey[i] || ds.keyUse[i] {
+			ds.chanKey[i] = false
+			continue
+		}
+		old := ds.keys[i]
+		use := fmt.Sprintf("%s KEYS[%d]", ds.s.Name, i+1)
+		old.usedBy = slicesDelete(old.usedBy, use)
+		if len(old.usedBy) == 0 {
+			delete(keys, old.name)
+			*order = slicesDelete(*order, old.name)
+		}
+		name := ds.keyNames[i]
+		if k, ok := keys[name]; ok && !k.channel {
+			name += "_channel"
+		}
+		k := keys[name]
+		if k == nil {
+			k = &draftKey{name: name, channel: true, pattern: old.pattern, values: map[string]bool{}, commands: map[string]bool{}}
+			keys[name] = k
+			*order = append(*order, name)
+		}
+		k.usedBy = append(k.usedBy, use+" (a channel passed in KEYS: its pattern lies under a key prefix too)")
+		ds.keys[i] = k
+	}
+	for i, a := range ds.argv {
+		a.unused = !dynArgs && !readArgs[i+1]
+		if a.channel && !a.other && a.key == nil {
+			name := a.name
+			if k, ok := keys[name]; ok && !k.channel {
+				name += "_channel"
+			}
+			k := keys[name]
+			if k == nil {
+				k = &draftKey{name: name, channel: true, values: map[string]bool{}, commands: map[string]bool{}}
+				keys[name] = k
+				*order = append(*order, name)
+			}
+			k.usedBy = append(k.usedBy, fmt.Sprintf("%s ARGV[%d]", ds.s.Name, i+1))
+			a.key = k
+		}
+	}
+}
+
+func slicesDelete(xs []string, x string) []string {
+	out := xs[:0]
+	for _, y := range xs {
+		if y != x {
+			out = append(out, y)
+		}
+	}
+	return out
 }
 
 func contains(xs []string, x string) bool {
@@ -660,10 +752,19 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 			w("    read_only: true\n")
 		}
 		w("    keys:\n")
+		nkeys := 0
 		for i, k := range ds.keys {
-			w("      - {name: %s, one_of: [%s]}\n", ds.keyNames[i], k.name)
+			switch {
+			case k.channel:
+				w("      - {name: %s, channel: %s}\n", ds.keyNames[i], k.name)
+			case ds.unusedKey[i]:
+				w("      - {name: %s, one_of: [%s], unused: {reason: %s}}\n", ds.keyNames[i], k.name, q(todo("why callers pass it (the script never reads it)")))
+			default:
+				nkeys++
+				w("      - {name: %s, one_of: [%s]}\n", ds.keyNames[i], k.name)
+			}
 		}
-		if len(ds.keys) > 1 {
+		if nkeys > 1 {
 			w("    cross_slot: %s\n", q(todo("why its KEYS may be in different slots on a standalone server, or tie them with a hash tag and shared_placeholders")))
 		}
 		if len(ds.argv) > 0 {
@@ -674,6 +775,10 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 					doc = ", doc: " + q(a.doc)
 				}
 				switch {
+				case a.unused:
+					w("      - {name: %s, unused: {reason: %s}%s}\n", a.name, q(todo("why callers pass it (the script never reads it)")), doc)
+				case a.key != nil && a.key.channel:
+					w("      - {name: %s, channel: %s%s}   # the channel it publishes to\n", a.name, a.key.name, doc)
 				case a.key != nil:
 					w("      - {name: %s, type: key, key: %s%s}   # a name the script builds keys from\n", a.name, a.key.name, doc)
 				case a.seconds && !a.duration:
@@ -730,6 +835,10 @@ func (d *Draft) writePattern(b *strings.Builder, k *draftKey) {
 		}
 		if k.prefix {
 			fmt.Fprintf(b, "    pattern: %s\n", q(Todo+": the prefix's pattern, ending in ':', app:{{id}}: style"))
+			return
+		}
+		if k.channel {
+			fmt.Fprintf(b, "    pattern: %s\n", q(Todo+": the channel's pattern, under a channel prefix, app:events:{id} style"))
 			return
 		}
 		fmt.Fprintf(b, "    pattern: %s\n", q(Todo+": the name's pattern, app:{id} style"))

@@ -28,7 +28,7 @@ func TestFindReadsGoAndLua(t *testing.T) {
 	for _, s := range scripts {
 		got = append(got, s.Name)
 	}
-	if want := "lock_extend sweep enqueue take unlock counter"; strings.Join(got, " ") != want {
+	if want := "lock_extend notify sweep enqueue take unlock counter"; strings.Join(got, " ") != want {
 		t.Fatalf("scripts %q, want %q", strings.Join(got, " "), want)
 	}
 	for _, s := range scripts {
@@ -110,6 +110,8 @@ func TestFilledDraftGenerates(t *testing.T) {
 		{`cross_slot: "TODO\(luagen import\)[^"]*"`, `cross_slot: "one standalone server"`},
 		{`reply: "TODO\(luagen import\)[^"]*"`, `reply: {type: string, name: id, nullable: true}`},
 		{`pattern: "TODO\(luagen import\): the name's pattern, app:\{id\} style"`, `pattern: "jobs:TODO"`},
+		{`pattern: "TODO\(luagen import\): the channel's pattern[^"]*"`, `pattern: "jobs:events:watchers"`},
+		{`unused: \{reason: "TODO\(luagen import\)[^"]*"\}`, `unused: {reason: "older clients pass it"}`},
 	} {
 		spec = regexp.MustCompile(r.re).ReplaceAllString(spec, r.to)
 	}
