@@ -20,7 +20,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"runtime"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -158,14 +160,29 @@ func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []
 	add := func(rule string, e *keyspec.Error) { errs = append(errs, Problem{Err: e, Rule: rule}) }
 	out := map[string]*Source{}
 	declared := map[string]bool{}
+	// Each script is read and flattened in order, analyzed (the costly part,
+	// and independent per script) on every processor, then checked in order,
+	// so the problems come out as a sequential reading gives them.
+	type job struct {
+		s       *keyspec.Script
+		display string
+		pre     []Problem // what stopped the script before its analysis
+		flat    *flattened
+		info    *luascript.Info
+		err     error
+	}
+	var jobs []*job
 	for _, s := range spec.Scripts {
 		declared[s.LuaFile()] = true
 		if !s.Live() {
 			continue
 		}
-		display := path.Join(luaDir, s.LuaFile())
+		j := &job{s: s, display: path.Join(luaDir, s.LuaFile())}
+		jobs = append(jobs, j)
+		display := j.display
+		pre := func(rule string, e *keyspec.Error) { j.pre = append(j.pre, Problem{Err: e, Rule: rule}) }
 		if why := outOfTree(lua, s.LuaFile()); why != "" {
-			add(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: display + ": " + why})
+			pre(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: display + ": " + why})
 			continue
 		}
 		src, err := fs.ReadFile(lua, s.LuaFile())
@@ -174,26 +191,62 @@ func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []
 			if errors.Is(err, fs.ErrNotExist) {
 				msg = display + ": file not found"
 			}
-			add(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: msg})
+			pre(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: msg})
 			continue
 		}
 		if len(src) > MaxScriptBytes {
-			add(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: fmt.Sprintf("%s: %d bytes, over luagen's cap of %d for one script (a script runs atomically: keep it small)", display, len(src), MaxScriptBytes)})
+			pre(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: fmt.Sprintf("%s: %d bytes, over luagen's cap of %d for one script (a script runs atomically: keep it small)", display, len(src), MaxScriptBytes)})
 			continue
 		}
 		if line, what := badText(src); what != "" {
-			add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: display, Line: line}, Msg: what + ": a script is UTF-8 text without control characters (a tab aside)"})
+			pre(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: display, Line: line}, Msg: what + ": a script is UTF-8 text without control characters (a tab aside)"})
 			continue
 		}
 		flat, problems := flatten(lua, luaDir, s.LuaFile(), src)
 		if len(problems) > 0 {
-			errs = append(errs, problems...)
+			j.pre = append(j.pre, problems...)
 			continue
 		}
 		for _, f := range flat.files {
 			declared[f] = true
 		}
-		info, err := luascript.Analyze(display, flat.src)
+		j.flat = flat
+	}
+	analyze := func(j *job) { j.info, j.err = luascript.Analyze(j.display, j.flat.src) }
+	var todo []*job
+	for _, j := range jobs {
+		if j.flat != nil {
+			todo = append(todo, j)
+		}
+	}
+	if workers := min(runtime.GOMAXPROCS(0), len(todo)/8); workers > 1 {
+		next := make(chan *job)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range next {
+					analyze(j)
+				}
+			}()
+		}
+		for _, j := range todo {
+			next <- j
+		}
+		close(next)
+		wg.Wait()
+	} else {
+		for _, j := range todo {
+			analyze(j)
+		}
+	}
+	for _, j := range jobs {
+		errs = append(errs, j.pre...)
+		if j.flat == nil {
+			continue
+		}
+		s, display, flat, info, err := j.s, j.display, j.flat, j.info, j.err
 		if err != nil {
 			var se *luascript.SyntaxError
 			if errors.As(err, &se) {
