@@ -30,6 +30,8 @@ type Spec struct {
 	Keys      []*Key
 	Channels  []*Channel
 	Scripts   []*Script
+	// Breaking is how luagen breaking treats changes of this spec (breaking:).
+	Breaking Breaking
 	// Deprecated lists the uses of deprecated spec fields (seed for source), for
 	// luagen lint to report; the spec is valid with them.
 	Deprecated []Deprecation
@@ -64,6 +66,9 @@ type Instance struct {
 	// (servers: in the spec), sorted by name; empty for an instance on one server.
 	Servers []*Server
 	DBs     []*DB // sorted by index
+	// CoverageFloor is the least share of its scripts' Lua the tests must run
+	// (coverage_floor:), which luagen cover --check enforces; nil: none.
+	CoverageFloor *CoverageFloor
 }
 
 // Clients generated wrappers run on.
