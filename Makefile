@@ -39,11 +39,13 @@ lint:
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen lint --spec keyspec.yaml --lua lua
 
 ## deps: what the tests need on this machine, each step only when it is missing:
-## redis-server (installed), PostgreSQL on 127.0.0.1:5432 (started) with database
-## test (created), and the Go modules of every module (downloaded)
+## redis-server (installed), chromium for luagen doc's browser test (installed),
+## PostgreSQL on 127.0.0.1:5432 (started) with database test (created), and the
+## Go modules of every module (downloaded)
 deps:
 	@command -v redis-server >/dev/null 2>&1 || { echo "deps: installing redis-server"; apt-get update -q && apt-get install -y -q redis-server; }
 	@redis-server --version
+	@command -v chromium >/dev/null 2>&1 || { echo "deps: installing chromium"; apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 	@command -v pg_isready >/dev/null 2>&1 || { echo "deps: PostgreSQL is not installed: install it with trust auth for $(PG_HOST) (or run go test -short ./..., which needs neither it nor redis-server)"; exit 1; }
 	@pg_isready -q -h $(PG_HOST) -p $(PG_PORT) || { echo "deps: PostgreSQL is down: starting it"; pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql | head -1) main start; }
 	@for i in $$(seq 100); do pg_isready -q -h $(PG_HOST) -p $(PG_PORT) && break; sleep 0.1; done; pg_isready -h $(PG_HOST) -p $(PG_PORT)

@@ -1,7 +1,6 @@
 package breaking
 
 import (
-	"fmt"
 	"strings"
 	"time"
 
@@ -132,22 +131,7 @@ func instanceEntry(name string) string        { return "instances." + name }
 func dbEntry(d *keyspec.DB) string            { return "instances." + d.Instance.Name + ".dbs." + d.Name }
 
 // dur is a duration as the spec writes it: 30s, 5m, 24h, 30d.
-func dur(d time.Duration) string {
-	if d == 0 {
-		return "0"
-	}
-	if d%(24*time.Hour) == 0 {
-		return fmt.Sprintf("%dd", d/(24*time.Hour))
-	}
-	s := d.String() // 24h0m0s, 5m0s, 1h30m0s, 1.5s
-	if strings.HasSuffix(s, "m0s") {
-		s = strings.TrimSuffix(s, "0s")
-	}
-	if strings.HasSuffix(s, "h0m") {
-		s = strings.TrimSuffix(s, "0m")
-	}
-	return s
-}
+func dur(d time.Duration) string { return keyspec.FormatDuration(d) }
 
 // values lists a value set as the spec writes it: [hash, msgpack].
 func values(v []string) string { return "[" + strings.Join(v, ", ") + "]" }
