@@ -98,7 +98,8 @@
 //     table in the order its keys were added; Lua 5.1 walks its hash layout.
 //     The length (#) of a table with holes may differ.
 //   - string.dump gives Lua 5.1's header followed by gopher-lua's code (Redis
-//     gives Lua 5.1 bytecode); loadstring refuses both, as Redis does.
+//     gives Lua 5.1 bytecode), with the coverage counters in it while coverage
+//     is recorded; loadstring refuses both, as Redis does.
 //   - Metamethods may call one another deeper than Lua 5.1's 200 C calls, and
 //     Lua calls nest 3999 deep where Redis allows 19998 (gopher-lua's stack
 //     overflow takes time quadratic in the depth).

@@ -32,6 +32,7 @@ commands:
   load       the deploy step: load an instance's scripts (its Functions library, or SCRIPT LOAD) on every primary as its loader user
   sizing     measure an instance's keys on a scratch redis-server and print the memory a cardinality file implies
   breaking   report what changed since an older revision (--against REF) that breaks stored data, a rolling deploy or ACL grants
+  cover      report the Lua coverage go test recorded (LUAGEN_COVER=DIR): lines and branches per script, --check the floors, --html
   doc        write the keyspace catalogue (--out DIR): instances, keys, scripts, users, channels and a map, one HTML page
   diff       describe for a reviewer what changed since --against REF: each script's commands and keys, the aclfile lines (Markdown)
 
@@ -67,6 +68,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runDiff(args[1:], stdout, stderr)
 	case "doc":
 		return runDoc(args[1:], stdout, stderr)
+	case "cover":
+		return runCover(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
