@@ -7,6 +7,8 @@ BENCH = bench
 # Every Go module of the repository: the product, the two examples that use it,
 # the comparison benchmarks.
 MODULES = . $(EXAMPLE) $(EXAMPLE2) $(BENCH)
+# Where make test records the Lua coverage of the tests (gitignored).
+COVER = artefacts/luacover
 PG_HOST = 127.0.0.1
 PG_PORT = 5432
 
@@ -52,9 +54,17 @@ deps:
 	@psql -h $(PG_HOST) -p $(PG_PORT) -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" | grep -q 1 || { echo "deps: creating database test"; createdb -h $(PG_HOST) -p $(PG_PORT) -U postgres test; }
 	@for m in $(MODULES); do (cd $$m && $(GO) mod download) || exit 1; done
 
-## test: everything CI runs
+## test: everything CI runs: the tests (recording their Lua coverage), the
+## coverage floors, and the breaking check of the work tree against HEAD~1
 test: deps check lint
-	$(GO) test -race -count=1 ./...
+	rm -rf $(COVER) && mkdir -p $(COVER)
+	LUAGEN_COVER=$(CURDIR)/$(COVER) $(GO) test -race -count=1 ./...
+	$(GO) run ./cmd/luagen cover --profile $(COVER) --check --html $(COVER)/index.html
+	@if git rev-parse -q --verify 'HEAD~1^{commit}' >/dev/null 2>&1; then \
+		$(GO) run ./cmd/luagen breaking --against HEAD~1; \
+	else \
+		echo "test: luagen breaking skipped: HEAD~1 is not in this clone (a shallow clone, or the first commit); fetch more history (git fetch --deepen=1) to check"; \
+	fi
 	cd $(EXAMPLE) && $(GO) build ./...
 	cd $(EXAMPLE2) && $(GO) test -race -count=1 ./...
 	cd $(BENCH) && $(GO) test -count=1 ./...

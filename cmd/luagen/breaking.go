@@ -41,12 +41,23 @@ func parseComparisonFlags(name string, args []string, stderr io.Writer, formats 
 // no git, no spec there) is a usage error; an invalid spec on either side is a
 // problem found (exit 1), as for every command.
 func (f *comparisonFlags) load(name string, stderr io.Writer) (old, cur *snapshot.Snapshot, code int, ok bool) {
-	cur, err := snapshot.Working(f.spec, f.lua)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
+	// The two revisions are read side by side (git, parsing, compiling).
+	type loaded struct {
+		s   *snapshot.Snapshot
+		err error
+	}
+	working := make(chan loaded, 1)
+	go func() {
+		s, err := snapshot.Working(f.spec, f.lua)
+		working <- loaded{s, err}
+	}()
+	old, err := snapshot.At(context.Background(), f.against, f.spec, f.lua)
+	w := <-working
+	if w.err != nil {
+		fmt.Fprintln(stderr, w.err)
 		return nil, nil, exitProblem, false
 	}
-	old, err = snapshot.At(context.Background(), f.against, f.spec, f.lua)
+	cur = w.s
 	switch {
 	case errors.Is(err, snapshot.ErrNoGit), errors.Is(err, snapshot.ErrNotRepository), errors.Is(err, snapshot.ErrUnknownRevision),
 		errors.Is(err, snapshot.ErrShallow), errors.Is(err, snapshot.ErrNoSpec):

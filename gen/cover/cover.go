@@ -186,7 +186,7 @@ func leastCovered(in *Instance) string {
 // Text is the report as a table: a line per script, a total per instance.
 func (r *Report) Text() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-10s %-32s %15s %15s\n", "instance", "script", "lines", "branches")
+	fmt.Fprintf(&b, "%-10s %-32s %17s %17s\n", "instance", "script", "lines", "branches")
 	for _, in := range r.Instances {
 		for _, s := range in.Scripts {
 			note := ""
@@ -205,5 +205,5 @@ func (r *Report) Text() string {
 }
 
 func cell(n, of int) string {
-	return fmt.Sprintf("%7s %6.1f%%", fmt.Sprintf("%d/%d", n, of), percent(n, of))
+	return fmt.Sprintf("%9s %6.1f%%", fmt.Sprintf("%d/%d", n, of), percent(n, of))
 }

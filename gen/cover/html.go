@@ -23,7 +23,7 @@ type htmlArm struct {
 type htmlScript struct {
 	*Script
 	Instance, Anchor string
-	Lines            []htmlLine
+	Rows             []htmlLine // the source, line by line
 }
 
 // HTML is the report as one page: a summary table, then each script's Lua
@@ -46,7 +46,7 @@ func (r *Report) HTML() ([]byte, error) {
 				for _, a := range s.Arms[n] {
 					l.Arms = append(l.Arms, htmlArm{Text: fmt.Sprintf("%s ×%d", a.Name, a.Count), Taken: a.Count > 0})
 				}
-				hs.Lines = append(hs.Lines, l)
+				hs.Rows = append(hs.Rows, l)
 			}
 			scripts = append(scripts, hs)
 		}
@@ -89,7 +89,7 @@ td.code { white-space: pre; } .arm { font-size: 11px; padding: 0 4px; border-rad
 <h2 id="{{.Anchor}}">{{.Instance}}/{{.Name}}</h2>
 <p>{{.File}}: lines {{.LinesRun}}/{{.Lines}} ({{pct .LinePercent}}), branches {{.BranchesRun}}/{{.Branches}} ({{pct .BranchPercent}})</p>
 <table class="lua">
-{{range .Lines}}<tr class="{{.Class}}"><td class="n">{{.N}}</td><td class="h">{{.Hits}}</td><td class="code">{{.Code}}{{range .Arms}}<span class="arm {{if .Taken}}taken{{else}}not{{end}}">{{.Text}}</span>{{end}}</td></tr>
+{{range .Rows}}<tr class="{{.Class}}"><td class="n">{{.N}}</td><td class="h">{{.Hits}}</td><td class="code">{{.Code}}{{range .Arms}}<span class="arm {{if .Taken}}taken{{else}}not{{end}}">{{.Text}}</span>{{end}}</td></tr>
 {{end}}</table>
 {{end}}
 </body>

@@ -22,7 +22,7 @@ const maxArchiveBytes = 64 << 20
 
 // Git reads the spec and the Lua of revision rev of the git repository that
 // holds specPath, at the paths specPath and luaDir have in its work tree. It
-// runs git's plumbing only (rev-parse, ls-tree, archive) and changes nothing:
+// runs git's plumbing only (rev-parse and archive) and changes nothing:
 // no checkout, no fetch. Messages name the spec "REV:path" ("HEAD~1:keyspec.yaml").
 func Git(ctx context.Context, rev, specPath, luaDir string) (*Snapshot, error) {
 	if strings.HasPrefix(rev, "-") || strings.ContainsAny(rev, "\x00\n") {
@@ -35,14 +35,24 @@ func Git(ctx context.Context, rev, specPath, luaDir string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--against %s: %s: %w", rev, specPath, err)
 	}
-	top, err := git(ctx, filepath.Dir(absSpec), "rev-parse", "--show-toplevel")
-	if err != nil {
-		return nil, fmt.Errorf("--against %s: %s is %w (%v): name a directory holding the older spec and lua/ instead", rev, specPath, ErrNotRepository, err)
+	// One rev-parse finds the work tree's top and the commit: its first line
+	// is the top whenever the directory is in a repository.
+	out, revErr := git(ctx, filepath.Dir(absSpec), "rev-parse", "--show-toplevel", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if lines[0] == "" || !filepath.IsAbs(lines[0]) {
+		return nil, fmt.Errorf("--against %s: %s is %w (%v): name a directory holding the older spec and lua/ instead", rev, specPath, ErrNotRepository, revErr)
 	}
-	top = strings.TrimSpace(top)
+	top := lines[0]
 	if t, err := filepath.EvalSymlinks(top); err == nil {
 		top = t
 	}
+	if revErr != nil || len(lines) < 2 {
+		if shallow, _ := git(ctx, top, "rev-parse", "--is-shallow-repository"); strings.TrimSpace(shallow) == "true" {
+			return nil, fmt.Errorf("--against %s: %w: %s is a shallow clone and may not hold it (git fetch --deepen=N, or --unshallow)", rev, ErrShallow, top)
+		}
+		return nil, fmt.Errorf("--against %s: %w in %s (git rev-parse finds no such commit, branch or tag)", rev, ErrUnknownRevision, top)
+	}
+	commit := lines[1]
 	specRel, err := inRepo(top, absSpec)
 	if err != nil {
 		return nil, fmt.Errorf("--against %s: %s: %w", rev, specPath, err)
@@ -56,33 +66,15 @@ func Git(ctx context.Context, rev, specPath, luaDir string) (*Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--against %s: %s: %w", rev, luaDir, err)
 	}
-	commit, err := git(ctx, top, "rev-parse", "--verify", "--quiet", "--end-of-options", rev+"^{commit}")
-	if err != nil {
-		if shallow, _ := git(ctx, top, "rev-parse", "--is-shallow-repository"); strings.TrimSpace(shallow) == "true" {
-			return nil, fmt.Errorf("--against %s: %w: %s is a shallow clone and may not hold it (git fetch --deepen=N, or --unshallow)", rev, ErrShallow, top)
-		}
-		return nil, fmt.Errorf("--against %s: %w in %s (git rev-parse finds no such commit, branch or tag)", rev, ErrUnknownRevision, top)
+	// One archive of the spec and the Lua; a revision without the Lua
+	// directory (no scripts yet) is read again without it.
+	tarball, err := gitBytes(ctx, top, "archive", "--format=tar", commit, "--", specRel, luaRel)
+	if err != nil && strings.Contains(err.Error(), "'"+luaRel+"' did not match") {
+		tarball, err = gitBytes(ctx, top, "archive", "--format=tar", commit, "--", specRel)
 	}
-	commit = strings.TrimSpace(commit)
-	listing, err := git(ctx, top, "ls-tree", "--name-only", commit, "--", specRel, luaRel)
-	if err != nil {
-		return nil, fmt.Errorf("--against %s: git ls-tree: %v", rev, err)
-	}
-	var paths []string
-	hasSpec := false
-	for _, p := range strings.Split(strings.TrimSpace(listing), "\n") {
-		switch p {
-		case specRel:
-			hasSpec = true
-			paths = append(paths, p)
-		case luaRel:
-			paths = append(paths, p)
-		}
-	}
-	if !hasSpec {
+	if err != nil && strings.Contains(err.Error(), "'"+specRel+"' did not match") {
 		return nil, fmt.Errorf("%s:%s: %w: the revision has no spec at that path", rev, specRel, ErrNoSpec)
 	}
-	tarball, err := gitBytes(ctx, top, append([]string{"archive", "--format=tar", commit, "--"}, paths...)...)
 	if err != nil {
 		return nil, fmt.Errorf("--against %s: git archive: %v", rev, err)
 	}
@@ -121,7 +113,8 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 }
 
 // gitBytes runs git in dir and returns its standard output, at most
-// maxArchiveBytes of it; an error carries the first line git wrote to stderr.
+// maxArchiveBytes of it (also when git fails); an error carries the first line
+// git wrote to stderr.
 func gitBytes(ctx context.Context, dir string, args ...string) ([]byte, error) {
 	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
 	cmd.Env = append(cmd.Environ(), "GIT_TERMINAL_PROMPT=0", "LC_ALL=C")
@@ -138,7 +131,7 @@ func gitBytes(ctx context.Context, dir string, args ...string) ([]byte, error) {
 		if msg == "" {
 			msg = err.Error()
 		}
-		return nil, errors.New(msg)
+		return stdout.Bytes(), errors.New(msg)
 	}
 	return stdout.Bytes(), nil
 }
