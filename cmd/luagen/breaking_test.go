@@ -88,6 +88,14 @@ func TestBreakingAgainstGit(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &fs); err != nil || code != exitProblem || len(fs) != 1 || fs[0]["rule"] != "ttl-shortened" || fs[0]["file"] != "keyspec.yaml" || fs[0]["line"].(float64) < 1 || fs[0]["category"] != "data" {
 		t.Fatalf("json: exit %d %v\n%s", code, err, out)
 	}
+	// diff sees no script or grant change in a TTL edit; --format json parses.
+	if code, out, errOut := compare(t, dir, "diff", "--against", "HEAD"); code != exitOK || !strings.Contains(out, "## luagen diff against `HEAD`\n\nNo script, key access or ACL grant changes.") {
+		t.Fatalf("diff: exit %d\n%s%s", code, out, errOut)
+	}
+	var report map[string]any
+	if code, out, _ := compare(t, dir, "diff", "--against", "HEAD", "--format", "json"); code != exitOK || json.Unmarshal([]byte(out), &report) != nil || report["against"] != "HEAD" {
+		t.Fatalf("diff json: exit %d\n%s", code, out)
+	}
 	// Accepted with a reason, it no longer fails.
 	editFile(t, spec, "version: 1\n", "version: 1\nbreaking:\n  ignore:\n    - {rule: ttl-shortened, entry: keys.api_jwks_negative, reason: \"the marker only delays a JWKS refetch\"}\n")
 	if code, out, errOut := compare(t, dir, "breaking", "--against", "HEAD"); code != exitOK || out != "" || !strings.Contains(errOut, "1 accepted by breaking: ignore") {

@@ -25,24 +25,28 @@ const (
 
 // Report is what changed between two revisions.
 type Report struct {
-	Against string // how the older revision was named
-	Scripts []ScriptChange
-	ACL     []ACLChange
+	Against string         `json:"against"` // how the older revision was named
+	Scripts []ScriptChange `json:"scripts"`
+	ACL     []ACLChange    `json:"acl"`
 	// Notes are what could not be compared (an aclfile that cannot be derived).
-	Notes []string
+	Notes []string `json:"notes,omitempty"`
 }
 
 // ScriptChange is one script added, removed or changed.
 type ScriptChange struct {
-	Instance, Name string
-	Status         string
+	Instance string `json:"instance"`
+	Name     string `json:"name"`
+	Status   string `json:"status"`
 	// Commands the script calls now and not before, and the reverse ("ZADD",
 	// "OBJECT ENCODING").
-	CommandsAdded, CommandsRemoved []string
-	// Keys it may now read or write, and no longer: "write api_rl_user".
-	KeysAdded, KeysRemoved []KeyChange
+	CommandsAdded   []string `json:"commands_added,omitempty"`
+	CommandsRemoved []string `json:"commands_removed,omitempty"`
+	// Keys it may now read or write, and no longer.
+	KeysAdded   []KeyChange `json:"keys_added,omitempty"`
+	KeysRemoved []KeyChange `json:"keys_removed,omitempty"`
 	// OldSHA1 and NewSHA1 are the Lua's SHA1s ("" where the revision has none).
-	OldSHA1, NewSHA1 string
+	OldSHA1 string `json:"old_sha1,omitempty"`
+	NewSHA1 string `json:"new_sha1,omitempty"`
 }
 
 // LuaChanged reports whether the script's Lua differs.
@@ -50,18 +54,23 @@ func (s ScriptChange) LuaChanged() bool { return s.OldSHA1 != s.NewSHA1 }
 
 // KeyChange is one way a script may reach one key.
 type KeyChange struct {
-	Mode    string // "read" or "write"
-	Key     string
-	Pattern string
+	Mode    string `json:"mode"` // "read" or "write"
+	Key     string `json:"key"`
+	Pattern string `json:"pattern"`
 }
 
 // ACLChange is one user whose aclfile line changes.
 type ACLChange struct {
-	Instance, Server, User string
-	Old, New               string // the lines; "" where the revision has no such user
+	Instance string `json:"instance"`
+	Server   string `json:"server,omitempty"`
+	User     string `json:"user"`
+	// Old and New are the lines; "" where the revision has no such user.
+	Old string `json:"old,omitempty"`
+	New string `json:"new,omitempty"`
 	// Granted and Revoked are the parts (commands, key and channel patterns) of
 	// the line added and removed.
-	Granted, Revoked []string
+	Granted []string `json:"granted,omitempty"`
+	Revoked []string `json:"revoked,omitempty"`
 }
 
 // Compare reports what changed from old to new.
