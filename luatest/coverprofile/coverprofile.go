@@ -18,7 +18,7 @@ import (
 )
 
 // Version is the version of the format; Read refuses another.
-const Version = 1
+const Version = 2
 
 // Kinds of points.
 const (
@@ -35,6 +35,9 @@ type Point struct {
 	Line int    `json:"line"`
 	Kind string `json:"kind"`
 	Arm  string `json:"arm,omitempty"`
+	// Same is the number (1-based) of the point whose counter this one reads
+	// (an arm and its first statement run together); 0: its own counter.
+	Same int `json:"same,omitempty"`
 }
 
 // Meta describes one script's points, written once per process.
@@ -131,6 +134,13 @@ func Read(dir string) (*Profile, error) {
 		if !contains(s.Files, m.File) {
 			s.Files = append(s.Files, m.File)
 			sort.Strings(s.Files)
+		}
+	}
+	for _, s := range p.Scripts {
+		for i, pt := range s.Points {
+			if pt.Same > 0 && pt.Same <= len(s.Counts) {
+				s.Counts[i] = s.Counts[pt.Same-1]
+			}
 		}
 	}
 	p.Processes = len(procs)

@@ -40,7 +40,7 @@ type instrumenter struct {
 }
 
 func (in *instrumenter) wrap(chunk []ast.Stmt) []ast.Stmt {
-	body := in.block(chunk)
+	body := in.function(chunk, 1)
 	last := 1
 	if n := len(chunk); n > 0 {
 		last = max(chunk[n-1].LastLine(), chunk[n-1].Line())
@@ -76,6 +76,14 @@ func (in *instrumenter) counter(p Point) ast.Stmt {
 	return at(s, line)
 }
 
+// function is a function's body: a local alias of the counter table first
+// (local <name> = <name>: its counters then take a register, not an upvalue),
+// then the body with its counters.
+func (in *instrumenter) function(stmts []ast.Stmt, line int) []ast.Stmt {
+	alias := &ast.LocalAssignStmt{Names: []string{in.name}, Exprs: []ast.Expr{at(&ast.IdentExpr{Value: in.name}, line)}}
+	return append([]ast.Stmt{at(alias, line)}, in.block(stmts)...)
+}
+
 // block is stmts with a counter before each statement (and the statements'
 // own blocks and functions instrumented).
 func (in *instrumenter) block(stmts []ast.Stmt) []ast.Stmt {
@@ -88,10 +96,17 @@ func (in *instrumenter) block(stmts []ast.Stmt) []ast.Stmt {
 	return out
 }
 
-// arm is an if's arm: a branch counter, then the arm's statements.
+// arm is an if's arm: a branch counter, then the arm's statements. An arm
+// with statements needs no counter of its own: its first statement's counts
+// the same runs (nothing runs between the two), so its point reads that one
+// (Same).
 func (in *instrumenter) arm(stmts []ast.Stmt, ifLine int, arm string) []ast.Stmt {
+	if len(stmts) > 0 {
+		in.points = append(in.points, Point{Line: ifLine, Kind: Branch, Arm: arm, Same: len(in.points) + 2})
+		return in.block(stmts)
+	}
 	c := in.counter(Point{Line: ifLine, Kind: Branch, Arm: arm})
-	return append([]ast.Stmt{c}, in.block(stmts)...)
+	return []ast.Stmt{c}
 }
 
 func (in *instrumenter) stmt(s ast.Stmt) {
@@ -147,7 +162,7 @@ func (in *instrumenter) exprs(es []ast.Expr) {
 func (in *instrumenter) expr(e ast.Expr) {
 	switch e := e.(type) {
 	case *ast.FunctionExpr:
-		e.Stmts = in.block(e.Stmts)
+		e.Stmts = in.function(e.Stmts, e.Line())
 	case *ast.AttrGetExpr:
 		in.expr(e.Object)
 		in.expr(e.Key)
