@@ -98,6 +98,7 @@ func runBreaking(args []string, stdout, stderr io.Writer) int {
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		if err := enc.Encode(findings); err != nil {
 			fmt.Fprintf(stderr, "luagen breaking: %v\n", err)
 			return exitProblem

@@ -28,6 +28,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	if f.format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
 		if err := enc.Encode(r); err != nil {
 			fmt.Fprintf(stderr, "luagen diff: %v\n", err)
 			return exitProblem

@@ -11,6 +11,7 @@
 package breaking
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -51,10 +52,10 @@ const (
 
 // Finding is one breaking change.
 type Finding struct {
-	keyspec.Pos          // in the new spec; in the old one for an entry it no longer has
-	Rule        string   `json:"rule"`
-	Category    Category `json:"category"`
-	Severity    Severity `json:"severity"`
+	keyspec.Pos `json:"-"` // in the new spec; in the old one for an entry it no longer has
+	Rule        string     `json:"rule"`
+	Category    Category   `json:"category"`
+	Severity    Severity   `json:"severity"`
 	// Entry is the path of the entry the finding is on ("keys.api_rl_user"),
 	// which a breaking: ignore entry names.
 	Entry string `json:"entry"`
@@ -73,14 +74,19 @@ func (f Finding) String() string {
 	return fmt.Sprintf("%s:%d: %s: %s [%s]", f.File, f.Line, f.Rule, msg, f.Category)
 }
 
-// MarshalJSON writes the finding with its file and line.
+// MarshalJSON writes the finding with its file and line first, its text as
+// it is (no HTML escapes: "->" stays "->").
 func (f Finding) MarshalJSON() ([]byte, error) {
 	type plain Finding
-	return json.Marshal(struct {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	err := enc.Encode(struct {
 		File string `json:"file"`
 		Line int    `json:"line"`
 		plain
 	}{f.File, f.Line, plain(f)})
+	return bytes.TrimSpace(b.Bytes()), err
 }
 
 // Fails reports whether the finding fails the check: an error not ignored.
