@@ -88,6 +88,9 @@ func TestBreakingAgainstGit(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &fs); err != nil || code != exitProblem || len(fs) != 1 || fs[0]["rule"] != "ttl-shortened" || fs[0]["file"] != "keyspec.yaml" || fs[0]["line"].(float64) < 1 || fs[0]["category"] != "data" {
 		t.Fatalf("json: exit %d %v\n%s", code, err, out)
 	}
+	if _, dup := fs[0]["File"]; dup || strings.Contains(out, `\u003e`) {
+		t.Errorf("json has its place twice or escaped text:\n%s", out)
+	}
 	// diff sees no script or grant change in a TTL edit; --format json parses.
 	if code, out, errOut := compare(t, dir, "diff", "--against", "HEAD"); code != exitOK || !strings.Contains(out, "## luagen diff against `HEAD`\n\nNo script, key access or ACL grant changes.") {
 		t.Fatalf("diff: exit %d\n%s%s", code, out, errOut)
