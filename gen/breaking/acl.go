@@ -135,7 +135,7 @@ func needs(c *comparison, user, cmd string) string {
 		if !s.Live() || s.DB == nil || s.DB.User == nil || s.DB.User.Name != user {
 			continue
 		}
-		if src := c.old.Sources[s.Name]; src != nil && calls(src, cmd) {
+		if src := c.old.Sources[s.ID]; src != nil && calls(src, cmd) {
 			scripts = append(scripts, s.Name)
 		}
 	}

@@ -52,7 +52,7 @@ func (c *comparison) scripts() (pairs []scriptPair) {
 		if !o.Live() {
 			continue
 		}
-		pairs = append(pairs, scriptPair{o, c.new.Spec.Script(o.Name)})
+		pairs = append(pairs, scriptPair{o, c.new.Spec.Script(o.ID)})
 	}
 	return pairs
 }
@@ -124,7 +124,7 @@ func (c *comparison) cutOver(db *keyspec.DB) bool {
 // The paths ignore entries name.
 
 func keyEntry(k *keyspec.Key) string          { return "keys." + k.Name }
-func scriptEntry(s *keyspec.Script) string    { return "scripts." + s.Name }
+func scriptEntry(s *keyspec.Script) string    { return "scripts." + s.ID }
 func channelEntry(ch *keyspec.Channel) string { return "channels." + ch.Name }
 func userEntry(name string) string            { return "users." + name }
 func instanceEntry(name string) string        { return "instances." + name }

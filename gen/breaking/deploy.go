@@ -226,7 +226,7 @@ func functionReplaced(c *comparison, r *reporter) {
 		if !p.old.Instance.Functions() || !p.new.Instance.Functions() {
 			continue
 		}
-		os, ns := c.old.Sources[p.old.Name], c.new.Sources[p.new.Name]
+		os, ns := c.old.Sources[p.old.ID], c.new.Sources[p.new.ID]
 		if os == nil || ns == nil || os.SHA1 == ns.SHA1 {
 			continue
 		}

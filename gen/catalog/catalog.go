@@ -191,7 +191,7 @@ func build(spec *keyspec.Spec, srcs map[string]*compiler.Source, o Options) (*pa
 		if !s.Live() || !shown(o, s.Instance) {
 			continue
 		}
-		sv := &scriptView{Anchor: scriptAnchor(s.Name), Name: s.Name, Instance: s.Instance.Name, Mode: s.Instance.Mode, ReadOnly: s.ReadOnly, Doc: s.Doc, Source: s.Source, Reply: replyText(s.Reply)}
+		sv := &scriptView{Anchor: scriptAnchor(s.ID), Name: s.Name, Instance: s.Instance.Name, Mode: s.Instance.Mode, ReadOnly: s.ReadOnly, Doc: s.Doc, Source: s.Source, Reply: replyText(s.Reply)}
 		if s.DB != nil {
 			sv.DB = s.DB.ID()
 			if s.DB.User != nil {
@@ -208,7 +208,7 @@ func build(spec *keyspec.Spec, srcs map[string]*compiler.Source, o Options) (*pa
 		for _, e := range s.Errors {
 			sv.Errors = append(sv.Errors, e.Code)
 		}
-		src := srcs[s.Name]
+		src := srcs[s.ID]
 		if src == nil {
 			return nil, fmt.Errorf("script %s: no Lua loaded", s.Name)
 		}

@@ -56,8 +56,8 @@ func checkPage(t *testing.T, page string, spec *keyspec.Spec, instances ...strin
 		}
 	}
 	for _, s := range spec.Scripts {
-		if s.Live() && show(s.Instance) != ids["script-"+s.Name] {
-			t.Errorf("script %s: shown %v, want %v", s.Name, ids["script-"+s.Name], show(s.Instance))
+		if s.Live() && show(s.Instance) != ids["script-"+s.ID] {
+			t.Errorf("script %s: shown %v, want %v", s.Name, ids["script-"+s.ID], show(s.Instance))
 		}
 	}
 	links := hrefRe.FindAllStringSubmatch(page, -1)

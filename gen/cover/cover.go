@@ -88,7 +88,7 @@ func Build(spec *keyspec.Spec, srcs map[string]*compiler.Source, p *coverprofile
 	for _, in := range spec.Instances {
 		ir := &Instance{Name: in.Name, Floor: in.CoverageFloor}
 		for _, s := range spec.ScriptsOf(in) {
-			src := srcs[s.Name]
+			src := srcs[s.ID]
 			if src == nil {
 				return nil, fmt.Errorf("script %s: no Lua loaded", s.Name)
 			}

@@ -91,13 +91,13 @@ func scripts(old, new *snapshot.Snapshot) []ScriptChange {
 		if !ns.Live() {
 			continue
 		}
-		seen[ns.Name] = true
-		os := old.Spec.Script(ns.Name)
+		seen[ns.ID] = true
+		os := old.Spec.Script(ns.ID)
 		var oldSrc *compiler.Source
 		if os != nil && os.Live() {
-			oldSrc = old.Sources[os.Name]
+			oldSrc = old.Sources[os.ID]
 		}
-		c := change(ns.Instance.Name, ns.Name, oldSrc, new.Sources[ns.Name])
+		c := change(ns.Instance.Name, ns.Name, oldSrc, new.Sources[ns.ID])
 		switch {
 		case os == nil || !os.Live():
 			c.Status = Added
@@ -109,10 +109,10 @@ func scripts(old, new *snapshot.Snapshot) []ScriptChange {
 		out = append(out, c)
 	}
 	for _, os := range old.Spec.Scripts {
-		if !os.Live() || seen[os.Name] {
+		if !os.Live() || seen[os.ID] {
 			continue
 		}
-		c := change(os.Instance.Name, os.Name, old.Sources[os.Name], nil)
+		c := change(os.Instance.Name, os.Name, old.Sources[os.ID], nil)
 		c.Status = Removed
 		out = append(out, c)
 	}
