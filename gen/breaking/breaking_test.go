@@ -220,3 +220,56 @@ func TestRulesDocumented(t *testing.T) {
 		}
 	}
 }
+
+// The narrowing of lang's newer constructs, on the model directly: a path
+// placeholder takes what a name does, an int64 argument every int, reply
+// shapes chosen by an argument are compared shape by shape.
+func TestNarrowingOfNewerForms(t *testing.T) {
+	name := &keyspec.Param{Name: "p", Type: keyspec.TypeName, MaxLen: 32}
+	path := &keyspec.Param{Name: "p", Type: keyspec.TypePath, MaxLen: 64}
+	if d := paramNarrowed(name, path); d != "" {
+		t.Errorf("name -> path: %q", d)
+	}
+	if d := paramNarrowed(path, name); d != "type path -> name" {
+		t.Errorf("path -> name: %q", d)
+	}
+	short := &keyspec.Param{Name: "p", Type: keyspec.TypePath, MaxLen: 16}
+	if d := paramNarrowed(path, short); d != "max_len 64 -> 16" {
+		t.Errorf("path shorter: %q", d)
+	}
+	i := &keyspec.Arg{Name: "n", Type: keyspec.ArgInt, Min: 0, Max: 10}
+	i64 := &keyspec.Arg{Name: "n", Type: keyspec.ArgInt64}
+	if d := argNarrowed(i, i64); d != "" {
+		t.Errorf("int -> int64: %q", d)
+	}
+	if d := argNarrowed(i64, i); d != "type int64 -> int" {
+		t.Errorf("int64 -> int: %q", d)
+	}
+	mode := &keyspec.Arg{Name: "mode", Type: keyspec.ArgName}
+	one := func(typ string) keyspec.Reply { return keyspec.Reply{Value: &keyspec.Field{Name: "v", Type: typ}} }
+	shapes := func(s ...*keyspec.ReplyShape) keyspec.Reply { return keyspec.Reply{ByArg: mode, Shapes: s} }
+	old := shapes(&keyspec.ReplyShape{Value: "count", Reply: one(keyspec.ReplyInt)}, &keyspec.ReplyShape{Value: "list", Reply: one(keyspec.ReplyStrings)})
+	for _, c := range []struct {
+		new  keyspec.Reply
+		want string
+	}{
+		{shapes(&keyspec.ReplyShape{Value: "count", Reply: one(keyspec.ReplyInt)}, &keyspec.ReplyShape{Value: "list", Reply: one(keyspec.ReplyStrings)}, &keyspec.ReplyShape{Value: "sum", Reply: one(keyspec.ReplyInt)}), ""},
+		{shapes(&keyspec.ReplyShape{Value: "count", Reply: one(keyspec.ReplyString)}, &keyspec.ReplyShape{Value: "list", Reply: one(keyspec.ReplyStrings)}), "shape count: type int -> string"},
+		{shapes(&keyspec.ReplyShape{Value: "count", Reply: one(keyspec.ReplyInt)}), `shape list (mode="list") removed`},
+		{one(keyspec.ReplyInt), "its shape is chosen by nothing (one shape), was by ARGV mode"},
+	} {
+		sc := func(r keyspec.Reply) *keyspec.Script { return &keyspec.Script{ID: "s", Name: "s", Reply: r} }
+		c2 := &comparison{}
+		r := &reporter{rule: RuleNamed("script-reply-changed"), c: c2}
+		for _, p := range []scriptPair{{sc(old), sc(c.new)}} {
+			scriptReplyChangedPair(p, r)
+		}
+		got := ""
+		if len(r.found) > 0 {
+			got = r.found[0].Msg
+		}
+		if c.want == "" && got != "" || c.want != "" && !strings.Contains(got, c.want) {
+			t.Errorf("want %q, got %q", c.want, got)
+		}
+	}
+}

@@ -108,7 +108,9 @@ func scriptKeysChanged(c *comparison, r *reporter) {
 			}
 		}
 		for i := len(o.Keys); i < len(n.Keys); i++ {
-			why = append(why, fmt.Sprintf("KEYS[%d] %s added: callers of the previous release pass %d", i+1, n.Keys[i].Name, len(o.Keys)))
+			if n.Keys[i].Count().Min > 0 {
+				why = append(why, fmt.Sprintf("KEYS[%d] %s added: callers of the previous release pass %d", i+1, n.Keys[i].Name, len(o.Keys)))
+			}
 		}
 		if len(why) > 0 {
 			r.at(n.Pos, scriptEntry(n), "script %q: %s", n.Name, strings.Join(why, "; "))
@@ -153,7 +155,7 @@ func scriptArgvChanged(c *comparison, r *reporter) {
 			}
 		}
 		for i := len(o.Argv); i < len(n.Argv); i++ {
-			if !n.Argv[i].Optional {
+			if !n.Argv[i].Optional && n.Argv[i].Count().Min > 0 {
 				why = append(why, fmt.Sprintf("ARGV[%d] %s added, required: callers of the previous release send %d", i+1, n.Argv[i].Name, len(o.Argv)))
 				at = n.Argv[i].Pos
 			}
@@ -166,20 +168,129 @@ func scriptArgvChanged(c *comparison, r *reporter) {
 
 func scriptReplyChanged(c *comparison, r *reporter) {
 	for _, p := range c.presentScripts() {
-		o, n := p.old.Reply, p.new.Reply
-		var why string
-		switch {
-		case (o.Value == nil) != (n.Value == nil):
-			why = fmt.Sprintf("the reply is %s, was %s", replyShape(n), replyShape(o))
-		case o.Value != nil:
-			ov := *o.Value
-			ov.Name = n.Value.Name // a scalar's name is not on the wire
-			why = fieldWidened(&ov, n.Value)
-		default:
-			why = fieldsChanged(o.Fields, n.Fields)
+		scriptReplyChangedPair(p, r)
+	}
+}
+
+// scriptReplyChangedPair compares one script's replies.
+func scriptReplyChangedPair(p scriptPair, r *reporter) {
+	o, n := p.old.Reply, p.new.Reply
+	var why string
+	switch {
+	case o.ByArg == nil && n.ByArg == nil:
+		why = replyChanged(o, n)
+	case o.ByArg == nil || n.ByArg == nil || o.ByArg.Name != n.ByArg.Name:
+		why = fmt.Sprintf("its shape is chosen by %s, was by %s", byArg(n), byArg(o))
+	default:
+		var parts []string
+		for _, os := range o.Shapes {
+			ns := shapeOf(n, os.Value)
+			if ns == nil {
+				parts = append(parts, fmt.Sprintf("shape %s (%s=%q) removed", os.Value, o.ByArg.Name, os.Value))
+			} else if d := replyChanged(os.Reply, ns.Reply); d != "" {
+				parts = append(parts, fmt.Sprintf("shape %s: %s", os.Value, d))
+			}
 		}
-		if why != "" {
-			r.at(n.Pos, scriptEntry(p.new), "script %q reply: %s: a caller of the previous release cannot decode it", p.new.Name, why)
+		why = strings.Join(parts, "; ")
+	}
+	if why != "" {
+		r.at(n.Pos, scriptEntry(p.new), "script %q reply: %s: a caller of the previous release cannot decode it", p.new.Name, why)
+	}
+}
+
+// replyChanged says how reply n breaks a decoder of o, or "".
+func replyChanged(o, n keyspec.Reply) string {
+	switch {
+	case (o.Value == nil) != (n.Value == nil):
+		return fmt.Sprintf("the reply is %s, was %s", replyShape(n), replyShape(o))
+	case o.Value != nil:
+		ov := *o.Value
+		ov.Name = n.Value.Name // a scalar's name is not on the wire
+		return fieldWidened(&ov, n.Value)
+	}
+	return fieldsChanged(o.Fields, n.Fields)
+}
+
+func byArg(r keyspec.Reply) string {
+	if r.ByArg == nil {
+		return "nothing (one shape)"
+	}
+	return "ARGV " + r.ByArg.Name
+}
+
+func shapeOf(r keyspec.Reply, value string) *keyspec.ReplyShape {
+	for _, s := range r.Shapes {
+		if s.Value == value {
+			return s
+		}
+	}
+	return nil
+}
+
+// positionKind is what a KEYS or ARGV position carries: a key, a channel's
+// name, or nothing the script reads.
+func positionKind(channel *keyspec.Channel, unused string) string {
+	switch {
+	case unused != "":
+		return "unused"
+	case channel != nil:
+		return "channel " + channel.Name
+	}
+	return "read"
+}
+
+func scriptPositionChanged(c *comparison, r *reporter) {
+	for _, p := range c.presentScripts() {
+		o, n := p.old, p.new
+		var why []string
+		check := func(kind string, i int, name, ok, nk string) {
+			switch {
+			case ok == nk, nk == "unused": // the same, or no longer read: callers may go on passing it
+			case ok == "unused" && nk == "read":
+				why = append(why, fmt.Sprintf("%s[%d] %s was unused (callers of the previous release may pass anything there) and is now read", kind, i+1, name))
+			case ok == "unused":
+				why = append(why, fmt.Sprintf("%s[%d] %s was unused (callers of the previous release may pass anything there) and now carries %s", kind, i+1, name, nk))
+			default:
+				why = append(why, fmt.Sprintf("%s[%d] %s carries %s, was %s", kind, i+1, name, nk, ok))
+			}
+		}
+		for i := 0; i < min(len(o.Keys), len(n.Keys)); i++ {
+			if o.Keys[i].Name == n.Keys[i].Name {
+				check("KEYS", i, n.Keys[i].Name, positionKind(o.Keys[i].Channel, o.Keys[i].Unused), positionKind(n.Keys[i].Channel, n.Keys[i].Unused))
+			}
+		}
+		for i := 0; i < min(len(o.Argv), len(n.Argv)); i++ {
+			if o.Argv[i].Name == n.Argv[i].Name {
+				check("ARGV", i, n.Argv[i].Name, positionKind(o.Argv[i].Channel, o.Argv[i].Unused), positionKind(n.Argv[i].Channel, n.Argv[i].Unused))
+			}
+		}
+		if len(why) > 0 {
+			r.at(n.Pos, scriptEntry(n), "script %q: %s", n.Name, strings.Join(why, "; "))
+		}
+	}
+}
+
+func scriptRepeatNarrowed(c *comparison, r *reporter) {
+	for _, p := range c.presentScripts() {
+		o, n := p.old, p.new
+		var why []string
+		narrower := func(kind string, i int, name string, oc, nc keyspec.Repeat) {
+			if nc.Min > oc.Min || nc.Max < oc.Max {
+				why = append(why, fmt.Sprintf("%s[%d] %s takes %d..%d values, was %d..%d", kind, i+1, name, nc.Min, nc.Max, oc.Min, oc.Max))
+			}
+		}
+		for i := 0; i < min(len(o.Keys), len(n.Keys)); i++ {
+			if o.Keys[i].Name == n.Keys[i].Name {
+				narrower("KEYS", i, n.Keys[i].Name, o.Keys[i].Count(), n.Keys[i].Count())
+			}
+		}
+		for i := 0; i < min(len(o.Argv), len(n.Argv)); i++ {
+			if o.Argv[i].Name == n.Argv[i].Name {
+				narrower("ARGV", i, n.Argv[i].Name, o.Argv[i].Count(), n.Argv[i].Count())
+			}
+		}
+		if len(why) > 0 {
+			r.at(n.Pos, scriptEntry(n), "script %q: %s: callers of the previous release may pass a count the new script refuses", n.Name, strings.Join(why, "; "))
 		}
 	}
 }

@@ -48,9 +48,12 @@ func nameChars(s string) bool {
 // new key builders refuse, are out of reach.
 func paramNarrowed(o, n *keyspec.Param) string {
 	if o.Type != n.Type {
-		if n.Type == keyspec.TypeName {
+		if n.Type == keyspec.TypeName || n.Type == keyspec.TypePath {
+			// A path takes what a name does, and ':' too.
 			wide := false
 			switch o.Type {
+			case keyspec.TypeName:
+				wide = n.Type == keyspec.TypePath && n.MaxLen >= o.MaxLen
 			case keyspec.TypeUUID:
 				wide = n.MaxLen >= 36
 			case keyspec.TypeHex:
@@ -78,7 +81,7 @@ func paramNarrowed(o, n *keyspec.Param) string {
 		if n.Len != o.Len {
 			return fmt.Sprintf("len %d -> %d", o.Len, n.Len)
 		}
-	case keyspec.TypeName:
+	case keyspec.TypeName, keyspec.TypePath:
 		if n.MaxLen < o.MaxLen {
 			return fmt.Sprintf("max_len %d -> %d", o.MaxLen, n.MaxLen)
 		}
@@ -94,9 +97,16 @@ func paramNarrowed(o, n *keyspec.Param) string {
 // previous release may send what the new script refuses, or omit it.
 func argNarrowed(o, n *keyspec.Arg) string {
 	if o.Type != n.Type {
-		// Any text fits a string or bytes argument within its size.
+		// Any text fits a string or bytes argument within its size; an int64
+		// takes every int.
 		if (n.Type == keyspec.ArgString || n.Type == keyspec.ArgBytes) && o.Type != keyspec.ArgBytes && (o.MaxBytes == 0 || n.MaxBytes >= o.MaxBytes) && n.MaxBytes >= 64 {
 			return ""
+		}
+		if o.Type == keyspec.ArgInt && n.Type == keyspec.ArgInt64 {
+			return ""
+		}
+		if o.Type == keyspec.ArgChannel || n.Type == keyspec.ArgChannel {
+			return "" // script-position-changed says what the position carries
 		}
 		return fmt.Sprintf("type %s -> %s", o.Type, n.Type)
 	}
