@@ -34,9 +34,9 @@ func (a *Access) Mode() string {
 	return ""
 }
 
-// Of is what src's calls do to each KEYS position (1-based). A position no
-// call names as a key (a key read only through an expression the reading
-// cannot follow) is absent; the compiler refuses such a script.
+// Of is what src's calls do to each KEYS index (1-based), and at 0 what they
+// do through KEYS[i] of an index the reading does not know (a loop over a
+// repeating position). An index no call names as a key is absent.
 func Of(src *compiler.Source) map[int]*Access {
 	out := map[int]*Access{}
 	cmds := map[int]map[string]bool{}
@@ -50,10 +50,10 @@ func Of(src *compiler.Source) map[int]*Access {
 			continue
 		}
 		for _, k := range keys {
-			if k.Pos >= len(call.Args) || call.Args[k.Pos].Kind != luascript.ArgKey || call.Args[k.Pos].Key == 0 {
+			if k.Pos >= len(call.Args) || call.Args[k.Pos].Kind != luascript.ArgKey {
 				continue
 			}
-			pos := call.Args[k.Pos].Key
+			pos := call.Args[k.Pos].Key // 0: KEYS[i] of an index the reading does not know
 			a := out[pos]
 			if a == nil {
 				a = &Access{}
@@ -104,9 +104,40 @@ type KeyUse struct {
 // (one_of) with what the script does there, by position then key name.
 func Uses(src *compiler.Source) []KeyUse {
 	acc := Of(src)
+	s := src.Script
+	// Each position's access: its own indexes' (every element of a
+	// repeating one), and what calls do through an unknown index, which may
+	// be any position's (the repeating one's, when the script has one).
+	byPos := map[*keyspec.ScriptKey]*Access{}
+	merge := func(pos *keyspec.ScriptKey, a *Access) {
+		b := byPos[pos]
+		if b == nil {
+			b = &Access{}
+			byPos[pos] = b
+		}
+		b.Read, b.Write = b.Read || a.Read, b.Write || a.Write
+		for _, c := range a.Commands {
+			if !contains(b.Commands, c) {
+				b.Commands = append(b.Commands, c)
+			}
+		}
+		sort.Strings(b.Commands)
+	}
+	for n, a := range acc {
+		switch pos := s.KeyAt(n); {
+		case n == 0:
+			for _, p := range s.Keys {
+				if p.Repeat != nil || s.Keys[len(s.Keys)-1].Repeat == nil {
+					merge(p, a)
+				}
+			}
+		case pos != nil:
+			merge(pos, a)
+		}
+	}
 	var out []KeyUse
-	for i, pos := range src.Script.Keys {
-		a := acc[i+1]
+	for i, pos := range s.Keys {
+		a := byPos[pos]
 		if a == nil {
 			a = &Access{}
 		}
@@ -121,6 +152,15 @@ func Uses(src *compiler.Source) []KeyUse {
 		return out[i].Key.Name < out[j].Key.Name
 	})
 	return out
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // staticArgs is a call's arguments as the command table's key search takes

@@ -46,3 +46,20 @@ func TestUses(t *testing.T) {
 		t.Errorf("mode %q", m)
 	}
 }
+
+// A loop over a repeating position (KEYS[i]) reaches that position's keys,
+// and an unused position none.
+func TestRepeatingPosition(t *testing.T) {
+	spec, err := keyspec.Load("../breaking/testdata/base/keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs, err := compiler.Load(spec, os.DirFS("../breaking/testdata/base/lua"), "lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	uses := Uses(srcs["locks_take"])
+	if len(uses) != 2 || uses[0].Position != 1 || uses[0].Read || uses[0].Write || uses[1].Position != 2 || !uses[1].Write || !cmp.Equal(uses[1].Commands, []string{"set"}) {
+		t.Errorf("locks_take: %+v", uses)
+	}
+}
