@@ -326,10 +326,24 @@ func (p *parser) prefixKey(path, entry string, k *Key, r rawKey) bool {
 	return true
 }
 
+// rawArgKeys are the declared keys of a script's ARGV of type key, before
+// they are parsed (shared placeholders count them).
+func (p *parser) rawArgKeys(raw []rawArg) []*Key {
+	var out []*Key
+	for _, ra := range raw {
+		if ra.Type == ArgKey && p.keys[ra.Key] != nil {
+			out = append(out, p.keys[ra.Key])
+		}
+	}
+	return out
+}
+
 // argKey resolves an ARGV of type key: the declared key whose name the wrapper
 // builds and passes in ARGV (a prefix the script builds keys from). Redis
-// Cluster routes a call by its KEYS alone, so on a cluster instance it is
-// refused: pass the name in KEYS.
+// Cluster routes a call by its KEYS alone, so on a cluster instance the key's
+// hash tag must be the KEYS' own: of one signature with theirs, each
+// placeholder in it shared (the wrapper makes the values equal) or the tag
+// literal text every KEYS key has.
 func (p *parser) argKey(ap, aentry string, s *Script, a *Arg, ra rawArg) {
 	if ra.Optional {
 		p.errf(ap, aentry, "an ARGV of type key is never optional: the names built from it need it")
@@ -350,8 +364,44 @@ func (p *parser) argKey(ap, aentry string, s *Script, a *Arg, ra rawArg) {
 		p.errf(ap, aentry, "key %q lives in %s, the script's KEYS in %s: a script runs in one database", ra.Key, k.DB.ID(), s.DB.ID())
 		return
 	case s.Instance != nil && s.Instance.Topology == TopologyCluster:
-		p.errf(ap, aentry, "on cluster instance %s a key passed in ARGV is not routed by Redis Cluster, and the names built from it can land in another slot (CROSSSLOT): pass it in KEYS", s.Instance.Name)
-		return
+		if why := argKeySlot(s, k); why != "" {
+			p.errf(ap, aentry, "on cluster instance %s a key passed in ARGV is not routed by Redis Cluster: %s (CROSSSLOT), or pass it in KEYS", s.Instance.Name, why)
+			return
+		}
 	}
 	a.Key = k
+}
+
+// argKeySlot says why key k, passed in ARGV, may not share the slot of the
+// script's KEYS on a cluster; "" when it must: the script takes KEYS (Redis
+// routes by them), every KEYS key and k have a hash tag of one signature, and
+// each placeholder of k's tag is shared, so the wrapper makes it the KEYS'
+// value (a tag of literal text is the same everywhere).
+func argKeySlot(s *Script, k *Key) string {
+	if !k.Pattern.HasTag() {
+		return fmt.Sprintf("key %q has no hash tag, so the names built from it can land in another slot than the script's KEYS; give it the KEYS' tag (\"{{id}}\") and share its placeholder (shared_placeholders)", k.Name)
+	}
+	sig := k.Pattern.TagSignature()
+	routed := false
+	for _, pos := range s.Keys {
+		for _, kk := range pos.OneOf {
+			routed = true
+			if kk.Pattern.TagSignature() != sig {
+				return fmt.Sprintf("key %q's hash tag is not that of key %q, which the script takes in KEYS (%s)", k.Name, kk.Name, pos.Name)
+			}
+		}
+	}
+	if !routed {
+		return "the script takes no key in KEYS, which Redis routes by"
+	}
+	shared := map[string]bool{}
+	for _, n := range s.SharedPlaceholders {
+		shared[n] = true
+	}
+	for _, t := range k.Pattern.Tag() {
+		if t.Param != nil && !shared[t.Param.Name] {
+			return fmt.Sprintf("placeholder {%s} of key %q's hash tag is not shared with the KEYS: list it under shared_placeholders, so the wrapper makes the values equal", t.Param.Name, k.Name)
+		}
+	}
+	return ""
 }

@@ -137,8 +137,12 @@ func TestDerivedMisuse(t *testing.T) {
 			`keyspec.yaml:60: script "take" derived key "free": on cluster instance q a key built from its own literal start has no hash tag tying it to the script's KEYS (CROSSSLOT)`},
 		"cluster anchor untagged": {"cluster", "[{name: plain, one_of: [untagged]}]", "[]", "[{key: free, from: plain}]",
 			`does not start with "q:plain:{queue}"`},
-		"cluster ARGV key": {"cluster", jobs, "[{name: prefix, type: key, key: prefix}]", "[]",
-			`keyspec.yaml:59: script "take" ARGV[1] "prefix": on cluster instance q a key passed in ARGV is not routed by Redis Cluster`},
+		"cluster ARGV key, its tag not shared": {"cluster", jobs, "[{name: prefix, type: key, key: prefix}]", "[]",
+			`keyspec.yaml:59: script "take" ARGV[1] "prefix": on cluster instance q a key passed in ARGV is not routed by Redis Cluster: placeholder {queue} of key "prefix"'s hash tag is not shared with the KEYS: list it under shared_placeholders`},
+		"cluster ARGV key without a tag": {"cluster", jobs, "[{name: plain, type: key, key: untagged}]", "[]",
+			`on cluster instance q a key passed in ARGV is not routed by Redis Cluster: key "untagged" has no hash tag`},
+		"cluster ARGV key, KEYS of another tag": {"cluster", "[{name: free, one_of: [free]}]", "[{name: prefix, type: key, key: prefix}]", "[]",
+			`on cluster instance q a key passed in ARGV is not routed by Redis Cluster: key "prefix"'s hash tag is not that of key "free", which the script takes in KEYS (free)`},
 		"ARGV key without key": {"standalone", jobs, "[{name: prefix, type: key}]", "[]",
 			`keyspec.yaml:59: script "take" ARGV[1] "prefix": type key names the declared key it carries: key: <name>`},
 		"key on another type": {"standalone", jobs, "[{name: prefix, type: string, max_bytes: 9, key: prefix}]", "[]",
@@ -159,6 +163,21 @@ func TestDerivedMisuse(t *testing.T) {
 				t.Error("not ErrInvalid")
 			}
 		})
+	}
+}
+
+// On a cluster, a prefix passed in ARGV whose hash tag is the KEYS' own,
+// its placeholder shared, is routed with them: it parses, and the keys built
+// from it are derived as from a KEYS anchor.
+func TestClusterARGVKeySharingTheTag(t *testing.T) {
+	spec, err := keyspec.Parse("keyspec.yaml", []byte(derivedSpec("cluster", "[{name: jobs, one_of: [jobs]}]\n    shared_placeholders: [queue]",
+		"[{name: prefix, type: key, key: prefix}]", "[{key: job, from: prefix}]")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := spec.Scripts[0]
+	if s.Argv[0].Key == nil || s.Argv[0].Key.Name != "prefix" || len(s.Derived) != 1 || s.Derived[0].FromArgv != 1 {
+		t.Fatalf("argv %+v derived %+v", s.Argv[0], s.Derived)
 	}
 }
 

@@ -535,7 +535,8 @@ type Script struct {
 	ReplaySafe string
 	Keys       []*ScriptKey
 	// SharedPlaceholders are placeholders whose value is the same in every KEYS
-	// position that has them: the wrapper refuses keys that differ.
+	// position (and ARGV of type key) that has them: the wrapper refuses keys
+	// that differ.
 	SharedPlaceholders []string
 	Argv               []*Arg
 	Reply              Reply

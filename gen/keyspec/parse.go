@@ -989,7 +989,7 @@ func (p *parser) buildScripts(raw *rawSpec) {
 		names[inst+"/"+name] = id
 		p.kind(path, entry, r.Kind)
 		p.scriptKeys(path, entry, s, r.Keys)
-		p.sharedPlaceholders(path, entry, s, r.SharedPlaceholders)
+		p.sharedPlaceholders(path, entry, s, r.SharedPlaceholders, p.rawArgKeys(r.Argv))
 		p.scriptArgv(path, entry, s, r.Argv)
 		p.scriptReply(path, entry, s, r.Reply)
 		p.scriptChannels(path, entry, s)
@@ -1121,7 +1121,7 @@ func (p *parser) channelOf(path, entry string, s *Script, name string) *Channel 
 
 // sharedPlaceholders resolves the placeholders a script's KEYS positions share,
 // and on a cluster instance proves its KEYS land in one slot.
-func (p *parser) sharedPlaceholders(path, entry string, s *Script, names []string) {
+func (p *parser) sharedPlaceholders(path, entry string, s *Script, names []string, argKeys []*Key) {
 	sp := path + ".shared_placeholders"
 	seen := map[string]bool{}
 	for _, name := range names {
@@ -1153,6 +1153,14 @@ func (p *parser) sharedPlaceholders(path, entry string, s *Script, names []strin
 				p.errf(sp, entry, "shared placeholder {%s}: KEYS[%d] %q takes key %q, which has it, and key %q, which does not; a position's keys all have it or none does", name, i+1, pos.Name, has, lacks)
 			case has != "":
 				positions += min(pos.Count().Max, 2) // a repeating position ties its own elements
+			}
+		}
+		for _, k := range argKeys { // ARGV of type key (derived.go): the wrapper compares them too
+			if prm := k.Pattern.Param(name); prm != nil {
+				if first != nil && (prm.Type != first.Type || prm.Encode != first.Encode || prm.Enum != first.Enum) {
+					p.errf(sp, entry, "shared placeholder {%s} is a %s in key %q and a %s in key %q: a shared value needs one type", name, describeParam(first), firstKey.Name, describeParam(prm), k.Name)
+				}
+				positions++
 			}
 		}
 		if positions < 2 {
