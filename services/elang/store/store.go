@@ -95,9 +95,9 @@ func Open(redisURL, dir string, p elang.Prefix) (*Store, error) {
 	if redisURL == "" {
 		return NewLocal(dir, p)
 	}
-	o, err := redis.ParseURL(redisURL)
+	o, err := secrets.ParseRedisURL(elang.DB0URLEnv, redisURL)
 	if err != nil {
-		return nil, fmt.Errorf("store: redis URL %s: does not parse", secrets.RedactURL(redisURL))
+		return nil, fmt.Errorf("store: %w", err)
 	}
 	if o.DB != elang.DB0 {
 		return nil, fmt.Errorf("store: redis URL %s: names database %d, elang lives in database %d", secrets.RedactURL(redisURL), o.DB, elang.DB0)
