@@ -181,6 +181,11 @@ func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []
 		sum := sha1.Sum(src)
 		problems, cmds := check(s, info, display)
 		errs = append(errs, problems...)
+		if s.Instance.Functions() {
+			if p := functionBodyProblem(display, src); p != nil {
+				errs = append(errs, *p)
+			}
+		}
 		out[s.Name] = &Source{Script: s, Src: src, Info: info, SHA1: hex.EncodeToString(sum[:]), Commands: cmds}
 	}
 	for _, in := range spec.Instances {

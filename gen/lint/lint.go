@@ -64,6 +64,7 @@ const (
 	RuleShadow           = compiler.RuleShadow       // redis, KEYS or ARGV hidden or assigned
 	RuleReplication      = compiler.RuleReplication  // redis.set_repl, redis.replicate_commands
 	RuleShebang          = compiler.RuleShebang      // allow-oom
+	RuleFunctionBody     = compiler.RuleFunctionBody // functions mode: Lua refuses the script as a function body (a top-level '...')
 )
 
 // Run lints a spec file's contents and the Lua directory. It never fails: a spec
