@@ -118,9 +118,25 @@ func TestFunctionsMode(t *testing.T) {
 			t.Errorf("app %v: %v, want NOPERM", cmd[:2], err)
 		}
 	}
-	// The loader cannot touch keys or run the scripts.
+	// The loader cannot touch keys or run any code (issue 21: its FCALL_RO, for
+	// the version check, ran any no-writes function, one it had just loaded too).
 	if _, err := loader.FCall(ctx, app.HitsIncrScript.Function(), []string{page.String()}, 1).Result(); !isNoPerm(err) {
 		t.Errorf("loader FCALL: %v, want NOPERM", err)
+	}
+	if err := loader.FunctionLoad(ctx, "#!lua name=loaders_own\nredis.register_function{function_name='loaders_own', flags={'no-writes'}, callback=function() return 1 end}").Err(); err != nil {
+		t.Fatalf("the loader's FUNCTION LOAD: %v", err)
+	}
+	for _, cmd := range [][]any{
+		{"fcall_ro", "loaders_own", 0}, {"fcall", "loaders_own", 0},
+		{"fcall_ro", "app_version", 0}, {"fcall", "app_version", 0},
+		{"fcall_ro", app.HitsPeekScript.Function(), 0},
+	} {
+		if err := loader.Do(ctx, cmd...).Err(); !isNoPerm(err) {
+			t.Errorf("loader %v: %v, want NOPERM", cmd, err)
+		}
+	}
+	if err := admin0.FunctionDelete(ctx, "loaders_own").Err(); err != nil {
+		t.Fatal(err)
 	}
 
 	r, err := runtime.LoadLibrary(ctx, loader, app.Library)
@@ -135,8 +151,12 @@ func TestFunctionsMode(t *testing.T) {
 	if n, err := scripts.HitsPeek(ctx, page); err != nil || n != 6 {
 		t.Fatalf("HitsPeek: %d %v", n, err)
 	}
-	if calls := redistest.CommandCalls(t, admin0, "fcall_ro"); calls < 2 { // the version check, HitsPeek
-		t.Fatalf("fcall_ro calls: %d", calls)
+	// The version checks read FUNCTION LIST; the only FCALL_RO that ran is HitsPeek's.
+	if calls := redistest.CommandCalls(t, admin0, "fcall_ro"); calls != 1 {
+		t.Fatalf("fcall_ro calls: %d, want 1 (HitsPeek; no version check runs code)", calls)
+	}
+	if calls := redistest.CommandCalls(t, admin0, "function|list"); calls < 2 { // VerifyLibrary, LoadLibrary
+		t.Fatalf("function|list calls: %d", calls)
 	}
 	if calls := redistest.CommandCalls(t, admin0, "evalsha"); calls != 0 {
 		t.Fatalf("evalsha calls: %d, want 0 in functions mode", calls)

@@ -97,6 +97,7 @@ const (
 	cmdFCall     = "fcall"         // functions mode: non-read-only scripts
 	cmdFCallRO   = "fcall_ro"      // functions mode: read-only scripts, the library's version
 	cmdFuncLoad  = "function|load" // functions mode: the deploy step (FUNCTION LOAD REPLACE)
+	cmdFuncList  = "function|list" // functions mode: the library's version check (runtime.VerifyLibrary), which runs no code
 	cmdPing      = "ping"          // health probes; go-redis's Pub/Sub health check
 	cmdSelect    = "select"        // a URL ending in /N, N > 0
 )
@@ -171,9 +172,9 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 			}
 			switch {
 			case in.Functions() && s.ReadOnly:
-				cmds[cmdFCallRO] = true
+				cmds[cmdFCallRO], cmds[cmdFuncList] = true, true
 			case in.Functions():
-				cmds[cmdFCall] = true
+				cmds[cmdFCall], cmds[cmdFuncList] = true, true
 			case s.ReadOnly:
 				cmds[cmdEvalSHARO] = true
 			default:
@@ -258,8 +259,8 @@ const (
 )
 
 // LoaderUser is the name of the instance's loader user: SCRIPT LOAD (and PING),
-// nothing else; in functions mode FUNCTION LOAD and FCALL_RO (for the library's
-// version function; it has no key) instead of SCRIPT LOAD. It loads the declared scripts at deploy time, and a service that
+// nothing else; in functions mode FUNCTION LOAD and FUNCTION LIST (the version
+// check reads the library back; the loader runs no code) instead of SCRIPT LOAD. It loads the declared scripts at deploy time, and a service that
 // holds its credential recovers NOSCRIPT with it (runtime.WithLoader): that
 // credential can load any code, so a service holding it is as trusted as the
 // deploy job (README, "Who may load code").
@@ -293,9 +294,9 @@ type generatedRole struct {
 func roles(in *keyspec.Instance) []generatedRole {
 	loader := []string{"+" + cmdPing, "+" + cmdLoad}
 	if in.Functions() {
-		// FUNCTION LOAD REPLACE, and FCALL_RO of the version function (which
-		// takes no key; the loader has none).
-		loader = []string{"+" + cmdFCallRO, "+" + cmdFuncLoad, "+" + cmdPing}
+		// FUNCTION LOAD REPLACE, and FUNCTION LIST to read the library back for
+		// the version check: the loader runs no code (no FCALL, no FCALL_RO).
+		loader = []string{"+" + cmdFuncList, "+" + cmdFuncLoad, "+" + cmdPing}
 	}
 	return []generatedRole{
 		{LoaderUser(in), RoleLoader, loader},
