@@ -384,3 +384,26 @@ func TestDeriveFunctionsMode(t *testing.T) {
 		t.Errorf("a_operator: %s", got["a_operator"])
 	}
 }
+
+// A second user declared with prefixes another user owns got an aclfile line
+// with no key pattern and no error (issue 21): a key is granted to the user
+// of its database alone, so such a spec is refused at the prefix's line, and
+// no aclfile is derived from it.
+func TestUserWithAnotherUsersPrefixIsRefused(t *testing.T) {
+	src := strings.Replace(small, "keys:\n", `  v:
+    instance: a
+    select: {allow: false, reason: db0 only}
+    key_prefixes:
+      - {prefix: "t:read:", reason: a second user of u's keys}
+keys:
+`, 1)
+	spec, err := keyspec.Parse("keyspec.yaml", []byte(src))
+	if err == nil {
+		srcs, _ := compiler.Load(spec, smallLua, "lua")
+		users, warnings, derr := acl.Derive(spec, spec.Instance("a"), srcs, nil)
+		t.Fatalf("parsed; Derive: %v, warnings %v, aclfile:\n%s", derr, warnings, acl.Render(users))
+	}
+	if !errors.Is(err, keyspec.ErrInvalid) || !strings.Contains(err.Error(), `keyspec.yaml:24: user "v": key prefix "t:read:" grants key "r" of a.db0, whose user is u`) {
+		t.Fatalf("err = %v", err)
+	}
+}

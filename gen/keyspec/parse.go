@@ -170,8 +170,41 @@ func (p *parser) build(raw *rawSpec) {
 	p.buildKeys(raw)
 	p.buildChannels(raw)
 	p.buildScripts(raw)
+	p.checkUserGrants()
 	p.checkOverlaps()
 	p.checkReplyTypes()
+}
+
+// checkUserGrants refuses a user the aclfile would grant nothing, or not what
+// its prefixes say: a key is granted to the user of its database alone, so a
+// key prefix covering another user's key grants this user nothing of it (its
+// aclfile line had no key pattern, and nothing said so), and a user of no
+// database with no channel has nothing to be granted.
+func (p *parser) checkUserGrants() {
+	for _, u := range p.spec.Users {
+		if u.Instance == nil {
+			continue
+		}
+		owns := false
+		for _, d := range u.Instance.DBs {
+			owns = owns || d.User == u
+		}
+		for _, pr := range u.KeyPrefixes {
+			for _, k := range p.spec.Keys {
+				if k.DB == nil || k.DB.Instance != u.Instance || k.DB.User == nil || k.DB.User == u || (pr.LegacyDB != nil && pr.LegacyDB != k.DB) || !pr.Covers(k.Pattern) {
+					continue
+				}
+				p.errs = append(p.errs, &Error{Pos: pr.Pos, Entry: fmt.Sprintf("user %q", u.Name), Msg: fmt.Sprintf(
+					"key prefix %q grants key %q of %s, whose user is %s: a key is granted to the user of its database alone, so %s would get no key pattern for it (give %s a database of its own, or drop the prefix)",
+					pr.Prefix, k.Name, k.DB.ID(), k.DB.User.Name, u.Name, u.Name)})
+				break
+			}
+		}
+		if !owns && len(u.ChannelPrefixes) == 0 {
+			p.errs = append(p.errs, &Error{Pos: u.Pos, Entry: fmt.Sprintf("user %q", u.Name), Msg: fmt.Sprintf(
+				"the user of no database of %s, with no channel: its aclfile line would grant nothing (name it as a database's user, or drop it)", u.Instance.Name)})
+		}
+	}
 }
 
 // checkReplyTypes: scripts that share a reply type_name must declare the same fields.
