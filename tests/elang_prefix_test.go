@@ -71,11 +71,11 @@ func elangClient(srv *redistest.Server, user, password string) *redis.Client {
 
 // Two deployment prefixes on one server: under the aclfile luagen writes for
 // prefix A, elang_app runs every Elang service on A (cache with its clear,
-// locks, sessions, rate limits, Pub/Sub) and gets NOPERM for every key and
-// channel of prefix B; A's subscriber never hears B's channel of the same name.
+// locks, sessions, rate limits) and gets NOPERM for every key of prefix B and
+// for every channel (elang declares none).
 func TestElangACLForOnePrefixRefusesAnother(t *testing.T) {
 	ctx := context.Background()
-	pa, pb := elangtest.Prefix(t, "deploy-a"), elangtest.Prefix(t, "deploy-b")
+	pa, pb := elangtest.Deployment(t, "deploy-a"), elangtest.Deployment(t, "deploy-b")
 	srv := redistest.Start(t, redistest.WithACL(elangACL(t, pa)+adminLine))
 	// elang_app runs scripts but may not load them: it recovers NOSCRIPT
 	// through the loader user (runtime.WithLoader), as a service holding the
@@ -150,33 +150,24 @@ func TestElangACLForOnePrefixRefusesAnother(t *testing.T) {
 			t.Errorf("%v as elang_app of A: %v, want NOPERM", args, err)
 		}
 	}
-	// SUBSCRIBE of B's channel is refused, PSUBSCRIBE is not granted at all;
-	// A's subscriber of its events:x hears A's message, never B's events:x.
-	subB := app.Subscribe(ctx, pb.String()+"events:x")
-	if _, err := subB.Receive(ctx); !isNoPerm(err) {
-		t.Fatalf("SUBSCRIBE to B's channel: %v", err)
+	// Elang declares no channel (its realtime events go through the outbox
+	// stream), so elang_app has no Pub/Sub at all: SUBSCRIBE of B's channel and
+	// of A's own, PSUBSCRIBE and PUBLISH are refused.
+	for _, ch := range []string{pb.String() + "events:x", pa.String() + "events:x"} {
+		sub := app.Subscribe(ctx, ch)
+		if _, err := sub.Receive(ctx); !isNoPerm(err) {
+			t.Fatalf("SUBSCRIBE %s: %v", ch, err)
+		}
+		_ = sub.Close()
+		if err := app.Publish(ctx, ch, "x").Err(); !isNoPerm(err) {
+			t.Fatalf("PUBLISH %s: %v", ch, err)
+		}
 	}
-	_ = subB.Close()
 	subAll := app.PSubscribe(ctx, "*")
 	if _, err := subAll.Receive(ctx); !isNoPerm(err) {
 		t.Fatalf("PSUBSCRIBE *: %v", err)
 	}
 	_ = subAll.Close()
-	sub := app.Subscribe(ctx, pa.String()+"events:x")
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.Publish(ctx, pb.String()+"events:x", "for-b").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Publish(ctx, pa.String()+"events:x", "for-a").Err(); err != nil {
-		t.Fatal(err)
-	}
-	msg, err := sub.ReceiveMessage(ctx)
-	if err != nil || msg.Payload != "for-a" {
-		t.Fatalf("A's subscriber got %+v %v, want A's message only (B's was published first)", msg, err)
-	}
 
 	// Nothing of A reached B's namespace, and nothing is outside a prefix.
 	for _, k := range admin.Keys(ctx, "*").Val() {
@@ -213,7 +204,8 @@ func TestElangPrefixChangeStartsNewNamespaces(t *testing.T) {
 	if err != nil || oldP.String() != "test:acme:production:" {
 		t.Fatalf("test prefix: %q %v", oldP, err)
 	}
-	newP, _ := elang.NewPrefix("test:acme:production-2:")
+	newP, _ := elang.NewPrefix("acme:production-2:")
+	newP, _ = newP.Test()
 
 	srv := redistest.Start(t)
 	rdb := srv.Client(elang.DB0, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
@@ -284,7 +276,7 @@ func TestElangPrefixChangeStartsNewNamespaces(t *testing.T) {
 // server stopped, every service fails and says why without it.
 func TestElangSecretsAbsentFromErrorsAndLogs(t *testing.T) {
 	ctx := context.Background()
-	p := elangtest.Prefix(t, "secrets")
+	p := elangtest.Deployment(t, "secrets")
 	srv := redistest.Start(t, redistest.WithACL(elangACL(t, p)+adminLine))
 	key, _ := secrets.NewHMACKey([]byte("elang-test-secret-0123456789abcdef"))
 	for _, tc := range []struct {
@@ -340,5 +332,73 @@ func TestElangSecretsAbsentFromErrorsAndLogs(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// Two deployments whose prefixes the tool derives one inside the other
+// (https://shop.example.com/ and https://shop.example.com/eu: shop.example.com:
+// and shop.example.com:eu:) share nothing under the first one's aclfile: its
+// elang_app gets NOPERM for every key the second wrote (session, lock, cache,
+// rate limit, stream) and for the second's sessions through the service
+// (issue 21: ~shop.example.com:* read and wrote them).
+func TestElangNestedPrefixesShareNothing(t *testing.T) {
+	ctx := context.Background()
+	pa, err := elang.PrefixFromURL("https://shop.example.com/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := elang.PrefixFromURL("https://shop.example.com/eu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa.String() != "shop.example.com:" || pb.String() != "shop.example.com:eu:" {
+		t.Fatalf("prefixes %q %q", pa, pb)
+	}
+	srv := redistest.Start(t, redistest.WithACL(elangACL(t, pa)+adminLine))
+	app := runtime.WithLoader(elangClient(srv, elang.ElangAppUser, elangPassword),
+		elangClient(srv, "elang_loader", elangLoaderPassword), elang.AllScripts()...)
+	admin := elangClient(srv, "luagen_test_admin", "admin-test-password")
+
+	// Deployment B writes one of each of its keys (as the admin here).
+	sessionsB, err := session.New(admin, pb, noRevocations{}, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sessionsB.Create(ctx, "user-b", []byte("b's cart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stB, _ := store.NewRedis(admin, pb)
+	if err := stB.Set(ctx, "catalog.version", []byte("b"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := stB.Acquire(ctx, "report:42", "owner-bbbbbbbbbbbbbbbb", time.Minute); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	rlB, _ := ratelimit.New(admin, pb, testHMACKey, []ratelimit.Limit{{Name: "login", Algorithm: ratelimit.Fixed, Limit: 5, Window: time.Minute}}, ratelimit.Options{})
+	if _, err := rlB.Allow(ctx, "login", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	keysB := admin.Keys(ctx, pb.String()+"*").Val()
+	if len(keysB) < 4 {
+		t.Fatalf("B wrote %v", keysB)
+	}
+
+	// A's user reaches none of them.
+	for _, k := range keysB {
+		for _, cmd := range [][]any{{"type", k}, {"pttl", k}, {"get", k}, {"hget", k, "body"}, {"del", k}, {"unlink", k}, {"set", k, "x"}} {
+			if err := app.Do(ctx, cmd...).Err(); !isNoPerm(err) {
+				t.Errorf("%v as A's elang_app: %v, want NOPERM", cmd, err)
+			}
+		}
+	}
+	sessionsViaA, _ := session.New(app, pb, noRevocations{}, session.Options{})
+	if _, err := sessionsViaA.Open(ctx, sb.ID); !errors.Is(err, session.ErrUnavailable) || !strings.Contains(err.Error(), "NOPERM") {
+		t.Errorf("B's session opened with A's user: %v, want NOPERM", err)
+	}
+	// And A's own work goes on.
+	stA, _ := store.NewRedis(app, pa)
+	if err := stA.Set(ctx, "catalog.version", []byte("a"), time.Minute); err != nil {
+		t.Fatalf("A's own cache: %v", err)
 	}
 }

@@ -53,7 +53,7 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "luagen acl: --prefix: instance %s has no deployment_prefix in %s\n", in.Name, *specPath)
 		return exitUsage
 	case in.Prefix != nil:
-		if err := runtime.CheckPrefix(*prefix, in.Prefix.MaxLen); err != nil {
+		if err := runtime.CheckPrefix(*prefix, in.Prefix.MaxLen, in.Prefix.Reserved...); err != nil {
 			fmt.Fprintf(stderr, "luagen acl: --prefix: %v\n", err)
 			return exitUsage
 		}

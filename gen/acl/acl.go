@@ -140,7 +140,7 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 			warnings = append(warnings, fmt.Sprintf("user %s has no password file: it cannot log in", u.Name))
 		}
 		cmds := map[string]bool{cmdPing: true}
-		access := map[*keyspec.Prefix]string{} // "R" or "RW"
+		access := map[string]string{} // grant glob -> "R" or "RW"
 		for _, s := range spec.ScriptsOf(in) {
 			if s.DB == nil || s.DB.User != u || s.DB.ServerOf() != srv {
 				continue
@@ -186,30 +186,41 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 					if p == nil {
 						return nil, nil, fmt.Errorf("key %s of script %s is outside every prefix of %s", k.Name, s.Name, u.Name)
 					}
+					g := p.Glob()
+					if p.Prefix == "" && p.Deployment {
+						g = k.Pattern.Family() // the deployment's family, never all of it
+					}
 					// EVALSHA declares its keys read-write; only EVALSHA_RO takes read-only keys.
-					if s.ReadOnly && access[p] == "" {
-						access[p] = "R"
+					if s.ReadOnly && access[g] == "" {
+						access[g] = "R"
 					} else if !s.ReadOnly {
-						access[p] = "RW"
+						access[g] = "RW"
 					}
 				}
 			}
 		}
 		for _, p := range u.LivePrefixes() {
-			switch access[p] {
-			case "R":
-				du.Keys = append(du.Keys, "%R~"+p.Glob())
-			case "RW":
-				du.Keys = append(du.Keys, "~"+p.Glob())
-			default:
-				if !in.Split() || coversKeyOn(spec, in, p, srv) {
-					warnings = append(warnings, fmt.Sprintf("user %s: prefix %s is taken by no script; not granted", u.Name, p.Glob()))
+			for _, g := range p.Globs() {
+				switch access[g] {
+				case "R":
+					du.Keys = append(du.Keys, "%R~"+g)
+				case "RW":
+					du.Keys = append(du.Keys, "~"+g)
+				default:
+					if !in.Split() || coversKeyOn(spec, in, p, srv) {
+						warnings = append(warnings, fmt.Sprintf("user %s: prefix %s is taken by no script; not granted", u.Name, g))
+					}
 				}
 			}
 		}
 		for _, p := range u.ChannelPrefixes {
 			if !in.Split() || coversChannelOn(spec, in, p, srv) {
-				du.Channels = append(du.Channels, "&"+p.Glob())
+				for _, g := range p.Globs() {
+					du.Channels = append(du.Channels, "&"+g)
+				}
+				if len(p.Globs()) == 0 {
+					warnings = append(warnings, fmt.Sprintf("user %s: channel prefix \"\" (the whole deployment) covers no declared channel; nothing granted", u.Name))
+				}
 			}
 		}
 		if len(du.Channels) > 0 {

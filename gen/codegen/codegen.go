@@ -689,7 +689,7 @@ func (g *gen) builder(f *jen.File, fn, t, field, name string, pat keyspec.Patter
 // prefixType writes Prefix, the deployment prefix of an instance that has one.
 func (g *gen) prefixType(f *jen.File) {
 	dp := g.in.Prefix
-	f.Add(doc(fmt.Sprintf("Prefix is a deployment prefix of %s%s: every key and channel name starts with it, so deployments sharing a server (production, staging, tests) never see each other's keys. It is 2..%d characters of [A-Za-z0-9._-] in segments each ended by ':' (\"acme:production:\"); runtime.CheckPrefix says why. The zero Prefix builds nothing.", g.in.Name, cite(dp.Source), dp.MaxLen)))
+	f.Add(doc(fmt.Sprintf("Prefix is a deployment prefix of %s%s: every key and channel name starts with it, so deployments sharing a server (production, staging, tests) never see each other's keys. It is 2..%d characters of [A-Za-z0-9._-] in segments each ended by ':' (\"acme:production:\"), none of them a family name of the instance (prefixReserved) and the first not \"test\" (the root of Test's prefixes); runtime.CheckPrefix says why. The zero Prefix builds nothing.", g.in.Name, cite(dp.Source), dp.MaxLen)))
 	f.Type().Id("Prefix").Struct(jen.Id("s").String())
 	f.Line()
 	f.Comment("String is the prefix itself.")
@@ -704,6 +704,14 @@ func (g *gen) prefixType(f *jen.File) {
 	}
 	f.Const().Defs(defs...)
 	f.Line()
+	reserved := make([]jen.Code, len(dp.Reserved))
+	for i, r := range dp.Reserved {
+		reserved[i] = jen.Lit(r)
+	}
+	f.Add(doc(fmt.Sprintf("prefixReserved are the segment names no deployment prefix of %s may hold: its key and channel families, which its ACL grants each deployment (runtime.CheckPrefix), so that no deployment reaches another nested in it.", g.in.Name)))
+	f.Var().Id("prefixReserved").Op("=").Index().String().Values(reserved...)
+	f.Line()
+	rsv := jen.Id("prefixReserved").Op("...")
 	wrap := func(call jen.Code) []jen.Code {
 		return []jen.Code{
 			jen.List(jen.Id("s"), jen.Err()).Op(":=").Add(call),
@@ -713,12 +721,12 @@ func (g *gen) prefixType(f *jen.File) {
 	}
 	f.Comment("NewPrefix checks an explicit deployment prefix (runtime.CheckPrefix); it is never altered.")
 	f.Func().Id("NewPrefix").Params(jen.Id("s").String()).Params(jen.Id("Prefix"), jen.Error()).Block(
-		jen.If(jen.Err().Op(":=").Qual(runtimePkg, "CheckPrefix").Call(jen.Id("s"), jen.Id("PrefixMaxLen")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("Prefix").Values(), jen.Err())),
+		jen.If(jen.Err().Op(":=").Qual(runtimePkg, "CheckPrefix").Call(jen.Id("s"), jen.Id("PrefixMaxLen"), rsv), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("Prefix").Values(), jen.Err())),
 		jen.Return(jen.Id("Prefix").Values(jen.Id("s")), jen.Nil()),
 	)
 	f.Line()
 	f.Add(doc("PrefixFromURL derives the default deployment prefix from the application's URL (runtime.PrefixFromURL: host, port and path, each a segment). Applications sharing a URL must use NewPrefix with a prefix of their own."))
-	f.Func().Id("PrefixFromURL").Params(jen.Id("appURL").String()).Params(jen.Id("Prefix"), jen.Error()).Block(wrap(jen.Qual(runtimePkg, "PrefixFromURL").Call(jen.Id("appURL"), jen.Id("PrefixMaxLen")))...)
+	f.Func().Id("PrefixFromURL").Params(jen.Id("appURL").String()).Params(jen.Id("Prefix"), jen.Error()).Block(wrap(jen.Qual(runtimePkg, "PrefixFromURL").Call(jen.Id("appURL"), jen.Id("PrefixMaxLen"), rsv))...)
 	f.Line()
 	if dp.Env != "" || dp.DefaultFrom != "" {
 		explicit, appURL := jen.Lit(""), jen.Lit("")
@@ -732,7 +740,7 @@ func (g *gen) prefixType(f *jen.File) {
 			how = append(how, "else the default derived from the URL in "+dp.DefaultFrom)
 		}
 		f.Add(doc(fmt.Sprintf("PrefixFromEnv is the process's deployment prefix: %s (runtime.ResolvePrefix).", strings.Join(how, ", "))))
-		f.Func().Id("PrefixFromEnv").Params().Params(jen.Id("Prefix"), jen.Error()).Block(wrap(jen.Qual(runtimePkg, "ResolvePrefix").Call(explicit, appURL, jen.Id("PrefixMaxLen")))...)
+		f.Func().Id("PrefixFromEnv").Params().Params(jen.Id("Prefix"), jen.Error()).Block(wrap(jen.Qual(runtimePkg, "ResolvePrefix").Call(explicit, appURL, jen.Id("PrefixMaxLen"), rsv))...)
 		f.Line()
 	}
 	f.Add(doc("Test is the prefix tests use instead of p: \"test:\" in front of it (runtime.TestPrefix), outside every deployment's ACL patterns."))

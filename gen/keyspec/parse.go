@@ -170,9 +170,68 @@ func (p *parser) build(raw *rawSpec) {
 	p.buildKeys(raw)
 	p.buildChannels(raw)
 	p.buildScripts(raw)
+	p.deploymentFamilies()
 	p.checkUserGrants()
 	p.checkOverlaps()
 	p.checkReplyTypes()
+}
+
+// deploymentFamilies sets, on each instance with a deployment prefix, the
+// segment names its prefixes may not hold (DeploymentPrefix.Reserved) and the
+// families the empty prefix of each of its users grants (Prefix.Families). A
+// key or channel pattern there must start with a literal segment: a pattern
+// starting with a placeholder has no family the ACL could grant without
+// reaching the names of a deployment nested in this one.
+func (p *parser) deploymentFamilies() {
+	for _, in := range p.spec.Instances {
+		if in.Prefix == nil {
+			continue
+		}
+		reserved := map[string]bool{}
+		keyFam, chanFam := map[string]bool{}, map[string]bool{}
+		for _, k := range p.spec.Keys {
+			if k.DB == nil || k.DB.Instance != in {
+				continue
+			}
+			if f := k.Pattern.Family(); f != "" {
+				keyFam[f] = true
+				reserved[k.Pattern.Segments[0].Literal] = true
+			} else {
+				p.errs = append(p.errs, &Error{Pos: k.Pos, Entry: fmt.Sprintf("key %q", k.Name), Msg: fmt.Sprintf(
+					"pattern %q starts with a placeholder: on an instance with a deployment prefix a pattern starts with a literal segment, its family (cache: of cache:{name}), which the ACL grants and no deployment prefix may hold, so that no deployment reaches the names of one nested in it", k.Pattern.Raw)})
+			}
+		}
+		for _, c := range p.spec.Channels {
+			if c.Instance != in {
+				continue
+			}
+			if f := c.Pattern.Family(); f != "" {
+				chanFam[f] = true
+				reserved[c.Pattern.Segments[0].Literal] = true
+			} else {
+				p.errs = append(p.errs, &Error{Pos: c.Pos, Entry: fmt.Sprintf("channel %q", c.Name), Msg: fmt.Sprintf(
+					"pattern %q starts with a placeholder: on an instance with a deployment prefix a pattern starts with a literal segment, its family", c.Pattern.Raw)})
+			}
+		}
+		for _, u := range p.spec.Users {
+			if u.Instance != in {
+				continue
+			}
+			for _, prs := range []struct {
+				list []*Prefix
+				fam  map[string]bool
+			}{{u.KeyPrefixes, keyFam}, {u.ChannelPrefixes, chanFam}} {
+				for _, pr := range prs.list {
+					if pr.Prefix == "" {
+						pr.Families = sortedKeys(prs.fam)
+					} else if first, _, _ := strings.Cut(pr.Prefix, ":"); first != "" {
+						reserved[first] = true
+					}
+				}
+			}
+		}
+		in.Prefix.Reserved = sortedKeys(reserved)
+	}
 }
 
 // checkUserGrants refuses a user the aclfile would grant nothing, or not what

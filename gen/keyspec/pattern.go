@@ -71,6 +71,19 @@ func (p Pattern) LiteralPrefix() string {
 	return b.String()
 }
 
+// Family is the pattern's family as an ACL glob: its first segment and ":*"
+// ("cache:*" of cache:{name}), the pattern itself when it is one literal
+// segment, "" when its first segment is a placeholder.
+func (p Pattern) Family() string {
+	if len(p.Segments) == 0 || p.Segments[0].Param != nil {
+		return ""
+	}
+	if len(p.Segments) == 1 {
+		return p.Segments[0].Literal
+	}
+	return p.Segments[0].Literal + ":*"
+}
+
 // Glob is the pattern with each placeholder replaced by '*', usable as an ACL key
 // pattern or SCAN MATCH. A pattern without placeholders is its own glob.
 func (p Pattern) Glob() string {

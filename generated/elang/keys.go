@@ -30,7 +30,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "243bcbacfa24f16800731a3b42476c5834fc5fc4b1c6d51f489bacb9dc3ef1d6"
+	SpecSHA256 = "bbfef04baa252ec42a3b1ba32d05d5cd4f055f4ce2ee361df71447343c1c9b64"
 )
 
 // DB0 is database 0 of elang (source: Elang Redis doc (seed 003): REDIS_URL, one
@@ -48,8 +48,9 @@ const (
 // comes from APP_URL by default; deployments sharing a URL set one (acme:production);
 // tests use their own): every key and channel name starts with it, so deployments sharing
 // a server (production, staging, tests) never see each other's keys. It is 2..48
-// characters of [A-Za-z0-9._-] in segments each ended by ':' ("acme:production:");
-// runtime.CheckPrefix says why. The zero Prefix builds nothing.
+// characters of [A-Za-z0-9._-] in segments each ended by ':' ("acme:production:"), none of
+// them a family name of the instance (prefixReserved) and the first not "test" (the root
+// of Test's prefixes); runtime.CheckPrefix says why. The zero Prefix builds nothing.
 type Prefix struct {
 	s string
 }
@@ -68,9 +69,14 @@ const (
 	PrefixDefaultFrom = "APP_URL"
 )
 
+// prefixReserved are the segment names no deployment prefix of elang may hold: its key and
+// channel families, which its ACL grants each deployment (runtime.CheckPrefix), so that no
+// deployment reaches another nested in it.
+var prefixReserved = []string{"cache", "lock", "outbox", "ratelimit", "session"}
+
 // NewPrefix checks an explicit deployment prefix (runtime.CheckPrefix); it is never altered.
 func NewPrefix(s string) (Prefix, error) {
-	if err := runtime.CheckPrefix(s, PrefixMaxLen); err != nil {
+	if err := runtime.CheckPrefix(s, PrefixMaxLen, prefixReserved...); err != nil {
 		return Prefix{}, err
 	}
 	return Prefix{s}, nil
@@ -80,7 +86,7 @@ func NewPrefix(s string) (Prefix, error) {
 // (runtime.PrefixFromURL: host, port and path, each a segment). Applications sharing a URL
 // must use NewPrefix with a prefix of their own.
 func PrefixFromURL(appURL string) (Prefix, error) {
-	s, err := runtime.PrefixFromURL(appURL, PrefixMaxLen)
+	s, err := runtime.PrefixFromURL(appURL, PrefixMaxLen, prefixReserved...)
 	if err != nil {
 		return Prefix{}, err
 	}
@@ -91,7 +97,7 @@ func PrefixFromURL(appURL string) (Prefix, error) {
 // ELANG_REDIS_PREFIX when it is set, else the default derived from the URL in APP_URL
 // (runtime.ResolvePrefix).
 func PrefixFromEnv() (Prefix, error) {
-	s, err := runtime.ResolvePrefix(os.Getenv(PrefixEnv), os.Getenv(PrefixDefaultFrom), PrefixMaxLen)
+	s, err := runtime.ResolvePrefix(os.Getenv(PrefixEnv), os.Getenv(PrefixDefaultFrom), PrefixMaxLen, prefixReserved...)
 	if err != nil {
 		return Prefix{}, err
 	}

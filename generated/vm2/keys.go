@@ -28,7 +28,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "243bcbacfa24f16800731a3b42476c5834fc5fc4b1c6d51f489bacb9dc3ef1d6"
+	SpecSHA256 = "bbfef04baa252ec42a3b1ba32d05d5cd4f055f4ce2ee361df71447343c1c9b64"
 )
 
 // DB0 is database 0 of vm2 (source: HAN VM2 spec §2, §3), reached through

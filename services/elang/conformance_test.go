@@ -22,7 +22,7 @@ func TestElangScriptsConformToRedis(t *testing.T) {
 	ctx := scripttest.Context(t)
 	srv := redistest.Start(t)
 	real := srv.Client(elang.DB0)
-	p, _ := elang.NewPrefix("test:conform:")
+	p, _ := testPrefix("conform:")
 	realScripts, err := elang.NewScripts(elang.Clients{DB0: real}, elang.WithPrefix(p))
 	if err != nil {
 		t.Fatal(err)

@@ -25,7 +25,7 @@ const (
 // test deployment prefix.
 func harness(t *testing.T) (*elang.Scripts, elang.Prefix, *luatest.Server, *luatest.Scripter) {
 	t.Helper()
-	p, err := elang.NewPrefix("test:elang:")
+	p, err := testPrefix("elang:")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func TestCacheScriptsOnHarness(t *testing.T) {
 			t.Errorf("ttl %v: %v", ttl, err)
 		}
 	}
-	other, _ := elang.NewPrefix("test:other:")
+	other, _ := testPrefix("other:")
 	ok2, _ := elang.NewElangCacheKey(other, "catalog.version")
 	if _, err := s.ElangCacheGet(ctx, ok2); !errors.Is(err, runtime.ErrInvalidArg) {
 		t.Errorf("another prefix's key: %v", err)
@@ -351,4 +351,13 @@ func TestRateLimitScriptsAreVM1Algorithms(t *testing.T) {
 			t.Errorf("lua/elang/elang_%s.lua is no longer lua/vm1/%s.lua: copy it again", name, name)
 		}
 	}
+}
+
+// testPrefix is the test prefix of the deployment prefix s ("test:" + s).
+func testPrefix(s string) (elang.Prefix, error) {
+	p, err := elang.NewPrefix(s)
+	if err != nil {
+		return p, err
+	}
+	return p.Test()
 }

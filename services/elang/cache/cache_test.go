@@ -122,8 +122,15 @@ func TestCacheClearTouchesOnlyThisPrefix(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			ctx := context.Background()
 			pl := elangtest.Open(t, kind)
-			pa := elangtest.Prefix(t, "clear")
-			nested, err := elang.NewPrefix(pa.String() + "cache:")
+			d := elangtest.Deployment(t, "clear")
+			pa, err := d.Test()
+			if err != nil {
+				t.Fatal(err)
+			}
+			nested, err := elang.NewPrefix(d.String() + "eu:")
+			if err == nil {
+				nested, err = nested.Test()
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
