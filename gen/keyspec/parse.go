@@ -581,6 +581,20 @@ func NeverGranted(c *rediscmd.Command) string {
 	return ""
 }
 
+// ListsNames reports whether c tells the names of keys or channels it is not
+// given, which ACL key and channel patterns do not filter: a keyspace read
+// that takes no key (SCAN, KEYS, RANDOMKEY, DBSIZE) or a PUBSUB introspection
+// subcommand (PUBSUB CHANNELS, NUMSUB, ...).
+func ListsNames(c *rediscmd.Command) bool {
+	if c == nil {
+		return false
+	}
+	if p := c.Container(); p != nil && p.Name == "pubsub" {
+		return true
+	}
+	return c.InCategory("keyspace") && c.Has(rediscmd.FlagReadonly) && len(c.KeySpecs) == 0
+}
+
 // unsafeSubcommands lists the subcommands of a container that NeverGranted refuses.
 func unsafeSubcommands(c *rediscmd.Command) []string {
 	var out []string
@@ -664,6 +678,8 @@ func (p *parser) buildUsers(raw *rawSpec) {
 			u.ExtraCommands = append(u.ExtraCommands, extra)
 			if msg := checkExtraCommand(ex.Command, ex.Reason); msg != "" {
 				p.errf(ep, entry, "%s", msg)
+			} else if c := rediscmd.Lookup(ex.Command); u.Instance != nil && u.Instance.Prefix != nil && ListsNames(c) {
+				p.errf(ep, entry, "extra command %q lists the key or channel names of every deployment on the server (ACL key patterns do not filter it, and a name may be all another deployment needs): a user of an instance with a deployment prefix holds no such command", ex.Command)
 			}
 		}
 		p.users[name] = u

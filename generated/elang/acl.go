@@ -12,7 +12,7 @@ const (
 // ElangAppKeyPatterns are the key patterns elang_app's ACL grants (~pattern) in deployment
 // p.
 func ElangAppKeyPatterns(p Prefix) []string {
-	return p.globs("cache:*", "lock:*", "outbox:*", "ratelimit:*", "session:*")
+	return p.globs("cache:*", "generation:*", "lock:*", "outbox:*", "ratelimit:*", "session:*")
 }
 
 // ElangAppChannelPatterns are the Pub/Sub channel patterns elang_app's ACL grants

@@ -28,7 +28,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "bbfef04baa252ec42a3b1ba32d05d5cd4f055f4ce2ee361df71447343c1c9b64"
+	SpecSHA256 = "f4d9284a842eb812c704a385bf14c42a82221b280e40c518cd3903481ba8e308"
 )
 
 // DB0 is database 0 of vm2 (source: HAN VM2 spec §2, §3), reached through
