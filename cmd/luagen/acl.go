@@ -30,6 +30,7 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&pwFiles, "password-file", "USER=PATH: the file holding USER's password (repeatable)")
 	prefix := fs.String("prefix", "", "the deployment prefix (\"acme:production:\"): required for, and only for, an instance with a deployment_prefix")
 	server := fs.String("server", "", "one server of an instance split over several (servers: in the spec); default: the instance's own server")
+	client := fs.String("client", "", "the Go client the instance's services run on, as for luagen generate --client: go-redis or rueidis (default: the instance's client: in the spec); it decides what the runtime needs (rueidis: CLIENT INFO)")
 	allowReadable := fs.Bool("allow-readable", false, "accept password files with mode bits beyond 0600 (readable by group or others), with a warning; refused without it")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
@@ -38,9 +39,18 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "luagen acl: --instance is required")
 		return exitUsage
 	}
+	switch *client {
+	case "", keyspec.ClientGoRedis, keyspec.ClientRueidis:
+	default:
+		fmt.Fprintf(stderr, "luagen acl: --client %q: want go-redis or rueidis\n", *client)
+		return exitUsage
+	}
 	spec, in, code := loadInstance(*specPath, *instance, stderr)
 	if in == nil {
 		return code
+	}
+	if *client != "" {
+		in.Client = *client
 	}
 	if code, ok := checkServer(in, *server, *specPath, stderr); !ok {
 		return code

@@ -100,7 +100,28 @@ const (
 	cmdFuncList  = "function|list" // functions mode: the library's version check (runtime.VerifyLibrary), which runs no code
 	cmdPing      = "ping"          // health probes; go-redis's Pub/Sub health check
 	cmdSelect    = "select"        // a URL ending in /N, N > 0
+	cmdSlots     = "cluster|slots" // a cluster client (go-redis, rueidis) finds the slots' nodes
+	cmdInfo      = "client|info"   // client: rueidis: rueidisbackend.New reads the database it selects
 )
+
+// clientCommands are what the instance's client itself sends beyond the calls
+// (issue 21: rueidisbackend.New's CLIENT INFO was refused, and on a cluster
+// neither client could read the slots): CLUSTER SLOTS on a cluster, whose
+// clients map slots to nodes with it, and CLIENT INFO for client: rueidis,
+// whose Conn reads the database it selects. They show the topology and the
+// caller's own connection, never a key. CLIENT TRACKING is never among them:
+// rueidis's client-side cache is off for generated code (DisableCache), and
+// tracking in BCAST mode would tell a client the names of keys others write.
+func clientCommands(in *keyspec.Instance) []string {
+	var out []string
+	if in.Topology == keyspec.TopologyCluster {
+		out = append(out, cmdSlots)
+	}
+	if in.Client == keyspec.ClientRueidis {
+		out = append(out, cmdInfo)
+	}
+	return out
+}
 
 // pubsub are the commands of a user with channels.
 var pubsub = []string{"publish", "subscribe", "unsubscribe"}
@@ -140,6 +161,9 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 			warnings = append(warnings, fmt.Sprintf("user %s has no password file: it cannot log in", u.Name))
 		}
 		cmds := map[string]bool{cmdPing: true}
+		for _, c := range clientCommands(in) {
+			cmds[c] = true
+		}
 		access := map[string]string{} // grant glob -> "R" or "RW"
 		for _, s := range spec.ScriptsOf(in) {
 			if s.DB == nil || s.DB.User != u || s.DB.ServerOf() != srv {
@@ -309,6 +333,12 @@ func roles(in *keyspec.Instance) []generatedRole {
 		// the version check: the loader runs no code (no FCALL, no FCALL_RO).
 		loader = []string{"+" + cmdFuncList, "+" + cmdFuncLoad, "+" + cmdPing}
 	}
+	// The deploy step runs the instance's client too (luagen load --cluster,
+	// rueidisbackend.PreloadNodes).
+	for _, c := range clientCommands(in) {
+		loader = append(loader, "+"+c)
+	}
+	sort.Strings(loader)
 	return []generatedRole{
 		{LoaderUser(in), RoleLoader, loader},
 		{OperatorUser(in), RoleOperator, []string{"+function|kill", "+" + cmdPing, "+script|kill"}},
