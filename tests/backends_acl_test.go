@@ -187,4 +187,3 @@ func TestEachBackendRunsUnderTheGeneratedACL(t *testing.T) {
 		}
 	}
 }
-
