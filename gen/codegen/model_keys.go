@@ -168,7 +168,7 @@ func (b *modelBuilder) prefixDecl() *prefixDecl {
 		ReservedDoc: wrapped(fmt.Sprintf("prefixReserved are the segment names no deployment prefix of %s may hold: its key and channel families, which its ACL grants each deployment (runtime.CheckPrefix), so that no deployment reaches another nested in it.", b.in.Name)),
 		Reserved:    dp.Reserved,
 	}
-	b.decls.add(fileKeys, "Prefix", "Prefix.String", "PrefixMaxLen", "prefixReserved")
+	b.decls.add(fileKeys, "Prefix", "Prefix.String", "PrefixMaxLen")
 	if dp.Env != "" {
 		p.Consts = append(p.Consts, constDef{Doc: line("PrefixEnv is the environment variable of an explicit deployment prefix."), Name: "PrefixEnv", Value: strLit(dp.Env)})
 		b.decls.add(fileKeys, "PrefixEnv")
@@ -177,7 +177,7 @@ func (b *modelBuilder) prefixDecl() *prefixDecl {
 		p.Consts = append(p.Consts, constDef{Doc: line("PrefixDefaultFrom is the environment variable holding the URL the default prefix is derived from."), Name: "PrefixDefaultFrom", Value: strLit(dp.DefaultFrom)})
 		b.decls.add(fileKeys, "PrefixDefaultFrom")
 	}
-	b.decls.add(fileKeys, "NewPrefix", "PrefixFromURL")
+	b.decls.add(fileKeys, "prefixReserved", "NewPrefix", "PrefixFromURL")
 	if dp.Env != "" || dp.DefaultFrom != "" {
 		var how []string
 		if dp.Env != "" {
