@@ -42,7 +42,8 @@ const TestPrefixRoot = "test:"
 // Deployments may nest (acme: and acme:eu:), so the ACL grants a deployment its
 // families (~acme:cache:*, never ~acme:*), and no segment of a deployment
 // prefix may be the name of a family: reserved lists them (the generated
-// package passes its instance's, keyspec's DeploymentPrefix.Reserved). Nor may
+// package passes its instance's, keyspec's DeploymentPrefix.Reserved); an
+// entry ending in '*' ("b_*") is a start no segment may have. Nor may
 // the first segment be "test", the root of the prefixes TestPrefix makes
 // (TestPrefixRoot): a deployment never shares a namespace with tests.
 func CheckPrefix(p string, maxLen int, reserved ...string) error {
@@ -55,7 +56,9 @@ func CheckPrefix(p string, maxLen int, reserved ...string) error {
 	}
 	for _, seg := range segs {
 		for _, r := range reserved {
-			if seg == r {
+			if head, ok := strings.CutSuffix(r, "*"); ok && strings.HasPrefix(seg, head) {
+				return &PrefixError{Prefix: p, Reason: fmt.Sprintf("segment %q starts as a key or channel family of the instance does (%s...): a deployment prefix holding it would nest in another's namespace or hold one nested in it; name it otherwise", seg, head)}
+			} else if !ok && seg == r {
 				return &PrefixError{Prefix: p, Reason: fmt.Sprintf("segment %q is the name of a key or channel family of the instance (%s:...): a deployment prefix holding it would nest in another's namespace or hold one nested in it; name it otherwise", seg, r)}
 			}
 		}

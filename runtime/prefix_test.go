@@ -9,8 +9,8 @@ import (
 )
 
 func TestCheckPrefix(t *testing.T) {
-	for _, ok := range []string{"a:", "acme:production:", "tests:acme:", "acme:test:", "chat.example.com-8443:eu:", "A_b-c.9:", "cached:", "acme:session-eu:"} {
-		if err := runtime.CheckPrefix(ok, 64, "cache", "session"); err != nil {
+	for _, ok := range []string{"a:", "acme:production:", "tests:acme:", "acme:test:", "chat.example.com-8443:eu:", "A_b-c.9:", "cached:", "acme:session-eu:", "acme:b:", "acme:xb_:"} {
+		if err := runtime.CheckPrefix(ok, 64, "cache", "session", "b_*"); err != nil {
 			t.Errorf("CheckPrefix(%q) = %v", ok, err)
 		}
 	}
@@ -31,8 +31,10 @@ func TestCheckPrefix(t *testing.T) {
 		"cache:":                `segment "cache" is the name of a key or channel family`,
 		"acme:cache:":           `segment "cache" is the name of a key or channel family`,
 		"acme:session:eu:":      `segment "session" is the name of a key or channel family`,
+		"acme:b_x:":             `segment "b_x" starts as a key or channel family of the instance does (b_...)`,
+		"b_:":                   `segment "b_" starts as a key or channel family`,
 	} {
-		err := runtime.CheckPrefix(bad, 64, "cache", "session")
+		err := runtime.CheckPrefix(bad, 64, "cache", "session", "b_*")
 		if !errors.Is(err, runtime.ErrInvalidPrefix) || !strings.Contains(err.Error(), why) {
 			t.Errorf("CheckPrefix(%q) = %v, want %q", bad, err, why)
 		}

@@ -90,8 +90,94 @@ var deployments = sync.OnceValues(func() ([]*deploymentSpec, error) {
 		}
 		out = append(out, &deploymentSpec{spec: spec, in: in, users: users})
 	}
-	return out, nil
+	// A spec of the name forms libraries write (a placeholder inside a segment,
+	// a fixed hash tag, separators other than ':', a one-literal key), with no
+	// scripts: its grants are every pattern its users' prefixes stand for.
+	spec, err := keyspec.Parse("families.yaml", []byte(familiesSpec))
+	if err != nil {
+		return nil, err
+	}
+	in := spec.Instance("fam")
+	var users []acl.User
+	for _, u := range spec.UsersOf(in) {
+		au := acl.User{Name: u.Name}
+		for _, g := range u.KeyGlobs() {
+			au.Keys = append(au.Keys, "~"+g)
+		}
+		for _, g := range u.ChannelGlobs() {
+			au.Channels = append(au.Channels, "&"+g)
+		}
+		users = append(users, au)
+	}
+	return append(out, &deploymentSpec{spec: spec, in: in, users: users}), nil
 })
+
+// familiesSpec is the fuzz test's spec of name forms other than a:b:{c}.
+const familiesSpec = `version: 1
+instances:
+  fam:
+    topology: standalone
+    deployment_prefix: {env: FAM_PREFIX, default_from: APP_URL, max_len: 64}
+    dbs:
+      db0: {index: 0, url_env: FAM_URL, user: app}
+      db1: {index: 1, url_env: FAM_JOBS_URL, user: jobs}
+users:
+  app:
+    instance: fam
+    select: {allow: false, reason: db0}
+    key_prefixes:
+      - {prefix: "", reason: every key of its database}
+    channel_prefixes:
+      - {prefix: "", reason: every channel}
+  jobs:
+    instance: fam
+    select: {allow: true, reason: db1}
+    key_prefixes:
+      - {prefix: "q-", reason: the queues}
+      - {prefix: "{bull}:", reason: a fixed hash tag}
+keys:
+  settings:
+    db: fam.db0
+    kind: cache
+    pattern: "b_{id}_settings"
+    params: {id: {type: uuid}}
+    value: [string]
+    ttl: {rule: fixed, value: 1h}
+  counter:
+    db: fam.db0
+    kind: counter
+    pattern: "counter"
+    value: [counter]
+    ttl: {rule: fixed, value: 1h}
+  entry:
+    db: fam.db0
+    kind: cache
+    pattern: "cache:{name}"
+    params: {name: {type: name}}
+    value: [string]
+    ttl: {rule: fixed, value: 1h}
+  queue:
+    db: fam.db1
+    kind: cache
+    pattern: "q-{name}"
+    params: {name: {type: name}}
+    value: [string]
+    ttl: {rule: fixed, value: 1h}
+  wait:
+    db: fam.db1
+    kind: cache
+    pattern: "\\{bull\\}:{queue}:wait"
+    params: {queue: {type: name}}
+    value: [string]
+    ttl: {rule: fixed, value: 1h}
+channels:
+  room:
+    instance: fam
+    pattern: "ev.{room}"
+    params: {room: {type: name}}
+    max_bytes: 100
+scripts: {}
+`
 
 type deploymentSpec struct {
 	spec  *keyspec.Spec
@@ -181,6 +267,11 @@ func FuzzDeploymentPrefixesDoNotNest(f *testing.F) {
 		{"http://localhost:8080/acme", "localhost-8080:acme:app:"},
 		{"https://app.example/", "app.example:recent:"},
 		{"https://app.example/", "https://app.example/tags/x"},
+		{"acme:", "acme:b_x:"},
+		{"acme:", "acme:q-1:"},
+		{"acme:", "acme:counter:"},
+		{"acme:", "acme:ev.room:"},
+		{"https://fam.example/", "https://fam.example/b_eu"},
 		{"a:", "a:a:"},
 		{"https://example.com/a%20b", "example.com:a-b:"},
 	} {

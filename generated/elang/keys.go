@@ -30,7 +30,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "f4d9284a842eb812c704a385bf14c42a82221b280e40c518cd3903481ba8e308"
+	SpecSHA256 = "b417b8fa1478e9da11414ed93c812ac8c498515aee07b2d9184e3eea9661f37b"
 )
 
 // DB0 is database 0 of elang (source: Elang Redis doc (seed 003): REDIS_URL, one
