@@ -35,10 +35,39 @@ const TestPrefixRoot = "test:"
 
 // CheckPrefix checks a deployment prefix: 2..maxLen characters of
 // [A-Za-z0-9._-] in non-empty segments, each ended by ':' (so "acme:production:").
-// The final ':' keeps one deployment's ACL pattern (~acme:prod:*) from reaching
-// another's keys (acme:production:...); no glob character, brace (a hash tag)
-// or space can appear.
-func CheckPrefix(p string, maxLen int) error {
+// The final ':' keeps one deployment's ACL pattern (~acme:prod:cache:*) from
+// reaching another's keys (acme:production:...); no glob character, brace (a
+// hash tag) or space can appear.
+//
+// Deployments may nest (acme: and acme:eu:), so the ACL grants a deployment its
+// families (~acme:cache:*, never ~acme:*), and no segment of a deployment
+// prefix may be the name of a family: reserved lists them (the generated
+// package passes its instance's, keyspec's DeploymentPrefix.Reserved); an
+// entry ending in '*' ("b_*") is a start no segment may have. Nor may
+// the first segment be "test", the root of the prefixes TestPrefix makes
+// (TestPrefixRoot): a deployment never shares a namespace with tests.
+func CheckPrefix(p string, maxLen int, reserved ...string) error {
+	if err := checkPrefixSyntax(p, maxLen); err != nil {
+		return err
+	}
+	segs := strings.Split(strings.TrimSuffix(p, PrefixSeparator), PrefixSeparator)
+	if segs[0]+PrefixSeparator == TestPrefixRoot {
+		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("%q is reserved for test prefixes (the generated Prefix's Test method makes them); a deployment prefix starts otherwise", TestPrefixRoot)}
+	}
+	for _, seg := range segs {
+		for _, r := range reserved {
+			if head, ok := strings.CutSuffix(r, "*"); ok && strings.HasPrefix(seg, head) {
+				return &PrefixError{Prefix: p, Reason: fmt.Sprintf("segment %q starts as a key or channel family of the instance does (%s...): a deployment prefix holding it would nest in another's namespace or hold one nested in it; name it otherwise", seg, head)}
+			} else if !ok && seg == r {
+				return &PrefixError{Prefix: p, Reason: fmt.Sprintf("segment %q is the name of a key or channel family of the instance (%s:...): a deployment prefix holding it would nest in another's namespace or hold one nested in it; name it otherwise", seg, r)}
+			}
+		}
+	}
+	return nil
+}
+
+// checkPrefixSyntax is CheckPrefix's syntax alone, which test prefixes obey too.
+func checkPrefixSyntax(p string, maxLen int) error {
 	switch {
 	case len(p) < 2 || len(p) > maxLen:
 		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("want 2..%d characters, got %d", maxLen, len(p))}
@@ -69,8 +98,9 @@ func CheckPrefix(p string, maxLen int) error {
 // with an '@' after its authority (a password whose unescaped '/', '?' or '#'
 // would put part of it into the host or path, and so into every key); user
 // info itself is ignored. The error never shows the URL (it may carry
-// credentials).
-func PrefixFromURL(appURL string, maxLen int) (string, error) {
+// credentials). reserved are CheckPrefix's: a URL whose prefix would hold one
+// (https://shop.example.com/cache) needs an explicit prefix.
+func PrefixFromURL(appURL string, maxLen int, reserved ...string) (string, error) {
 	if appURL == "" {
 		return "", &PrefixError{Reason: "the application URL is empty: set it, or set an explicit prefix"}
 	}
@@ -99,7 +129,7 @@ func PrefixFromURL(appURL string, maxLen int) (string, error) {
 		segs = append(segs, clean(s))
 	}
 	p := strings.Join(segs, PrefixSeparator) + PrefixSeparator
-	if err := CheckPrefix(p, maxLen); err != nil {
+	if err := CheckPrefix(p, maxLen, reserved...); err != nil {
 		return "", &PrefixError{Prefix: p, Reason: "derived from the application URL: " + err.(*PrefixError).Reason + "; set an explicit prefix"}
 	}
 	return p, nil
@@ -128,15 +158,16 @@ func clean(s string) string {
 }
 
 // ResolvePrefix is the deployment prefix of a process: the explicit one when
-// set (checked, never altered), else the one derived from the application URL.
-func ResolvePrefix(explicit, appURL string, maxLen int) (string, error) {
+// set (checked, never altered), else the one derived from the application URL;
+// reserved are CheckPrefix's.
+func ResolvePrefix(explicit, appURL string, maxLen int, reserved ...string) (string, error) {
 	if explicit != "" {
-		if err := CheckPrefix(explicit, maxLen); err != nil {
+		if err := CheckPrefix(explicit, maxLen, reserved...); err != nil {
 			return "", err
 		}
 		return explicit, nil
 	}
-	return PrefixFromURL(appURL, maxLen)
+	return PrefixFromURL(appURL, maxLen, reserved...)
 }
 
 // TestPrefix is the prefix tests use instead of a deployment's: "test:" in front
@@ -147,7 +178,7 @@ func TestPrefix(p string, maxLen int) (string, error) {
 	if !strings.HasPrefix(p, TestPrefixRoot) {
 		p = TestPrefixRoot + p
 	}
-	if err := CheckPrefix(p, maxLen); err != nil {
+	if err := checkPrefixSyntax(p, maxLen); err != nil {
 		return "", err
 	}
 	return p, nil
