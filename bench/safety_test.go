@@ -10,7 +10,7 @@ import (
 	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/internal/safetytest"
-	luaruntime "github.com/hanchat/luagen/runtime"
+	luagenrt "github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/services/vm2/safety"
 	"github.com/redis/go-redis/v9"
 )
@@ -25,7 +25,7 @@ func BenchmarkSafetyCache(b *testing.B) {
 	ctx := context.Background()
 	srv := redistest.Start(b)
 	c := srv.Client(vm2.DB0, func(o *redis.Options) { o.PoolSize = benchClients })
-	if err := luaruntime.Preload(ctx, c, vm2.AllScripts()...); err != nil {
+	if err := luagenrt.Preload(ctx, c, vm2.AllScripts()...); err != nil {
 		b.Fatal(err)
 	}
 	scripts, err := vm2.NewScripts(vm2.Clients{DB0: c})

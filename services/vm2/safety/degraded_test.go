@@ -6,7 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
-	goruntime "runtime"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -455,7 +455,7 @@ func TestSafetyCallerDeadlineShorterThanTheTimeouts(t *testing.T) {
 			}
 			key, _ := vm2.NewSafetyVerdictKey(safetytest.Digest("file"), "cfg-1", "bundle-1")
 			verdict := safety.FileVerdict{Verdict: safety.VerdictBlock, RuleIDs: []string{"sig.1"}}
-			before := goruntime.NumGoroutine()
+			before := runtime.NumGoroutine()
 
 			var localAllowed, closedLate atomic.Int64
 			// late reports a call whose 20 ms had run out before it started (a
@@ -521,8 +521,8 @@ func TestSafetyCallerDeadlineShorterThanTheTimeouts(t *testing.T) {
 			if contextTimeouts {
 				bound = before
 			}
-			if !redistest.WaitFor(context.Background(), 5*time.Second, func() bool { return goruntime.NumGoroutine() <= bound }) {
-				t.Fatalf("%d goroutines, %d before the calls; want at most %d more", goruntime.NumGoroutine(), before, bound-before)
+			if !redistest.WaitFor(context.Background(), 5*time.Second, func() bool { return runtime.NumGoroutine() <= bound }) {
+				t.Fatalf("%d goroutines, %d before the calls; want at most %d more", runtime.NumGoroutine(), before, bound-before)
 			}
 		})
 	}
