@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/elang/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -81,19 +82,8 @@ func New(st *store.Store, o Options) *Cache {
 			Help: "Cache store failures by op; a get failure was answered as a miss. Alert on any increase.",
 		}, []string{"store", "op"}),
 	}
-	c.ops = register(o.Registerer, c.ops)
-	c.failures = register(o.Registerer, c.failures)
-	return c
-}
-
-func register(r prometheus.Registerer, c *prometheus.CounterVec) *prometheus.CounterVec {
-	if err := r.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-				return existing
-			}
-		}
+	if err := errors.Join(promreg.Register(o.Registerer, &c.ops), promreg.Register(o.Registerer, &c.failures)); err != nil {
+		o.Logger.Error("cache: metrics not registered: they are counted but exported nowhere", "err", err)
 	}
 	return c
 }

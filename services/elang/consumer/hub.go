@@ -2,12 +2,14 @@ package consumer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/elang/outbox"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,7 +48,8 @@ type HubOptions struct {
 	SweepChannels int
 	// SweepEvery is how often Work sweeps (default 5s).
 	SweepEvery time.Duration
-	// Registerer receives the hub's metrics (nil: none).
+	// Registerer receives the hub's metrics (nil: none). Hubs of one process on
+	// the same Registerer share them.
 	Registerer prometheus.Registerer
 	// Logger (nil: slog.Default()).
 	Logger *slog.Logger
@@ -103,8 +106,8 @@ func NewHub(db *pgxpool.Pool, g *Group, o HubOptions) *Hub {
 		queries:   prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_realtime_queries_total", Help: "SQL queries of the replay history, one per group of clients sharing a channel and a cursor."}),
 		delivered: prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_realtime_delivered_total", Help: "Events delivered to clients."}),
 	}
-	if o.Registerer != nil {
-		o.Registerer.MustRegister(h.queries, h.delivered)
+	if err := errors.Join(promreg.Register(o.Registerer, &h.queries), promreg.Register(o.Registerer, &h.delivered)); err != nil {
+		o.Logger.Error("consumer: hub metrics not registered: they are counted but exported nowhere", "err", err)
 	}
 	return h
 }

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/elang"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/elang/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -92,21 +93,10 @@ func New(st *store.Store, o Options) *Locker {
 			Help: "Lock store failures by op: the caller got ErrUnavailable. Alert on any increase.",
 		}, []string{"store", "op"}),
 	}
-	l.ops = register(o.Registerer, l.ops)
-	l.failures = register(o.Registerer, l.failures)
-	return l
-}
-
-func register(r prometheus.Registerer, c *prometheus.CounterVec) *prometheus.CounterVec {
-	if err := r.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-				return existing
-			}
-		}
+	if err := errors.Join(promreg.Register(o.Registerer, &l.ops), promreg.Register(o.Registerer, &l.failures)); err != nil {
+		o.Logger.Error("lock: metrics not registered: they are counted but exported nowhere", "err", err)
 	}
-	return c
+	return l
 }
 
 // Local reports whether the locks live in the local directory (one host only).

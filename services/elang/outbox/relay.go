@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/elang"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -57,7 +58,8 @@ type Options struct {
 	// go-redis honours it when the client has ContextTimeoutEnabled (cmd/elang sets
 	// it); otherwise the client's own ReadTimeout bounds the pipeline.
 	RedisTimeout time.Duration
-	// Registerer receives the relay's metrics (nil: none registered).
+	// Registerer receives the relay's metrics (nil: none registered). A relay
+	// of the same process on the same Registerer shares them.
 	Registerer prometheus.Registerer
 	// Logger (nil: slog.Default()). Nothing secret reaches it: errors name no URL.
 	Logger *slog.Logger
@@ -119,8 +121,9 @@ func NewRelay(db *pgxpool.Pool, rdb redis.UniversalClient, scripts *elang.Script
 	}
 	// A zero prefix builds no key: every pass then fails with the builder's error.
 	r.stream, r.keyErr = elang.NewOutboxStreamKey(p)
-	if o.Registerer != nil {
-		o.Registerer.MustRegister(r.pending, r.relayed, r.deduped, r.failures)
+	if err := errors.Join(promreg.Register(o.Registerer, &r.pending), promreg.Register(o.Registerer, &r.relayed),
+		promreg.Register(o.Registerer, &r.deduped), promreg.Register(o.Registerer, &r.failures)); err != nil {
+		o.Logger.Error("outbox: relay metrics not registered: they are counted but exported nowhere", "err", err)
 	}
 	return r
 }

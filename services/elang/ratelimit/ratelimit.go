@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/elang"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/secrets"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -157,10 +158,8 @@ func New(rdb redis.Scripter, p elang.Prefix, key secrets.HMACKey, limits []Limit
 		Name: "elang_ratelimit_failures_total",
 		Help: "Rate-limit calls Redis could not serve, by limit: the caller got ErrUnavailable. Alert on any increase.",
 	}, []string{"limit"})
-	for _, c := range []*prometheus.CounterVec{l.decisions, l.failures} {
-		if err := o.Registerer.Register(c); err != nil {
-			return nil, fmt.Errorf("ratelimit: metrics: %w", err)
-		}
+	if err := errors.Join(promreg.Register(o.Registerer, &l.decisions), promreg.Register(o.Registerer, &l.failures)); err != nil {
+		return nil, fmt.Errorf("ratelimit: metrics: %w", err)
 	}
 	return l, nil
 }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/elang"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -135,10 +136,8 @@ func New(rdb redis.Scripter, p elang.Prefix, rev Revocations, o Options) (*Sessi
 			Help: "Session operations Redis could not serve, by op: the caller got ErrUnavailable. Alert on any increase.",
 		}, []string{"op"}),
 	}
-	for _, c := range []*prometheus.CounterVec{x.ops, x.failures} {
-		if err := o.Registerer.Register(c); err != nil {
-			return nil, fmt.Errorf("session: metrics: %w", err)
-		}
+	if err := errors.Join(promreg.Register(o.Registerer, &x.ops), promreg.Register(o.Registerer, &x.failures)); err != nil {
+		return nil, fmt.Errorf("session: metrics: %w", err)
 	}
 	return x, nil
 }

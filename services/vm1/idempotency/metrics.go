@@ -1,7 +1,10 @@
 package idempotency
 
 import (
+	"errors"
+
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -42,10 +45,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Redis failures the idempotency flow absorbed because PostgreSQL holds the truth, by operation.",
 		}, []string{"op"}),
 	}
-	for _, c := range []prometheus.Collector{m.outcomes, m.redisErrors} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := errors.Join(promreg.Register(reg, &m.outcomes), promreg.Register(reg, &m.redisErrors)); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/vm1/pubsub"
 	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/jackc/pgx/v5"
@@ -316,10 +317,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Realtime notifications of accepted inbox items by result (sent, dropped: Redis unavailable; the recipient reconciles through REST).",
 		}, []string{"result"}),
 	}
-	for _, c := range []prometheus.Collector{m.deliveries, m.notifications} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := errors.Join(promreg.Register(reg, &m.deliveries), promreg.Register(reg, &m.notifications)); err != nil {
+		return nil, err
 	}
 	for _, r := range []string{resultAccepted, resultDuplicate, resultRateLimited, resultUnavailable, resultConflict, resultInvalid, resultError} {
 		m.deliveries.WithLabelValues(r)

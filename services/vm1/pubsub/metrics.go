@@ -3,6 +3,7 @@ package pubsub
 import (
 	"errors"
 
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -63,26 +64,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Samples of the subscriber connection's output buffer by result (ok, not_found, error).",
 		}, []string{"result"}),
 	}
-	var err error
-	if m.subscribers, err = register(reg, m.subscribers); err != nil {
-		return nil, err
-	}
-	if m.channels, err = register(reg, m.channels); err != nil {
-		return nil, err
-	}
-	if m.reconnects, err = register(reg, m.reconnects); err != nil {
-		return nil, err
-	}
-	if m.dropped, err = register(reg, m.dropped); err != nil {
-		return nil, err
-	}
-	if m.reconciles, err = register(reg, m.reconciles); err != nil {
-		return nil, err
-	}
-	if m.outputBuffer, err = register(reg, m.outputBuffer); err != nil {
-		return nil, err
-	}
-	if m.samples, err = register(reg, m.samples); err != nil {
+	if err := errors.Join(promreg.Register(reg, &m.subscribers), promreg.Register(reg, &m.channels), promreg.Register(reg, &m.reconnects),
+		promreg.Register(reg, &m.dropped), promreg.Register(reg, &m.reconciles), promreg.Register(reg, &m.outputBuffer), promreg.Register(reg, &m.samples)); err != nil {
 		return nil, err
 	}
 	for _, r := range []string{dropOverflow, dropMalformed} {
@@ -95,19 +78,4 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		m.samples.WithLabelValues(r)
 	}
 	return m, nil
-}
-
-// register registers c on reg, or returns the collector another Subscriber of
-// the process registered there already under the same description.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		return c, err
-	}
-	return c, nil
 }

@@ -1,7 +1,10 @@
 package ratelimit
 
 import (
+	"errors"
+
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -38,10 +41,8 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Charges of requests a later limit denied that could not be given back (they stay until their window ends), by route and scope.",
 		}, []string{"route", "scope"}),
 	}
-	for _, c := range []prometheus.Collector{m.decisions, m.refundsFailed} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := errors.Join(promreg.Register(reg, &m.decisions), promreg.Register(reg, &m.refundsFailed)); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

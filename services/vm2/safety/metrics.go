@@ -1,6 +1,9 @@
 package safety
 
 import (
+	"errors"
+
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -91,10 +94,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 			Help: "Times Message Safety's Redis became unreachable.",
 		}),
 	}
-	for _, c := range []prometheus.Collector{m.lookups, m.writes, m.ttlClamped, m.dnsTTLCapped, m.rateDecisions, m.subscribers, m.published, m.received, m.degraded, m.degradations} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := errors.Join(promreg.Register(reg, &m.lookups), promreg.Register(reg, &m.writes), promreg.Register(reg, &m.ttlClamped),
+		promreg.Register(reg, &m.dnsTTLCapped), promreg.Register(reg, &m.rateDecisions), promreg.Register(reg, &m.subscribers),
+		promreg.Register(reg, &m.published), promreg.Register(reg, &m.received), promreg.Register(reg, &m.degraded),
+		promreg.Register(reg, &m.degradations)); err != nil {
+		return nil, err
 	}
 	// Every series of a fixed label set exists from the start, so a dashboard sees
 	// zeros rather than no data.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -261,17 +262,8 @@ func newWorkerMetrics(reg prometheus.Registerer) (*workerMetrics, error) {
 			Help: "Claimed safety tasks by result (done, failed: released to the queue, lease_lost: claimed by another worker meanwhile).",
 		}, []string{"result"}),
 	}
-	var err error
-	if m.claims, err = register(reg, m.claims); err != nil {
-		return nil, err
-	}
-	if m.claimed, err = register(reg, m.claimed); err != nil {
-		return nil, err
-	}
-	if m.claimErrors, err = register(reg, m.claimErrors); err != nil {
-		return nil, err
-	}
-	if m.finished, err = register(reg, m.finished); err != nil {
+	if err := errors.Join(promreg.Register(reg, &m.claims), promreg.Register(reg, &m.claimed), promreg.Register(reg, &m.claimErrors),
+		promreg.Register(reg, &m.finished)); err != nil {
 		return nil, err
 	}
 	for _, t := range []string{triggerStart, triggerWakeup, triggerInterval, triggerBacklog} {
@@ -281,19 +273,4 @@ func newWorkerMetrics(reg prometheus.Registerer) (*workerMetrics, error) {
 		m.finished.WithLabelValues(r)
 	}
 	return m, nil
-}
-
-// register registers c on reg, or returns the collector registered there already
-// under the same description (another Worker of the same process).
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		return c, err
-	}
-	return c, nil
 }
