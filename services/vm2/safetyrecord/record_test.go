@@ -1,4 +1,4 @@
-package safety
+package safetyrecord
 
 import (
 	"bytes"
@@ -321,11 +321,11 @@ func TestDecodeChecksTheShapeWithMsgpackcheck(t *testing.T) {
 			t.Errorf("%s: %v; want ErrCorrupt only", name, err)
 		}
 	}
-	payload, err := encodeWakeup(Wakeup{Reason: WakeTasksReady})
+	payload, err := EncodeWakeup(Wakeup{Reason: WakeTasksReady})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := decodeWakeup(append(payload, 0xc0)); !errors.Is(err, ErrInvalidWakeup) || !errors.Is(err, msgpackcheck.ErrMalformed) {
+	if _, err := DecodeWakeup(append(payload, 0xc0)); !errors.Is(err, ErrInvalidWakeup) || !errors.Is(err, msgpackcheck.ErrMalformed) {
 		t.Errorf("a wake-up with a trailing byte: %v", err)
 	}
 }
@@ -369,8 +369,8 @@ func FuzzDecode(f *testing.F) {
 				t.Fatalf("dns round trip: %+v %v", again, err)
 			}
 		}
-		if w, err := decodeWakeup(b); err == nil {
-			if enc, err := encodeWakeup(w); err != nil || !bytes.Equal(enc, mustBytes(encodeWakeup(w))) {
+		if w, err := DecodeWakeup(b); err == nil {
+			if enc, err := EncodeWakeup(w); err != nil || !bytes.Equal(enc, mustBytes(EncodeWakeup(w))) {
 				t.Fatalf("wake-up round trip: %v", err)
 			}
 		}
@@ -385,18 +385,18 @@ func mustBytes(b []byte, err error) []byte {
 }
 
 func TestWakeupPayload(t *testing.T) {
-	b, err := encodeWakeup(Wakeup{Reason: WakeTasksReady})
+	b, err := EncodeWakeup(Wakeup{Reason: WakeTasksReady})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if w, err := decodeWakeup(b); err != nil || w.Reason != WakeTasksReady {
+	if w, err := DecodeWakeup(b); err != nil || w.Reason != WakeTasksReady {
 		t.Fatalf("%+v %v", w, err)
 	}
-	if _, err := encodeWakeup(Wakeup{Reason: WakeSubscribed}); !errors.Is(err, ErrInvalidWakeup) {
+	if _, err := EncodeWakeup(Wakeup{Reason: WakeSubscribed}); !errors.Is(err, ErrInvalidWakeup) {
 		t.Fatalf("a local reason was encoded: %v", err)
 	}
 	for _, p := range [][]byte{nil, []byte("wake up"), rawRecord(tagWakeup, "subscribed"), rawRecord(tagWakeup, "tasks_ready", "task-id-42"), make([]byte, vm2.SafetyWakeupChannelMaxBytes+1)} {
-		if _, err := decodeWakeup(p); !errors.Is(err, ErrInvalidWakeup) {
+		if _, err := DecodeWakeup(p); !errors.Is(err, ErrInvalidWakeup) {
 			t.Fatalf("%q: %v", p, err)
 		}
 	}

@@ -1,4 +1,4 @@
-package safety
+package safetyrecord
 
 import (
 	"fmt"
@@ -163,7 +163,7 @@ func (w *encoder) sized(k Kind) ([]byte, error) {
 		return nil, err
 	}
 	if max := maxBytes(k); len(b) > max {
-		return nil, &RecordError{Record: string(k), Reason: fmt.Sprintf("%d bytes encoded, the key allows %d", len(b), max), err: ErrTooLarge}
+		return nil, &RecordError{Record: string(k), Reason: fmt.Sprintf("%d bytes encoded, the key allows %d", len(b), max), Err: ErrTooLarge}
 	}
 	return b, nil
 }

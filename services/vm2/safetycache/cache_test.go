@@ -1,10 +1,12 @@
-package safety
+package safetycache_test
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
+	"github.com/hanchat/luagen/internal/safetytest"
+	"github.com/hanchat/luagen/services/vm2/safetycache"
+	"github.com/hanchat/luagen/services/vm2/safetyrecord"
+	"github.com/vmihailenco/msgpack/v5"
 	"net/netip"
 	"testing"
 	"time"
@@ -12,58 +14,25 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/internal/promtest"
-	"github.com/hanchat/luagen/luatest"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
-// t0 is the harness clock's start.
-var t0 = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+var basePolicy = safetycache.Policy{Generation: 7, TextTTL: 6 * time.Hour, VerdictTTL: 7 * 24 * time.Hour, LinkTTL: 12 * time.Hour, DNSMaxTTL: 900 * time.Second}
 
-var basePolicy = Policy{Generation: 7, TextTTL: 6 * time.Hour, VerdictTTL: 7 * 24 * time.Hour, LinkTTL: 12 * time.Hour, DNSMaxTTL: 900 * time.Second}
+// Records as the service computes them.
+var (
+	sampleText    = safetyrecord.TextResult{Verdict: safetyrecord.VerdictMonitor, RuleIDs: []string{"pii.phone"}, MonitorRuleIDs: []string{"monitor.crypto-wallet", "m:7"}}
+	sampleVerdict = safetyrecord.FileVerdict{Verdict: safetyrecord.VerdictBlock, RuleIDs: []string{"clamav:Eicar-Signature", "yara.macro_autoexec"}}
+	sampleLink    = safetyrecord.LinkPolicy{Class: safetyrecord.LinkSuspicious, Verdict: safetyrecord.VerdictReview, RuleIDs: []string{"link.shortener"}}
+)
 
-// harness is a Client on the gopher-lua harness with a fake clock; every script run
-// is checked for undeclared keys and missing TTLs when the test ends.
-func harness(t *testing.T) (*luatest.Server, *Client, *prometheus.Registry) {
-	t.Helper()
-	h := luatest.NewServer(luatest.NewClock(t0))
-	sc := h.Scripter()
-	reg := prometheus.NewRegistry()
-	// The harness answers in-process; timeouts this long are never what a test
-	// meets, however loaded the machine (the defaults, 100 ms, were).
-	c, err := New(sc, Options{Registerer: reg, Now: h.Clock().Now, CacheTimeout: time.Minute, RateLimitTimeout: time.Minute, PublishTimeout: time.Minute})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := sc.Check(); err != nil {
-			t.Errorf("a script broke a rule: %v", err)
-		}
-	})
-	return h, c, reg
-}
+var addrCmp = cmp.Comparer(func(a, b netip.Addr) bool { return a == b })
 
-func newCache(t *testing.T, c *Client, p Policy) *Cache {
-	t.Helper()
-	k, err := NewCache(c, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func digest(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
-}
-
-func ttlOf(t *testing.T, h *luatest.Server, key string) time.Duration {
-	t.Helper()
-	e, ok := h.Keyspace()[key]
-	if !ok {
-		t.Fatalf("no key %s", key)
-	}
-	return e.TTL
-}
+var (
+	harness  = safetytest.Harness
+	newCache = safetytest.NewCache
+	digest   = safetytest.Digest
+	ttlOf    = safetytest.TTLOf
+)
 
 // The TTL comes from the active policy, clamped to each key's maximum in the spec,
 // and each clamp is counted; the entry is gone exactly when Redis would drop it.
@@ -78,10 +47,10 @@ func TestCacheTTLFromPolicyClampedToSpecMax(t *testing.T) {
 	link, _ := vm2.NewSafetyLinkKey(digest("https://example.com"), "rules-42", "cfg-3")
 
 	res, err := k.SetText(ctx, text, sampleText)
-	if err != nil || res != (SetResult{Outcome: SetWritten, TTL: vm2.SafetyTextMaxTTL, Capped: true, Stamp: 7}) {
+	if err != nil || res != (safetycache.SetResult{Outcome: safetycache.SetWritten, TTL: vm2.SafetyTextMaxTTL, Capped: true, Stamp: 7}) {
 		t.Fatalf("text: %+v %v", res, err)
 	}
-	if res, err = k.SetVerdict(ctx, verdict, sampleVerdict); err != nil || res != (SetResult{Outcome: SetWritten, TTL: 10 * 24 * time.Hour, Stamp: 7}) {
+	if res, err = k.SetVerdict(ctx, verdict, sampleVerdict); err != nil || res != (safetycache.SetResult{Outcome: safetycache.SetWritten, TTL: 10 * 24 * time.Hour, Stamp: 7}) {
 		t.Fatalf("verdict: %+v %v", res, err)
 	}
 	if res, err = k.SetLink(ctx, link, sampleLink); err != nil || !res.Capped || res.TTL != vm2.SafetyLinkMaxTTL {
@@ -92,7 +61,7 @@ func TestCacheTTLFromPolicyClampedToSpecMax(t *testing.T) {
 			t.Errorf("%s: TTL %v, want %v", key, got, want)
 		}
 	}
-	for kind, want := range map[Kind]float64{KindText: 1, KindVerdict: 0, KindLink: 1, KindDNS: 0} {
+	for kind, want := range map[safetyrecord.Kind]float64{safetyrecord.KindText: 1, safetyrecord.KindVerdict: 0, safetyrecord.KindLink: 1, safetyrecord.KindDNS: 0} {
 		if got := promtest.Value(t, reg, "han_safety_cache_ttl_clamped_total", map[string]string{"kind": string(kind)}); got != want {
 			t.Errorf("clamps of %s: %v, want %v", kind, got, want)
 		}
@@ -131,16 +100,16 @@ func TestCapsAreCountedOnlyForWritesThatDidNotFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, a := range map[string]DNSAnswer{
+	for name, a := range map[string]safetyrecord.DNSAnswer{
 		"IPv6 in an A answer":  {RRType: vm2.DNSRRTypeA, TTL: 24 * time.Hour, Addrs: []netip.Addr{netip.MustParseAddr("2001:db8::1")}},
 		"not the key's rrtype": {RRType: vm2.DNSRRTypeAAAA, TTL: 24 * time.Hour, Addrs: []netip.Addr{netip.MustParseAddr("2001:db8::1")}},
 	} {
 		res, err := k.SetDNS(ctx, dnsKey, a)
-		if !errors.Is(err, ErrInvalidRecord) || res != (SetResult{}) {
-			t.Errorf("%s: %+v %v, want ErrInvalidRecord and no result", name, res, err)
+		if !errors.Is(err, safetyrecord.ErrInvalidRecord) || res != (safetycache.SetResult{}) {
+			t.Errorf("%s: %+v %v, want safetyrecord.ErrInvalidRecord and no result", name, res, err)
 		}
 	}
-	valid := DNSAnswer{RRType: vm2.DNSRRTypeA, TTL: 24 * time.Hour, Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.1")}}
+	valid := safetyrecord.DNSAnswer{RRType: vm2.DNSRRTypeA, TTL: 24 * time.Hour, Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.1")}}
 	if res, err := k.SetDNS(ctx, vm2.SafetyDNSKey{}, valid); err == nil || res.Capped {
 		t.Errorf("a DNS answer under a zero key: %+v %v", res, err)
 	}
@@ -151,7 +120,7 @@ func TestCapsAreCountedOnlyForWritesThatDidNotFail(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res, err := k.SetText(ctx, textKey, TextResult{Verdict: "not-a-verdict"}); !errors.Is(err, ErrInvalidRecord) || res.Capped {
+	if res, err := k.SetText(ctx, textKey, safetyrecord.TextResult{Verdict: "not-a-verdict"}); !errors.Is(err, safetyrecord.ErrInvalidRecord) || res.Capped {
 		t.Errorf("an invalid text result: %+v %v", res, err)
 	}
 	if got := promtest.Value(t, reg, "han_safety_dns_ttl_capped_total", nil); got != 0 {
@@ -188,8 +157,8 @@ func TestDNSTTLIsTheAnswersCappedAt900s(t *testing.T) {
 		}
 		return dk
 	}
-	a := DNSAnswer{RRType: vm2.DNSRRTypeA, Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.10")}}
-	set := func(dk vm2.SafetyDNSKey, ttl time.Duration) SetResult {
+	a := safetyrecord.DNSAnswer{RRType: vm2.DNSRRTypeA, Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.10")}}
+	set := func(dk vm2.SafetyDNSKey, ttl time.Duration) safetycache.SetResult {
 		t.Helper()
 		a.TTL = ttl
 		res, err := k.SetDNS(ctx, dk, a)
@@ -228,7 +197,7 @@ func TestDNSTTLIsTheAnswersCappedAt900s(t *testing.T) {
 		t.Fatalf("DNS TTL caps counted %v, want 3", got)
 	}
 	// TTL 0 means "do not cache".
-	if res := set(key("zero.example", vm2.DNSRRTypeA), 0); res.Outcome != SetSkipped {
+	if res := set(key("zero.example", vm2.DNSRRTypeA), 0); res.Outcome != safetycache.SetSkipped {
 		t.Fatalf("TTL 0: %+v", res)
 	}
 	if _, ok := h.Keyspace()[key("zero.example", vm2.DNSRRTypeA).String()]; ok {
@@ -246,7 +215,7 @@ func TestDNSTTLIsTheAnswersCappedAt900s(t *testing.T) {
 		t.Fatal("the answer outlived its own TTL")
 	}
 	// The answer's type must be the key's.
-	if _, err := k.SetDNS(ctx, key("x.example", vm2.DNSRRTypeAAAA), a); !errors.Is(err, ErrInvalidRecord) {
+	if _, err := k.SetDNS(ctx, key("x.example", vm2.DNSRRTypeAAAA), a); !errors.Is(err, safetyrecord.ErrInvalidRecord) {
 		t.Fatalf("an A answer under an AAAA key: %v", err)
 	}
 }
@@ -260,15 +229,15 @@ func TestCacheVersionStamps(t *testing.T) {
 	old.Generation, cur.Generation = 6, 7
 	kOld, kCur := newCache(t, c, old), newCache(t, c, cur)
 	key, _ := vm2.NewSafetyVerdictKey(digest("file"), "cfg-3", "bundle-1")
-	newer := FileVerdict{Verdict: VerdictBlock, RuleIDs: []string{"gen-7"}}
-	older := FileVerdict{Verdict: VerdictAllow, RuleIDs: []string{"gen-6"}}
+	newer := safetyrecord.FileVerdict{Verdict: safetyrecord.VerdictBlock, RuleIDs: []string{"gen-7"}}
+	older := safetyrecord.FileVerdict{Verdict: safetyrecord.VerdictAllow, RuleIDs: []string{"gen-6"}}
 
-	if res, err := kCur.SetVerdict(ctx, key, newer); err != nil || res.Outcome != SetWritten || res.Stamp != 7 {
+	if res, err := kCur.SetVerdict(ctx, key, newer); err != nil || res.Outcome != safetycache.SetWritten || res.Stamp != 7 {
 		t.Fatalf("gen 7 write: %+v %v", res, err)
 	}
 	h.Clock().Advance(time.Hour)
 	ttl := ttlOf(t, h, key.String())
-	if res, err := kOld.SetVerdict(ctx, key, older); err != nil || res.Outcome != SetStale || res.Stamp != 7 {
+	if res, err := kOld.SetVerdict(ctx, key, older); err != nil || res.Outcome != safetycache.SetStale || res.Stamp != 7 {
 		t.Fatalf("gen 6 write over gen 7: %+v %v", res, err)
 	}
 	if ttlOf(t, h, key.String()) != ttl {
@@ -281,7 +250,7 @@ func TestCacheVersionStamps(t *testing.T) {
 		t.Fatalf("gen 6 read of a gen 7 entry: hit %v, %v", hit, err)
 	}
 	// The same generation refreshes value and TTL.
-	if res, err := kCur.SetVerdict(ctx, key, newer); err != nil || res.Outcome != SetWritten || ttlOf(t, h, key.String()) != cur.VerdictTTL {
+	if res, err := kCur.SetVerdict(ctx, key, newer); err != nil || res.Outcome != safetycache.SetWritten || ttlOf(t, h, key.String()) != cur.VerdictTTL {
 		t.Fatalf("gen 7 refresh: %+v %v", res, err)
 	}
 	// A newer generation replaces it, and gen 7 now misses.
@@ -293,10 +262,10 @@ func TestCacheVersionStamps(t *testing.T) {
 	if _, hit, _ := kCur.GetVerdict(ctx, key); hit {
 		t.Fatal("gen 8 read a gen 7 entry")
 	}
-	if res, err := kCur.SetVerdict(ctx, key, older); err != nil || res.Outcome != SetWritten || res.Stamp != 8 {
+	if res, err := kCur.SetVerdict(ctx, key, older); err != nil || res.Outcome != safetycache.SetWritten || res.Stamp != 8 {
 		t.Fatalf("gen 8 write: %+v %v", res, err)
 	}
-	if err := kCur.SetPolicy(cur); !errors.Is(err, ErrStalePolicy) {
+	if err := kCur.SetPolicy(cur); !errors.Is(err, safetycache.ErrStalePolicy) {
 		t.Fatalf("going back to gen 7: %v", err)
 	}
 	if got := promtest.Value(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": "verdict", "result": "stale"}); got != 2 {
@@ -330,7 +299,7 @@ func TestCacheLossAndRebuild(t *testing.T) {
 		if _, hit, err := k.GetText(ctx, key); hit || err != nil {
 			t.Fatalf("after the loss: hit %v, %v", hit, err)
 		}
-		if res, err := k.SetText(ctx, key, sampleText); err != nil || res.Outcome != SetWritten {
+		if res, err := k.SetText(ctx, key, sampleText); err != nil || res.Outcome != safetycache.SetWritten {
 			t.Fatalf("rebuild: %+v %v", res, err)
 		}
 		if got, hit, err := k.GetText(ctx, key); !hit || err != nil || !cmp.Equal(got, sampleText) {
@@ -339,22 +308,22 @@ func TestCacheLossAndRebuild(t *testing.T) {
 	}
 }
 
-// Damaged entries: a bad value is ErrCorrupt (and a miss), a bad stamp is a miss,
+// Damaged entries: a bad value is safetyrecord.ErrCorrupt (and a miss), a bad stamp is a miss,
 // and the next write repairs both.
 func TestCacheDamagedEntries(t *testing.T) {
 	ctx := context.Background()
 	h, c, reg := harness(t)
 	k := newCache(t, c, basePolicy)
 	key, _ := vm2.NewSafetyTextKey(digest("x"), "rules-1")
-	verdict, _ := EncodeVerdict(sampleVerdict)
-	for _, value := range [][]byte{[]byte("\xc1garbage"), verdict, rawRecord(tagText, "allow", []string{"http://x.example/?sig=1"}, []string{})} {
+	verdict, _ := safetyrecord.EncodeVerdict(sampleVerdict)
+	for _, value := range [][]byte{[]byte("\xc1garbage"), verdict, mustMarshal(t, []any{"text/1", "allow", []string{"http://x.example/?sig=1"}, []string{}})} {
 		if _, err := h.Do("HSET", key.String(), "stamp", basePolicy.Generation, "value", value); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := h.Do("PEXPIRE", key.String(), 60000); err != nil {
 			t.Fatal(err)
 		}
-		if _, hit, err := k.GetText(ctx, key); hit || !errors.Is(err, ErrCorrupt) {
+		if _, hit, err := k.GetText(ctx, key); hit || !errors.Is(err, safetyrecord.ErrCorrupt) {
 			t.Fatalf("damaged value: hit %v, %v", hit, err)
 		}
 	}
@@ -367,7 +336,7 @@ func TestCacheDamagedEntries(t *testing.T) {
 	if _, hit, err := k.GetText(ctx, key); hit || err != nil {
 		t.Fatalf("damaged stamp: hit %v, %v", hit, err)
 	}
-	if res, err := k.SetText(ctx, key, sampleText); err != nil || res.Outcome != SetWritten {
+	if res, err := k.SetText(ctx, key, sampleText); err != nil || res.Outcome != safetycache.SetWritten {
 		t.Fatalf("repair: %+v %v", res, err)
 	}
 	if got, hit, err := k.GetText(ctx, key); !hit || err != nil || !cmp.Equal(got, sampleText) {
@@ -380,7 +349,7 @@ func TestCacheRefusesBadInput(t *testing.T) {
 	h, c, _ := harness(t)
 	k := newCache(t, c, basePolicy)
 	key, _ := vm2.NewSafetyTextKey(digest("x"), "rules-1")
-	if _, err := k.SetText(ctx, key, TextResult{Verdict: VerdictAllow, RuleIDs: []string{"raw message text here"}}); !errors.Is(err, ErrInvalidRecord) {
+	if _, err := k.SetText(ctx, key, safetyrecord.TextResult{Verdict: safetyrecord.VerdictAllow, RuleIDs: []string{"raw message text here"}}); !errors.Is(err, safetyrecord.ErrInvalidRecord) {
 		t.Fatalf("free text: %v", err)
 	}
 	if _, err := k.SetText(ctx, vm2.SafetyTextKey{}, sampleText); err == nil {
@@ -392,14 +361,24 @@ func TestCacheRefusesBadInput(t *testing.T) {
 	if len(h.Keyspace()) != 0 {
 		t.Fatalf("refused writes left keys: %v", h.Keyspace())
 	}
-	for _, p := range []Policy{
+	for _, p := range []safetycache.Policy{
 		{Generation: 0, TextTTL: time.Hour, VerdictTTL: time.Hour, LinkTTL: time.Hour, DNSMaxTTL: time.Hour},
 		{Generation: 1 << 53, TextTTL: time.Hour, VerdictTTL: time.Hour, LinkTTL: time.Hour, DNSMaxTTL: time.Hour},
 		{Generation: 1, VerdictTTL: time.Hour, LinkTTL: time.Hour, DNSMaxTTL: time.Hour},
 		{Generation: 1, TextTTL: time.Hour, VerdictTTL: time.Hour, LinkTTL: time.Hour},
 	} {
-		if _, err := NewCache(c, p); !errors.Is(err, ErrInvalidPolicy) {
+		if _, err := safetycache.New(c, p); !errors.Is(err, safetycache.ErrInvalidPolicy) {
 			t.Fatalf("%+v: %v", p, err)
 		}
 	}
+}
+
+// mustMarshal is v in MessagePack: what a buggy or hostile writer could store.
+func mustMarshal(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := msgpack.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

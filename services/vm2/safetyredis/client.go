@@ -1,4 +1,4 @@
-package safety
+package safetyredis
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/services/degraded"
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,7 +29,13 @@ const (
 	DefaultMaxInFlight      = 64
 )
 
-// Options configure a Client. Zero fields take the defaults.
+// ErrInvalidOptions: Options New cannot use (a negative timeout, interval or
+// MaxInFlight).
+var ErrInvalidOptions = errors.New("invalid options")
+
+// Options configure a Client. Zero fields take the defaults. The timeouts of
+// the cache, the caller limiter and the waker are here, with the client every
+// one of them runs on.
 type Options struct {
 	// CacheTimeout bounds each cache read or write (DefaultCacheTimeout).
 	CacheTimeout time.Duration
@@ -47,8 +54,10 @@ type Options struct {
 	// finds them all busy waits for one within its timeout, and counts as Redis
 	// unavailable if none frees up (DefaultMaxInFlight).
 	MaxInFlight int
-	// Registerer receives the package's metrics. Nil: a private registry, so the
-	// metrics are counted but exported nowhere.
+	// Registerer receives the metrics of the Client and of every Cache, Limiter
+	// and Waker built on it. Nil: a private registry, so the metrics are counted
+	// but exported nowhere. Clients of one process may share it: they then
+	// count together.
 	Registerer prometheus.Registerer
 	// Now is the clock of the degraded mode and of the local rate limiter (time.Now).
 	Now func() time.Time
@@ -56,13 +65,13 @@ type Options struct {
 
 // Client is Message Safety's connection to its Redis (vm2, MESSAGE_SAFETY_REDIS_URL):
 // it runs the generated vm2 scripts with a timeout per call and runs degraded while
-// Redis is unreachable. Build a Cache, a Limiter and a Waker on it. It is safe for
-// concurrent use.
+// Redis is unreachable. Build a safetycache.Cache, a callerlimit.Limiter and a
+// waker.Waker on it. It is safe for concurrent use.
 type Client struct {
 	rdb     redis.Scripter
 	scripts *vm2.Scripts
 	opts    Options
-	m       *metrics
+	m       metrics
 	inline  bool          // rdb bounds each command by its context's deadline itself
 	slots   chan struct{} // !inline: one token per call running on a goroutine of its own
 
@@ -75,7 +84,8 @@ type Client struct {
 
 // New makes a Client on rdb, a client of vm2's db0. Any go-redis client works (a
 // *redis.Client, *redis.Ring, *redis.ClusterClient, or luatest's Scripter in tests);
-// Health PINGs when rdb can, and a Waker needs one that can PUBLISH and SUBSCRIBE.
+// Health PINGs when rdb can, and a waker.Waker needs one that can PUBLISH and
+// SUBSCRIBE.
 // Every call returns within its timeout, or the caller's deadline when that is
 // sooner, whatever rdb's own timeouts are; a call that Redis does not answer by
 // then counts as Redis unavailable. Give a *redis.Client ContextTimeoutEnabled:
@@ -89,11 +99,11 @@ func New(rdb redis.Scripter, o Options) (*Client, error) {
 	}
 	for _, d := range []*time.Duration{&o.CacheTimeout, &o.RateLimitTimeout, &o.PublishTimeout, &o.ProbeTimeout, &o.RetryInterval} {
 		if *d < 0 {
-			return nil, fmt.Errorf("safety: New: negative timeout or interval: %w", ErrInvalidPolicy)
+			return nil, fmt.Errorf("safety: New: negative timeout or interval: %w", ErrInvalidOptions)
 		}
 	}
 	if o.MaxInFlight < 0 {
-		return nil, fmt.Errorf("safety: New: MaxInFlight %d: want zero or positive: %w", o.MaxInFlight, ErrInvalidPolicy)
+		return nil, fmt.Errorf("safety: New: MaxInFlight %d: want zero or positive: %w", o.MaxInFlight, ErrInvalidOptions)
 	}
 	if o.MaxInFlight == 0 {
 		o.MaxInFlight = DefaultMaxInFlight
@@ -135,16 +145,17 @@ func honorsDeadlines(rdb redis.Scripter) bool {
 	return ok && c.Options().ContextTimeoutEnabled
 }
 
-// errUnavailable marks a call that did not reach Redis, got no answer within its
-// timeout, or was skipped because Redis is known to be unreachable.
-var errUnavailable = errors.New("safety: Redis unavailable")
+// ErrUnavailable marks a call that did not reach Redis, got no answer within its
+// timeout, or was skipped because Redis is known to be unreachable: what Do
+// returns for a call the degraded policy of its caller then answers.
+var ErrUnavailable = errors.New("safety: Redis unavailable")
 
 // unavailable keeps the class of an outage (for Health) without its text, which may
 // name an address.
 type unavailable struct{ reason string }
 
 func (u *unavailable) Error() string        { return "safety: Redis unavailable (" + u.reason + ")" }
-func (u *unavailable) Is(target error) bool { return target == errUnavailable }
+func (u *unavailable) Is(target error) bool { return target == ErrUnavailable }
 
 // replyCode is the first word of an error reply Redis sent (through a script or
 // not), and whether err is one: Redis answered, so it is reachable.
@@ -229,19 +240,19 @@ func (c *Client) Degraded() bool {
 	return c.degraded
 }
 
-// call runs fn against Redis with a context that ends at timeout (or at the
+// Do runs fn against c's Redis with a context that ends at timeout (or at the
 // caller's deadline, when sooner) and returns by then whatever Redis does: inline
 // when the client honours deadlines itself, else with fn on a goroutine of its own
 // (at most MaxInFlight of them, counting those still stuck after their caller
 // returned) whose hung connection is left to go-redis's own timeouts. While Redis
 // is known to be unreachable, only one call per RetryInterval tries it.
 //
-// An error matching errUnavailable means Redis was not usable: it did not answer
+// An error matching ErrUnavailable means Redis was not usable: it did not answer
 // before either deadline (the caller's included: Redis was too slow for this
 // caller, and the degraded policy applies), or could not be reached. Only the
 // caller's own cancellation (context.Canceled) is returned as is: it says nothing
 // about Redis.
-func call[T any](ctx context.Context, c *Client, timeout time.Duration, fn func(context.Context) (T, error)) (T, error) {
+func Do[T any](ctx context.Context, c *Client, timeout time.Duration, fn func(context.Context) (T, error)) (T, error) {
 	var zero T
 	if err := ctx.Err(); err != nil {
 		return zero, err
@@ -303,6 +314,24 @@ func call[T any](ctx context.Context, c *Client, timeout time.Duration, fn func(
 	return r.v, r.err
 }
 
+// Scripts are the generated vm2 scripts on the Client's Redis client; run them
+// through Do.
+func (c *Client) Scripts() *vm2.Scripts { return c.scripts }
+
+// Redis is the Redis client the Client was made on.
+func (c *Client) Redis() redis.Scripter { return c.rdb }
+
+// Options are the Client's options, defaults filled in.
+func (c *Client) Options() Options { return c.opts }
+
+// RetryIn is how long until a call may try Redis again (while degraded, one
+// call per RetryInterval does), at least 1 ms.
+func (c *Client) RetryIn() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return max(c.nextTry.Sub(c.opts.Now()), time.Millisecond)
+}
+
 func (c *Client) currentReason() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -346,7 +375,7 @@ func (c *Client) Health(ctx context.Context) Health {
 		c.mu.Lock()
 		c.nextTry = time.Time{} // a probe always tries
 		c.mu.Unlock()
-		_, _ = call(ctx, c, c.opts.ProbeTimeout, func(ctx context.Context) (string, error) {
+		_, _ = Do(ctx, c, c.opts.ProbeTimeout, func(ctx context.Context) (string, error) {
 			return p.Ping(ctx).Result()
 		})
 	}
@@ -367,4 +396,25 @@ func (c *Client) HealthHandler() http.Handler {
 		w.Header().Set("Cache-Control", "no-store")
 		_ = json.NewEncoder(w).Encode(c.Health(r.Context()))
 	})
+}
+
+// metrics are the Client's own collectors: the degraded mode.
+type metrics struct {
+	degraded     prometheus.Gauge
+	degradations prometheus.Counter
+}
+
+func newMetrics(reg prometheus.Registerer) (metrics, error) {
+	m := metrics{
+		degraded: prometheus.NewGauge(prometheus.GaugeOpts{
+			Name: "han_safety_redis_degraded",
+			Help: "1 while Message Safety's Redis is unreachable and its hot paths run degraded (seed 004 §6), else 0.",
+		}),
+		degradations: prometheus.NewCounter(prometheus.CounterOpts{
+			Name: "han_safety_redis_degradations_total",
+			Help: "Times Message Safety's Redis became unreachable.",
+		}),
+	}
+	err := errors.Join(promreg.Register(reg, &m.degraded), promreg.Register(reg, &m.degradations))
+	return m, err
 }

@@ -1,4 +1,4 @@
-package safety_test
+package worker_test
 
 import (
 	"context"
@@ -7,11 +7,13 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
-	"github.com/hanchat/luagen/internal/pgtest"
 	"github.com/hanchat/luagen/internal/redistest"
-	"github.com/hanchat/luagen/services/vm2/safety"
-	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/hanchat/luagen/internal/safetytest"
+	"github.com/hanchat/luagen/services/vm2/safetyrecord"
+	"github.com/hanchat/luagen/services/vm2/safetyredis"
+	"github.com/hanchat/luagen/services/vm2/taskqueue"
+	"github.com/hanchat/luagen/services/vm2/waker"
+	"github.com/hanchat/luagen/services/vm2/worker"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/redis/go-redis/v9"
@@ -61,7 +63,7 @@ type handled struct {
 	counts map[string]int
 }
 
-func (h *handled) handle(_ context.Context, t safety.Task) error {
+func (h *handled) handle(_ context.Context, t taskqueue.Task) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	h.counts[t.ID]++
@@ -89,29 +91,6 @@ func (h *handled) total() int {
 	return len(h.counts)
 }
 
-func taskQueue(t *testing.T) (*safety.TaskQueue, *pgxpool.Pool) {
-	t.Helper()
-	pool := pgtest.Schema(t, 32)
-	q := safety.NewTaskQueue(pool)
-	if err := q.Migrate(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return q, pool
-}
-
-// enqueue queues n tasks and returns their ids.
-func enqueue(t *testing.T, q *safety.TaskQueue, pool *pgxpool.Pool, n int) []string {
-	t.Helper()
-	ids := make([]string, n)
-	for i := range ids {
-		ids[i] = uuid.NewString()
-		if err := q.Enqueue(context.Background(), pool, safety.NewTask{ID: ids[i], Kind: safety.TaskText, SubjectID: uuid.NewString()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return ids
-}
-
 // A Redis outage never stops the PostgreSQL claim (seed 004 §6, §8): six workers
 // with a wake-up subscription keep claiming while Redis is up, hung (SIGSTOP:
 // connections open, no answers), killed and restarted empty, and every task of
@@ -119,17 +98,17 @@ func enqueue(t *testing.T, q *safety.TaskQueue, pool *pgxpool.Pool, n int) []str
 func TestClaimLoopSurvivesRedisHungStoppedAndRestarted(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	q, pool := taskQueue(t)
+	q, pool := safetytest.TaskQueue(t)
 	srv := redistest.Start(t)
 	rdb := redis.NewClient(&redis.Options{Addr: srv.Addr, ContextTimeoutEnabled: true, MaxRetries: -1,
 		DialTimeout: 200 * time.Millisecond, ReadTimeout: 200 * time.Millisecond, WriteTimeout: 200 * time.Millisecond})
 	t.Cleanup(func() { _ = rdb.Close() })
 	reg := prometheus.NewRegistry()
-	c, err := safety.New(rdb, safety.Options{Registerer: reg, PublishTimeout: 200 * time.Millisecond, RetryInterval: 50 * time.Millisecond})
+	c, err := safetyredis.New(rdb, safetyredis.Options{Registerer: reg, PublishTimeout: 200 * time.Millisecond, RetryInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waker, err := safety.NewWaker(c)
+	wk, err := waker.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +116,7 @@ func TestClaimLoopSurvivesRedisHungStoppedAndRestarted(t *testing.T) {
 	var wg sync.WaitGroup
 	runCtx, stop := context.WithCancel(ctx)
 	for i := 0; i < 6; i++ {
-		w, err := safety.NewWorker(q, waker, safety.WorkerOptions{Batch: 8, Lease: 5 * time.Second, PollInterval: 150 * time.Millisecond, Registerer: reg})
+		w, err := worker.New(q, wk, worker.Options{Batch: 8, Lease: 5 * time.Second, PollInterval: 150 * time.Millisecond, Registerer: reg})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -154,9 +133,9 @@ func TestClaimLoopSurvivesRedisHungStoppedAndRestarted(t *testing.T) {
 	var all []string
 	phase := func(name string, n int) {
 		t.Helper()
-		ids := enqueue(t, q, pool, n)
+		ids := safetytest.Enqueue(t, q, pool, n)
 		all = append(all, ids...)
-		r, err := waker.Publish(ctx, safety.Wakeup{Reason: safety.WakeTasksReady})
+		r, err := wk.Publish(ctx, safetyrecord.Wakeup{Reason: safetyrecord.WakeTasksReady})
 		if err != nil {
 			t.Fatalf("%s: publish: %v", name, err)
 		}
@@ -200,19 +179,19 @@ func TestClaimLoopSurvivesRedisHungStoppedAndRestarted(t *testing.T) {
 func TestWakeupShortensThePoll(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	q, pool := taskQueue(t)
+	q, pool := safetytest.TaskQueue(t)
 	srv := redistest.Start(t)
 	rdb := srv.Client(0)
 	reg := prometheus.NewRegistry()
-	c, err := safety.New(rdb, safety.Options{Registerer: reg})
+	c, err := safetyredis.New(rdb, safetyredis.Options{Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waker, err := safety.NewWaker(c)
+	wk, err := waker.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w, err := safety.NewWorker(q, waker, safety.WorkerOptions{PollInterval: safety.MaxPollInterval, Registerer: reg})
+	w, err := worker.New(q, wk, worker.Options{PollInterval: worker.MaxPollInterval, Registerer: reg})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,8 +210,8 @@ func TestWakeupShortensThePoll(t *testing.T) {
 		t.Fatal("the worker did not start and subscribe")
 	}
 	before := counter(t, reg, "han_safety_task_claims_total", map[string]string{"trigger": "wakeup"})
-	ids := enqueue(t, q, pool, 3)
-	if r, err := waker.Publish(ctx, safety.Wakeup{Reason: safety.WakeTasksReady}); err != nil || r.Receivers != 1 {
+	ids := safetytest.Enqueue(t, q, pool, 3)
+	if r, err := wk.Publish(ctx, safetyrecord.Wakeup{Reason: safetyrecord.WakeTasksReady}); err != nil || r.Receivers != 1 {
 		t.Fatalf("publish: %+v %v", r, err)
 	}
 	if !redistest.WaitFor(ctx, 10*time.Second, func() bool { return h.total() == len(ids) }) {
@@ -244,44 +223,5 @@ func TestWakeupShortensThePoll(t *testing.T) {
 	}
 	if got := counter(t, reg, "han_safety_task_claims_total", map[string]string{"trigger": "interval"}); got != 0 {
 		t.Fatalf("%v fallback polls within the test: the wake-up was not what claimed", got)
-	}
-}
-
-// A task whose lease ran out is claimed again by another worker, with a higher
-// generation; the first claim can then neither complete nor release it.
-func TestTaskLeaseFencesAStaleClaim(t *testing.T) {
-	ctx := context.Background()
-	q, pool := taskQueue(t)
-	ids := enqueue(t, q, pool, 1)
-	first, err := q.Claim(ctx, "worker-a", 10, 50*time.Millisecond)
-	if err != nil || len(first) != 1 || first[0].ID != ids[0] || first[0].Generation != 1 {
-		t.Fatalf("first claim: %+v %v", first, err)
-	}
-	if again, err := q.Claim(ctx, "worker-b", 10, time.Minute); err != nil || len(again) != 0 {
-		t.Fatalf("a claim during the lease: %+v %v", again, err)
-	}
-	var second []safety.Task
-	if !redistest.WaitFor(ctx, 10*time.Second, func() bool {
-		second, err = q.Claim(ctx, "worker-b", 10, time.Minute)
-		return err == nil && len(second) == 1
-	}) {
-		t.Fatalf("the task was not claimed again after its lease: %v", err)
-	}
-	if second[0].Generation != 2 || second[0].Attempts != 2 {
-		t.Fatalf("second claim: %+v", second[0])
-	}
-	for name, f := range map[string]func(context.Context, safety.Task) error{"complete": q.Complete, "release": q.Release} {
-		if err := f(ctx, first[0]); !errors.Is(err, safety.ErrTaskLeaseLost) {
-			t.Errorf("the stale claim's %s: %v", name, err)
-		}
-	}
-	if err := q.Extend(ctx, first[0], time.Minute); !errors.Is(err, safety.ErrTaskLeaseLost) {
-		t.Errorf("the stale claim's extend: %v", err)
-	}
-	if err := q.Complete(ctx, second[0]); err != nil {
-		t.Fatal(err)
-	}
-	if more, err := q.Claim(ctx, "worker-c", 10, time.Minute); err != nil || len(more) != 0 {
-		t.Fatalf("a done task was claimed: %+v %v", more, err)
 	}
 }

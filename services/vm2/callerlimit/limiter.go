@@ -1,4 +1,12 @@
-package safety
+// Package callerlimit rate-limits Message Safety's calling services with the
+// safety_rate_limit script on its Redis (vm2, seed 004 §4;
+// han:safety:rl:service:{caller}:{window}), through a safetyredis.Client.
+// While Redis is unavailable each caller gets the policy the service chose
+// for it: fail-closed, or fail-open through a bounded local limiter.
+//
+// Metrics, on the Client's Registerer: han_safety_rate_limit_decisions_total
+// by caller (the configured names only), decision and source.
+package callerlimit
 
 import (
 	"context"
@@ -8,12 +16,30 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/degraded"
+	"github.com/hanchat/luagen/services/vm2/safetyredis"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// CallerPolicy is the rate limit of one calling service.
-type CallerPolicy struct {
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrInvalidPolicy: a caller's Policy the Limiter cannot use.
+	ErrInvalidPolicy = errors.New("invalid policy")
+	// ErrUnknownCaller: a rate-limit call for a caller the Limiter was not configured with.
+	ErrUnknownCaller = errors.New("unknown rate-limited caller")
+	// ErrInvalidCost: a rate-limit cost outside 1..the caller's limit.
+	ErrInvalidCost = errors.New("invalid rate-limit cost")
+)
+
+// Decision labels of han_safety_rate_limit_decisions_total.
+const (
+	decisionAllowed = "allowed"
+	decisionDenied  = "denied"
+)
+
+// Policy is the rate limit of one calling service.
+type Policy struct {
 	// Limit is how many units the caller may spend per Window, 1..1000000.
 	Limit int64
 	// Window is the fixed window, whole seconds from 1s to 24h; it opens with the
@@ -58,27 +84,38 @@ type Decision struct {
 // Limiter rate-limits Message Safety's callers with the safety_rate_limit script
 // (han:safety:rl:service:{caller}:{window}). It is safe for concurrent use.
 type Limiter struct {
-	c       *Client
+	c       *safetyredis.Client
+	scripts *vm2.Scripts
+	timeout time.Duration    // the Client's RateLimitTimeout
+	now     func() time.Time // the Client's clock
 	callers map[string]*caller
 	local   *degraded.Limiter[string] // one window per caller, keyed by its name
 }
 
 type caller struct {
 	name   string
-	policy CallerPolicy
+	policy Policy
 	key    vm2.SafetyRLServiceKey
 	// decisions[source][allowed] are this caller's metric series.
 	decisions map[DecisionSource][2]prometheus.Counter
 }
 
-// NewLimiter makes a Limiter for the named callers (each 1..32 characters of
+// New makes a Limiter on c for the named callers (each 1..32 characters of
 // [A-Za-z0-9._-]). A call for any other caller is refused with ErrUnknownCaller,
 // so metric labels stay bounded by this list.
-func NewLimiter(c *Client, callers map[string]CallerPolicy) (*Limiter, error) {
+func New(c *safetyredis.Client, callers map[string]Policy) (*Limiter, error) {
 	if c == nil {
-		return nil, errors.New("safety: NewLimiter: nil Client")
+		return nil, errors.New("safety: callerlimit.New: nil Client")
 	}
-	l := &Limiter{c: c, callers: make(map[string]*caller, len(callers)), local: degraded.NewLimiter[string](len(callers))}
+	o := c.Options()
+	decisions := prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "han_safety_rate_limit_decisions_total",
+		Help: "Rate-limit decisions by caller, decision (allowed, denied) and source (redis, local: fail-open while Redis is unavailable, closed: fail-closed while it is).",
+	}, []string{"caller", "decision", "source"})
+	if err := promreg.Register(o.Registerer, &decisions); err != nil {
+		return nil, fmt.Errorf("safety: callerlimit.New: metrics: %w", err)
+	}
+	l := &Limiter{c: c, scripts: c.Scripts(), timeout: o.RateLimitTimeout, now: o.Now, callers: make(map[string]*caller, len(callers)), local: degraded.NewLimiter[string](len(callers))}
 	for name, p := range callers {
 		bad := func(reason string) error {
 			return fmt.Errorf("safety: caller %s: %s: %w", name, reason, ErrInvalidPolicy)
@@ -101,13 +138,13 @@ func NewLimiter(c *Client, callers map[string]CallerPolicy) (*Limiter, error) {
 		}
 		key, err := vm2.NewSafetyRLServiceKey(name, int64(p.Window/time.Second))
 		if err != nil {
-			return nil, fmt.Errorf("safety: NewLimiter: %w", err)
+			return nil, fmt.Errorf("safety: callerlimit.New: %w", err)
 		}
 		cl := &caller{name: name, policy: p, key: key, decisions: map[DecisionSource][2]prometheus.Counter{}}
 		for _, s := range []DecisionSource{SourceRedis, SourceLocal, SourceClosed} {
 			cl.decisions[s] = [2]prometheus.Counter{
-				c.m.rateDecisions.WithLabelValues(name, decisionDenied, string(s)),
-				c.m.rateDecisions.WithLabelValues(name, decisionAllowed, string(s)),
+				decisions.WithLabelValues(name, decisionDenied, string(s)),
+				decisions.WithLabelValues(name, decisionAllowed, string(s)),
 			}
 		}
 		l.callers[name] = cl
@@ -134,22 +171,22 @@ func (l *Limiter) Allow(ctx context.Context, callerName string, cost int64) (Dec
 	if p.MaxJitter >= time.Millisecond {
 		jitter = time.Duration(rand.Int64N(int64(p.MaxJitter/time.Millisecond)+1)) * time.Millisecond
 	}
-	d, err := call(ctx, l.c, l.c.opts.RateLimitTimeout, func(ctx context.Context) (vm2.RateDecision, error) {
-		return l.c.scripts.SafetyRateLimit(ctx, cl.key, vm2.SafetyRateLimitArgs{Limit: p.Limit, Window: p.Window, Jitter: jitter, Cost: cost})
+	d, err := safetyredis.Do(ctx, l.c, l.timeout, func(ctx context.Context) (vm2.RateDecision, error) {
+		return l.scripts.SafetyRateLimit(ctx, cl.key, vm2.SafetyRateLimitArgs{Limit: p.Limit, Window: p.Window, Jitter: jitter, Cost: cost})
 	})
 	var out Decision
 	switch {
 	case err == nil:
 		out = Decision{Allowed: d.Allowed, Remaining: d.Remaining, RetryAfter: d.RetryAfter, ResetAt: d.ResetAt, Source: SourceRedis}
-	case !errors.Is(err, errUnavailable):
+	case !errors.Is(err, safetyredis.ErrUnavailable):
 		return Decision{}, fmt.Errorf("safety: rate limit of caller %s: %w", cl.name, err)
 	case p.Degraded == degraded.LocalLimit:
-		now := l.c.opts.Now()
+		now := l.now()
 		ld := l.local.Allow(now, []degraded.Limit[string]{{Key: cl.name, Units: p.LocalLimit, Window: p.Window}}, cost)
 		out = Decision{Allowed: ld.Allowed, Remaining: ld.Remaining, RetryAfter: ld.RetryAfter, ResetAt: ld.ResetAt, Source: SourceLocal}
 	default:
-		retry := l.c.retryIn()
-		out = Decision{RetryAfter: retry, ResetAt: l.c.opts.Now().Add(retry), Source: SourceClosed}
+		retry := l.c.RetryIn()
+		out = Decision{RetryAfter: retry, ResetAt: l.now().Add(retry), Source: SourceClosed}
 	}
 	allowed := 0
 	if out.Allowed {
@@ -157,11 +194,4 @@ func (l *Limiter) Allow(ctx context.Context, callerName string, cost int64) (Dec
 	}
 	cl.decisions[out.Source][allowed].Inc()
 	return out, nil
-}
-
-// retryIn is how long until a call may try Redis again, at least 1 ms.
-func (c *Client) retryIn() time.Duration {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return max(c.nextTry.Sub(c.opts.Now()), time.Millisecond)
 }

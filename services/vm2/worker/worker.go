@@ -1,4 +1,15 @@
-package safety
+// Package worker is Message Safety's claim loop: a Worker claims tasks from
+// PostgreSQL (taskqueue) and hands them to a handler, extending each lease
+// while it runs (seed 004 §1, §6, §8). PostgreSQL is its only queue and lease
+// source: a wake-up (waker) only ends its wait early, and it polls every
+// PollInterval anyway (bounded: the poll cannot be switched off), so a Redis
+// that is down, hung or restarted slows the claim by one poll interval at
+// most and never stops it.
+//
+// Metrics, on Options.Registerer: han_safety_task_claims_total by trigger,
+// han_safety_tasks_claimed_total, han_safety_task_claim_errors_total and
+// han_safety_tasks_finished_total by result.
+package worker
 
 import (
 	"context"
@@ -8,6 +19,9 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hanchat/luagen/internal/promreg"
+	"github.com/hanchat/luagen/services/vm2/safetyrecord"
+	"github.com/hanchat/luagen/services/vm2/taskqueue"
+	"github.com/hanchat/luagen/services/vm2/waker"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -16,7 +30,7 @@ const (
 	// DefaultPollInterval is how long a Worker waits for a wake-up before it polls
 	// PostgreSQL anyway.
 	DefaultPollInterval = 2 * time.Second
-	// MinPollInterval and MaxPollInterval bound WorkerOptions.PollInterval: the
+	// MinPollInterval and MaxPollInterval bound Options.PollInterval: the
 	// fallback poll is what finds tasks while Redis is down, so it may not be
 	// switched off.
 	MinPollInterval = 10 * time.Millisecond
@@ -42,8 +56,8 @@ const (
 	finishedLeaseLost = "lease_lost" // another worker claimed it meanwhile: this result was dropped
 )
 
-// WorkerOptions configure a Worker. Zero fields take the defaults.
-type WorkerOptions struct {
+// Options configure a Worker. Zero fields take the defaults.
+type Options struct {
 	// Owner names this worker in lease_owner, 1..64 bytes (default: a random UUID).
 	Owner string
 	// Batch is how many tasks one claim takes, 1..1000 (DefaultBatch).
@@ -65,16 +79,16 @@ type WorkerOptions struct {
 // PollInterval anyway, so a Redis that is down, hung or restarted slows nothing
 // but the wake-up.
 type Worker struct {
-	q     *TaskQueue
-	waker *Waker
-	o     WorkerOptions
+	q     *taskqueue.Queue
+	waker *waker.Waker
+	o     Options
 	m     *workerMetrics
 }
 
-// NewWorker makes a Worker on q. waker may be nil: the worker then only polls.
-func NewWorker(q *TaskQueue, waker *Waker, o WorkerOptions) (*Worker, error) {
+// New makes a Worker on q. wk may be nil: the worker then only polls.
+func New(q *taskqueue.Queue, wk *waker.Waker, o Options) (*Worker, error) {
 	if q == nil {
-		return nil, errors.New("safety: NewWorker: nil TaskQueue")
+		return nil, errors.New("safety: worker.New: nil Queue")
 	}
 	if o.Owner == "" {
 		o.Owner = uuid.NewString()
@@ -90,22 +104,22 @@ func NewWorker(q *TaskQueue, waker *Waker, o WorkerOptions) (*Worker, error) {
 	}
 	switch {
 	case len(o.Owner) > 64:
-		return nil, fmt.Errorf("safety: NewWorker: Owner of %d bytes: want 1..64", len(o.Owner))
+		return nil, fmt.Errorf("safety: worker.New: Owner of %d bytes: want 1..64", len(o.Owner))
 	case o.Batch < 1 || o.Batch > 1000:
-		return nil, fmt.Errorf("safety: NewWorker: Batch %d: want 1..1000", o.Batch)
+		return nil, fmt.Errorf("safety: worker.New: Batch %d: want 1..1000", o.Batch)
 	case o.Lease < 10*time.Millisecond || o.Lease > time.Hour:
-		return nil, fmt.Errorf("safety: NewWorker: Lease %s: want 10ms..1h", o.Lease)
+		return nil, fmt.Errorf("safety: worker.New: Lease %s: want 10ms..1h", o.Lease)
 	case o.PollInterval < MinPollInterval || o.PollInterval > MaxPollInterval:
-		return nil, fmt.Errorf("safety: NewWorker: PollInterval %s: want %s..%s", o.PollInterval, MinPollInterval, MaxPollInterval)
+		return nil, fmt.Errorf("safety: worker.New: PollInterval %s: want %s..%s", o.PollInterval, MinPollInterval, MaxPollInterval)
 	}
 	if o.Registerer == nil {
 		o.Registerer = prometheus.NewRegistry()
 	}
 	m, err := newWorkerMetrics(o.Registerer)
 	if err != nil {
-		return nil, fmt.Errorf("safety: NewWorker: metrics: %w", err)
+		return nil, fmt.Errorf("safety: worker.New: metrics: %w", err)
 	}
-	return &Worker{q: q, waker: waker, o: o, m: m}, nil
+	return &Worker{q: q, waker: wk, o: o, m: m}, nil
 }
 
 // Owner is the name this worker leases tasks under.
@@ -116,11 +130,11 @@ func (w *Worker) Owner() string { return w.o.Owner }
 // its success completes the task (fenced by the claim's generation), its error
 // puts the task back in the queue. A failed claim (PostgreSQL unreachable) is
 // counted and tried again after PollInterval.
-func (w *Worker) Run(ctx context.Context, handle func(ctx context.Context, t Task) error) error {
+func (w *Worker) Run(ctx context.Context, handle func(ctx context.Context, t taskqueue.Task) error) error {
 	if handle == nil {
 		return errors.New("safety: Worker.Run: nil handler")
 	}
-	var wake <-chan Wakeup
+	var wake <-chan safetyrecord.Wakeup
 	if w.waker != nil {
 		// Subscribe never waits for Redis longer than PublishTimeout and does not
 		// fail when Redis is down: the subscription follows when it is back.
@@ -165,7 +179,7 @@ func (w *Worker) Run(ctx context.Context, handle func(ctx context.Context, t Tas
 }
 
 // round claims one batch and handles it; n is how many tasks it claimed.
-func (w *Worker) round(ctx context.Context, trigger string, handle func(ctx context.Context, t Task) error) (int, error) {
+func (w *Worker) round(ctx context.Context, trigger string, handle func(ctx context.Context, t taskqueue.Task) error) (int, error) {
 	w.m.claims.WithLabelValues(trigger).Inc()
 	tasks, err := w.q.Claim(ctx, w.o.Owner, w.o.Batch, w.o.Lease)
 	if err != nil {
@@ -188,7 +202,7 @@ func (w *Worker) round(ctx context.Context, trigger string, handle func(ctx cont
 
 // handleOne runs handle on t while extending its lease, then completes or
 // releases it, and says how it ended.
-func (w *Worker) handleOne(ctx context.Context, t Task, handle func(ctx context.Context, t Task) error) string {
+func (w *Worker) handleOne(ctx context.Context, t taskqueue.Task, handle func(ctx context.Context, t taskqueue.Task) error) string {
 	work, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	stop := make(chan struct{})
@@ -205,7 +219,7 @@ func (w *Worker) handleOne(ctx context.Context, t Task, handle func(ctx context.
 				ectx, ecancel := context.WithTimeout(context.WithoutCancel(ctx), w.o.Lease/3)
 				err := w.q.Extend(ectx, t, w.o.Lease)
 				ecancel()
-				if errors.Is(err, ErrTaskLeaseLost) {
+				if errors.Is(err, taskqueue.ErrLeaseLost) {
 					cancel(err)
 					lost <- err
 					return
@@ -221,13 +235,13 @@ func (w *Worker) handleOne(ctx context.Context, t Task, handle func(ctx context.
 	fctx, fcancel := context.WithTimeout(context.WithoutCancel(ctx), w.o.Lease)
 	defer fcancel()
 	if err != nil {
-		if rerr := w.q.Release(fctx, t); errors.Is(rerr, ErrTaskLeaseLost) {
+		if rerr := w.q.Release(fctx, t); errors.Is(rerr, taskqueue.ErrLeaseLost) {
 			return finishedLeaseLost
 		}
 		return finishedFailed
 	}
 	if cerr := w.q.Complete(fctx, t); cerr != nil {
-		if errors.Is(cerr, ErrTaskLeaseLost) {
+		if errors.Is(cerr, taskqueue.ErrLeaseLost) {
 			return finishedLeaseLost
 		}
 		return finishedFailed // still leased: another claim takes it when the lease ends

@@ -1,4 +1,4 @@
-package safety
+package callerlimit_test
 
 import (
 	"context"
@@ -8,12 +8,21 @@ import (
 
 	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/internal/promtest"
+	"github.com/hanchat/luagen/internal/safetytest"
 	"github.com/hanchat/luagen/services/degraded"
+	"github.com/hanchat/luagen/services/vm2/callerlimit"
+	"github.com/hanchat/luagen/services/vm2/safetyredis"
 )
 
-func newLimiter(t *testing.T, c *Client, callers map[string]CallerPolicy) *Limiter {
+var (
+	harness = safetytest.Harness
+	t0      = safetytest.T0
+	ttlOf   = safetytest.TTLOf
+)
+
+func newLimiter(t *testing.T, c *safetyredis.Client, callers map[string]callerlimit.Policy) *callerlimit.Limiter {
 	t.Helper()
-	l, err := NewLimiter(c, callers)
+	l, err := callerlimit.New(c, callers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -25,10 +34,10 @@ func newLimiter(t *testing.T, c *Client, callers map[string]CallerPolicy) *Limit
 func TestLimiterExactOnTheHarness(t *testing.T) {
 	ctx := context.Background()
 	h, c, reg := harness(t)
-	l := newLimiter(t, c, map[string]CallerPolicy{"api-backend": {Limit: 3, Window: time.Second}})
+	l := newLimiter(t, c, map[string]callerlimit.Policy{"api-backend": {Limit: 3, Window: time.Second}})
 	for i := 0; i < 3; i++ {
 		d, err := l.Allow(ctx, "api-backend", 1)
-		if err != nil || !d.Allowed || d.Remaining != int64(2-i) || d.Source != SourceRedis || !d.ResetAt.Equal(t0.Add(1001*time.Millisecond)) {
+		if err != nil || !d.Allowed || d.Remaining != int64(2-i) || d.Source != callerlimit.SourceRedis || !d.ResetAt.Equal(t0.Add(1001*time.Millisecond)) {
 			t.Fatalf("request %d: %+v %v", i+1, d, err)
 		}
 		h.Clock().Advance(5 * time.Millisecond)
@@ -63,12 +72,12 @@ func TestLimiterExactOnTheHarness(t *testing.T) {
 func TestLimiterRefusesBadCalls(t *testing.T) {
 	ctx := context.Background()
 	h, c, _ := harness(t)
-	l := newLimiter(t, c, map[string]CallerPolicy{"api-backend": {Limit: 3, Window: time.Second, MaxJitter: 2 * time.Second}})
-	if _, err := l.Allow(ctx, "someone-else", 1); !errors.Is(err, ErrUnknownCaller) {
+	l := newLimiter(t, c, map[string]callerlimit.Policy{"api-backend": {Limit: 3, Window: time.Second, MaxJitter: 2 * time.Second}})
+	if _, err := l.Allow(ctx, "someone-else", 1); !errors.Is(err, callerlimit.ErrUnknownCaller) {
 		t.Fatalf("unknown caller: %v", err)
 	}
 	for _, cost := range []int64{0, -1, 4} {
-		if _, err := l.Allow(ctx, "api-backend", cost); !errors.Is(err, ErrInvalidCost) {
+		if _, err := l.Allow(ctx, "api-backend", cost); !errors.Is(err, callerlimit.ErrInvalidCost) {
 			t.Fatalf("cost %d: %v", cost, err)
 		}
 	}
@@ -83,7 +92,7 @@ func TestLimiterRefusesBadCalls(t *testing.T) {
 	if ttl := ttlOf(t, h, key.String()); ttl < time.Second || ttl > 3*time.Second {
 		t.Fatalf("TTL %v outside window..window+2s", ttl)
 	}
-	bad := map[string]CallerPolicy{
+	bad := map[string]callerlimit.Policy{
 		"zero limit":          {Window: time.Second},
 		"fractional window":   {Limit: 1, Window: 1500 * time.Millisecond},
 		"window over 24h":     {Limit: 1, Window: 25 * time.Hour},
@@ -95,11 +104,11 @@ func TestLimiterRefusesBadCalls(t *testing.T) {
 		"unknown policy":      {Limit: 1, Window: time.Second, Degraded: "maybe"},
 	}
 	for name, p := range bad {
-		if _, err := NewLimiter(c, map[string]CallerPolicy{"x": p}); !errors.Is(err, ErrInvalidPolicy) {
+		if _, err := callerlimit.New(c, map[string]callerlimit.Policy{"x": p}); !errors.Is(err, callerlimit.ErrInvalidPolicy) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if _, err := NewLimiter(c, map[string]CallerPolicy{"bad:caller*": {Limit: 1, Window: time.Second}}); err == nil {
+	if _, err := callerlimit.New(c, map[string]callerlimit.Policy{"bad:caller*": {Limit: 1, Window: time.Second}}); err == nil {
 		t.Error("a caller name that could forge a key was accepted")
 	}
 }

@@ -1,4 +1,4 @@
-package safety_test
+package safetyredis_test
 
 import (
 	"context"
@@ -21,15 +21,19 @@ import (
 	"github.com/hanchat/luagen/internal/safetytest"
 	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/services/degraded"
-	"github.com/hanchat/luagen/services/vm2/safety"
+	"github.com/hanchat/luagen/services/vm2/callerlimit"
+	"github.com/hanchat/luagen/services/vm2/safetycache"
+	"github.com/hanchat/luagen/services/vm2/safetyrecord"
+	"github.com/hanchat/luagen/services/vm2/safetyredis"
+	"github.com/hanchat/luagen/services/vm2/waker"
 	"github.com/redis/go-redis/v9"
 )
 
-func healthOf(t *testing.T, h http.Handler) (int, safety.Health) {
+func healthOf(t *testing.T, h http.Handler) (int, safetyredis.Health) {
 	t.Helper()
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/health/safety-redis", nil))
-	var out safety.Health
+	var out safetyredis.Health
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 		t.Fatalf("health body %q: %v", rec.Body.String(), err)
 	}
@@ -45,45 +49,45 @@ func healthOf(t *testing.T, h http.Handler) (int, safety.Health) {
 func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv, db0 := startSafetyRedis(t)
+	srv, db0 := safetytest.StartRedis(t)
 	const timeout = 150 * time.Millisecond
-	c, reg := safetytest.New(t, srv.Client(vm2.DB0, safetytest.Impatient), safety.Options{
+	c, reg := safetytest.New(t, srv.Client(vm2.DB0, safetytest.Impatient), safetyredis.Options{
 		CacheTimeout: timeout, RateLimitTimeout: timeout, PublishTimeout: timeout, ProbeTimeout: timeout,
 		RetryInterval: 50 * time.Millisecond,
 	})
 	k := safetytest.NewCache(t, c, safetytest.Policy)
 	const localLimit = 40
-	l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{
+	l, err := callerlimit.New(c, map[string]callerlimit.Policy{
 		"open":   {Limit: 1000000, Window: time.Hour, Degraded: degraded.LocalLimit, LocalLimit: localLimit},
 		"closed": {Limit: 1000000, Window: time.Hour, Degraded: degraded.FailClosed},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waker, err := safety.NewWaker(c)
+	wk, err := waker.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := waker.Subscribe(ctx)
+	sub, err := wk.Subscribe(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	safetytest.WaitWakeup(t, sub, safety.WakeSubscribed, 5*time.Second)
+	safetytest.WaitWakeup(t, sub, safetyrecord.WakeSubscribed, 5*time.Second)
 	if got := promtest.Value(t, reg, "han_safety_wakeup_subscribers", nil); got != 1 {
 		t.Fatalf("subscribers gauge %v, want 1", got)
 	}
 	health := c.HealthHandler()
-	if code, h := healthOf(t, health); code != http.StatusOK || h.Status != safety.HealthOK {
+	if code, h := healthOf(t, health); code != http.StatusOK || h.Status != safetyredis.HealthOK {
 		t.Fatalf("health before: %d %+v", code, h)
 	}
 
 	const workers, nkeys = 32, 64
 	keys := make([]vm2.SafetyTextKey, nkeys)
-	records := make([]safety.TextResult, nkeys)
+	records := make([]safetyrecord.TextResult, nkeys)
 	for i := range keys {
 		keys[i], _ = vm2.NewSafetyTextKey(safetytest.Digest("message "+strconv.Itoa(i)), "rules-1")
-		records[i] = safety.TextResult{Verdict: safety.VerdictAllow, RuleIDs: []string{"r." + strconv.Itoa(i)}}
+		records[i] = safetyrecord.TextResult{Verdict: safetyrecord.VerdictAllow, RuleIDs: []string{"r." + strconv.Itoa(i)}}
 	}
 	var ops, hits, computed, dropped, openLocalAllowed, openLocalDenied, openRedis, closedDenied atomic.Int64
 	var longest atomic.Int64
@@ -126,7 +130,7 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 						if err != nil {
 							t.Errorf("set: %v", err)
 						}
-						if res.Outcome == safety.SetDropped {
+						if res.Outcome == safetycache.SetDropped {
 							dropped.Add(1)
 						}
 					}
@@ -136,11 +140,11 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 					switch {
 					case err != nil:
 						t.Errorf("open: %v", err)
-					case d.Source == safety.SourceRedis:
+					case d.Source == callerlimit.SourceRedis:
 						openRedis.Add(1)
-					case d.Source == safety.SourceLocal && d.Allowed:
+					case d.Source == callerlimit.SourceLocal && d.Allowed:
 						openLocalAllowed.Add(1)
-					case d.Source == safety.SourceLocal:
+					case d.Source == callerlimit.SourceLocal:
 						openLocalDenied.Add(1)
 					default:
 						t.Errorf("open decided by %s", d.Source)
@@ -151,9 +155,9 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 					switch {
 					case err != nil:
 						t.Errorf("closed: %v", err)
-					case d.Source == safety.SourceClosed && !d.Allowed && d.RetryAfter > 0:
+					case d.Source == callerlimit.SourceClosed && !d.Allowed && d.RetryAfter > 0:
 						closedDenied.Add(1)
-					case d.Source != safety.SourceRedis:
+					case d.Source != callerlimit.SourceRedis:
 						t.Errorf("closed: %+v", d)
 					}
 				})
@@ -174,7 +178,7 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 
 	// Redis stops; the callers keep going.
 	srv.Stop()
-	if !redistest.WaitFor(ctx, 10*time.Second, func() bool { return c.Health(ctx).Status == safety.HealthDegraded }) {
+	if !redistest.WaitFor(ctx, 10*time.Second, func() bool { return c.Health(ctx).Status == safetyredis.HealthDegraded }) {
 		t.Fatal("health never reported degraded")
 	}
 	atStop := ops.Load()
@@ -188,10 +192,10 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 		t.Fatalf("fail-open let %d through locally, want exactly its local limit %d", got, localLimit)
 	}
 	code, h := healthOf(t, health)
-	if code != http.StatusOK || h.Status != safety.HealthDegraded || h.Critical || h.Since.IsZero() || h.Reason == "" {
+	if code != http.StatusOK || h.Status != safetyredis.HealthDegraded || h.Critical || h.Since.IsZero() || h.Reason == "" {
 		t.Fatalf("health during the outage: %d %+v", code, h)
 	}
-	if res, err := waker.Publish(ctx, safety.Wakeup{Reason: safety.WakeTasksReady}); err != nil || res.Sent {
+	if res, err := wk.Publish(ctx, safetyrecord.Wakeup{Reason: safetyrecord.WakeTasksReady}); err != nil || res.Sent {
 		t.Fatalf("publish during the outage: %+v %v", res, err)
 	}
 	if promtest.Value(t, reg, "han_safety_redis_degraded", nil) != 1 || promtest.Value(t, reg, "han_safety_wakeup_published_total", map[string]string{"result": "dropped"}) != 1 {
@@ -200,10 +204,10 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 
 	// Redis comes back empty: the Client recovers lazily and the caches warm again.
 	srv.Restart()
-	if !redistest.WaitFor(ctx, 10*time.Second, func() bool { return c.Health(ctx).Status == safety.HealthOK }) {
+	if !redistest.WaitFor(ctx, 10*time.Second, func() bool { return c.Health(ctx).Status == safetyredis.HealthOK }) {
 		t.Fatal("health never recovered")
 	}
-	safetytest.WaitWakeup(t, sub, safety.WakeSubscribed, 10*time.Second)
+	safetytest.WaitWakeup(t, sub, safetyrecord.WakeSubscribed, 10*time.Second)
 	atRestart, openAtRestart := hits.Load(), openRedis.Load()
 	if !redistest.WaitFor(ctx, 10*time.Second, func() bool {
 		cached := 0
@@ -216,11 +220,11 @@ func TestSafetyRedisStoppedWhileCallersKeepGoing(t *testing.T) {
 	}) {
 		t.Fatalf("the caches did not warm again: %d hits since the restart", hits.Load()-atRestart)
 	}
-	res, err := waker.Publish(ctx, safety.Wakeup{Reason: safety.WakeTasksReady})
+	res, err := wk.Publish(ctx, safetyrecord.Wakeup{Reason: safetyrecord.WakeTasksReady})
 	if err != nil || !res.Sent || res.Receivers != 1 {
 		t.Fatalf("publish after the restart: %+v %v", res, err)
 	}
-	safetytest.WaitWakeup(t, sub, safety.WakeTasksReady, 5*time.Second)
+	safetytest.WaitWakeup(t, sub, safetyrecord.WakeTasksReady, 5*time.Second)
 
 	stopWorkers()
 	if got := promtest.Sum(t, reg, "han_safety_cache_writes_total", map[string]string{"result": "dropped"}); got != float64(dropped.Load()) {
@@ -272,39 +276,39 @@ func TestSafetyHungRedisNoCallBlocksPastItsTimeout(t *testing.T) {
 
 func testHungRedis(t *testing.T, contextTimeouts bool) {
 	ctx := context.Background()
-	srv, db0 := startSafetyRedis(t)
+	srv, db0 := safetytest.StartRedis(t)
 	patient := func(o *redis.Options) {
 		o.DialTimeout, o.ReadTimeout, o.WriteTimeout, o.PoolTimeout = 30*time.Second, 30*time.Second, 30*time.Second, 30*time.Second
 		o.MaxRetries = -1
 		o.ContextTimeoutEnabled = contextTimeouts
 	}
 	const timeout = 100 * time.Millisecond
-	c, _ := safetytest.New(t, srv.Client(vm2.DB0, patient), safety.Options{
+	c, _ := safetytest.New(t, srv.Client(vm2.DB0, patient), safetyredis.Options{
 		CacheTimeout: timeout, RateLimitTimeout: timeout, PublishTimeout: timeout, ProbeTimeout: timeout,
 		RetryInterval: 200 * time.Millisecond,
 	})
 	k := safetytest.NewCache(t, c, safetytest.Policy)
-	l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{
+	l, err := callerlimit.New(c, map[string]callerlimit.Policy{
 		"open":   {Limit: 100, Window: time.Minute, Degraded: degraded.LocalLimit, LocalLimit: 5},
 		"closed": {Limit: 100, Window: time.Minute},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waker, err := safety.NewWaker(c)
+	wk, err := waker.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
 	key, _ := vm2.NewSafetyVerdictKey(safetytest.Digest("file"), "cfg-1", "bundle-1")
-	verdict := safety.FileVerdict{Verdict: safety.VerdictBlock, RuleIDs: []string{"sig.1"}}
+	verdict := safetyrecord.FileVerdict{Verdict: safetyrecord.VerdictBlock, RuleIDs: []string{"sig.1"}}
 	// The entry is written through a client without the 100 ms timeout (a
 	// loaded machine may take longer), so c meets the hang healthy.
-	setup, _ := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{CacheTimeout: 5 * time.Second})
-	if res, err := safetytest.NewCache(t, setup, safetytest.Policy).SetVerdict(ctx, key, verdict); err != nil || res.Outcome != safety.SetWritten {
+	setup, _ := safetytest.New(t, srv.Client(vm2.DB0), safetyredis.Options{CacheTimeout: 5 * time.Second})
+	if res, err := safetytest.NewCache(t, setup, safetytest.Policy).SetVerdict(ctx, key, verdict); err != nil || res.Outcome != safetycache.SetWritten {
 		t.Fatalf("%+v %v", res, err)
 	}
 
-	pid := redisPID(t, db0)
+	pid := safetytest.RedisPID(t, db0)
 	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -329,23 +333,23 @@ func testHungRedis(t *testing.T, contextTimeouts bool) {
 				if _, hit, err := k.GetVerdict(ctx, key); hit || err != nil {
 					t.Errorf("get on a hung Redis: hit %v, %v", hit, err)
 				}
-				if res, err := k.SetVerdict(ctx, key, verdict); err != nil || res.Outcome != safety.SetDropped {
+				if res, err := k.SetVerdict(ctx, key, verdict); err != nil || res.Outcome != safetycache.SetDropped {
 					t.Errorf("set on a hung Redis: %+v %v", res, err)
 				}
-				if d, err := l.Allow(ctx, "closed", 1); err != nil || d.Allowed || d.Source != safety.SourceClosed {
+				if d, err := l.Allow(ctx, "closed", 1); err != nil || d.Allowed || d.Source != callerlimit.SourceClosed {
 					t.Errorf("fail-closed on a hung Redis: %+v %v", d, err)
 				}
 				d, err := l.Allow(ctx, "open", 1)
-				if err != nil || d.Source != safety.SourceLocal {
+				if err != nil || d.Source != callerlimit.SourceLocal {
 					t.Errorf("fail-open on a hung Redis: %+v %v", d, err)
 				}
 				if d.Allowed {
 					localAllowed.Add(1)
 				}
-				if res, err := waker.Publish(ctx, safety.Wakeup{Reason: safety.WakeTasksReady}); err != nil || res.Sent {
+				if res, err := wk.Publish(ctx, safetyrecord.Wakeup{Reason: safetyrecord.WakeTasksReady}); err != nil || res.Sent {
 					t.Errorf("publish on a hung Redis: %+v %v", res, err)
 				}
-				if h := c.Health(ctx); h.Status != safety.HealthDegraded || h.Reason != "timeout" {
+				if h := c.Health(ctx); h.Status != safetyredis.HealthDegraded || h.Reason != "timeout" {
 					t.Errorf("health on a hung Redis: %+v", h)
 				}
 				el := int64(time.Since(start))
@@ -364,62 +368,17 @@ func testHungRedis(t *testing.T, contextTimeouts bool) {
 	}
 
 	resume()
-	if !redistest.WaitFor(ctx, 30*time.Second, func() bool { return c.Health(ctx).Status == safety.HealthOK }) {
+	if !redistest.WaitFor(ctx, 30*time.Second, func() bool { return c.Health(ctx).Status == safetyredis.HealthOK }) {
 		t.Fatal("health never recovered")
 	}
 	// A read may still take longer than 100 ms on a loaded machine: wait for a hit.
-	var got safety.FileVerdict
+	var got safetyrecord.FileVerdict
 	var hit bool
 	if !redistest.WaitFor(ctx, 10*time.Second, func() bool {
 		got, hit, err = k.GetVerdict(ctx, key)
 		return err == nil && hit
 	}) || !cmp.Equal(got, verdict) {
 		t.Fatalf("after resuming: %+v %v %v", got, hit, err)
-	}
-}
-
-// A worker that subscribes while Redis is down is not refused: its subscription is
-// made when Redis comes up, and it is told so (WakeSubscribed) before it receives
-// notifications.
-func TestSafetyWakeupSubscribedWhileRedisDown(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	srv, _ := startSafetyRedis(t)
-	c, reg := safetytest.New(t, srv.Client(vm2.DB0, safetytest.Impatient), safety.Options{RetryInterval: 20 * time.Millisecond})
-	waker, err := safety.NewWaker(c)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv.Stop()
-	sub, err := waker.Subscribe(ctx)
-	if err != nil {
-		t.Fatalf("subscribe while Redis is down: %v", err)
-	}
-	defer sub.Close()
-	srv.Restart()
-	safetytest.WaitWakeup(t, sub, safety.WakeSubscribed, 10*time.Second)
-	var res safety.PublishResult
-	if !redistest.WaitFor(ctx, 5*time.Second, func() bool {
-		res, err = waker.Publish(ctx, safety.Wakeup{Reason: safety.WakeTasksReady})
-		return err == nil && res.Sent
-	}) || res.Receivers != 1 {
-		t.Fatalf("publish: %+v %v", res, err)
-	}
-	safetytest.WaitWakeup(t, sub, safety.WakeTasksReady, 5*time.Second)
-	// Invalid payloads on the channel (another publisher's bug) are counted, not delivered.
-	admin := srv.Client(vm2.DB0)
-	if err := admin.Publish(ctx, vm2.NewSafetyWakeupChannel().String(), "task 42 is ready: {json document}").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if !redistest.WaitFor(ctx, 5*time.Second, func() bool {
-		return promtest.Value(t, reg, "han_safety_wakeup_received_total", map[string]string{"result": "invalid"}) == 1
-	}) {
-		t.Fatal("the invalid payload was not counted")
-	}
-	select {
-	case w := <-sub.C():
-		t.Fatalf("delivered %+v from an invalid payload", w)
-	default:
 	}
 }
 
@@ -440,13 +399,13 @@ func TestSafetyCallerDeadlineShorterThanTheTimeouts(t *testing.T) {
 			})
 			t.Cleanup(func() { _ = rdb.Close() })
 			const maxInFlight = 4
-			c, reg := safetytest.New(t, rdb, safety.Options{
+			c, reg := safetytest.New(t, rdb, safetyredis.Options{
 				CacheTimeout: time.Second, RateLimitTimeout: time.Second,
 				RetryInterval: time.Millisecond, // nearly every call tries the silent Redis
 				MaxInFlight:   maxInFlight,
 			})
 			k := safetytest.NewCache(t, c, safetytest.Policy)
-			l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{
+			l, err := callerlimit.New(c, map[string]callerlimit.Policy{
 				"open":   {Limit: 100, Window: time.Minute, Degraded: degraded.LocalLimit, LocalLimit: 5},
 				"closed": {Limit: 100, Window: time.Minute},
 			})
@@ -454,7 +413,7 @@ func TestSafetyCallerDeadlineShorterThanTheTimeouts(t *testing.T) {
 				t.Fatal(err)
 			}
 			key, _ := vm2.NewSafetyVerdictKey(safetytest.Digest("file"), "cfg-1", "bundle-1")
-			verdict := safety.FileVerdict{Verdict: safety.VerdictBlock, RuleIDs: []string{"sig.1"}}
+			verdict := safetyrecord.FileVerdict{Verdict: safetyrecord.VerdictBlock, RuleIDs: []string{"sig.1"}}
 			before := runtime.NumGoroutine()
 
 			var localAllowed, closedLate atomic.Int64
@@ -476,20 +435,20 @@ func TestSafetyCallerDeadlineShorterThanTheTimeouts(t *testing.T) {
 							}
 							cancel()
 							ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
-							if res, err := k.SetVerdict(ctx, key, verdict); err != nil && !late(err) || err == nil && res.Outcome != safety.SetDropped {
+							if res, err := k.SetVerdict(ctx, key, verdict); err != nil && !late(err) || err == nil && res.Outcome != safetycache.SetDropped {
 								t.Errorf("set: %+v %v", res, err)
 							}
 							cancel()
 							ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
 							if d, err := l.Allow(ctx, "closed", 1); late(err) {
 								closedLate.Add(1)
-							} else if err != nil || d.Allowed || d.Source != safety.SourceClosed {
+							} else if err != nil || d.Allowed || d.Source != callerlimit.SourceClosed {
 								t.Errorf("fail-closed: %+v %v", d, err)
 							}
 							cancel()
 							ctx, cancel = context.WithTimeout(context.Background(), 20*time.Millisecond)
 							d, err := l.Allow(ctx, "open", 1)
-							if err != nil && !late(err) || err == nil && d.Source != safety.SourceLocal {
+							if err != nil && !late(err) || err == nil && d.Source != callerlimit.SourceLocal {
 								t.Errorf("fail-open: %+v %v", d, err)
 							}
 							if d.Allowed {
@@ -505,7 +464,7 @@ func TestSafetyCallerDeadlineShorterThanTheTimeouts(t *testing.T) {
 			if !c.Degraded() {
 				t.Fatal("the Client did not degrade when Redis answered no caller in time")
 			}
-			if h := c.Health(context.Background()); h.Status != safety.HealthDegraded || h.Reason != "timeout" {
+			if h := c.Health(context.Background()); h.Status != safetyredis.HealthDegraded || h.Reason != "timeout" {
 				t.Fatalf("health: %+v", h)
 			}
 			callers(50) // ...and many at once

@@ -1,4 +1,19 @@
-package safety
+// Package safetycache is Message Safety's typed hot cache on its Redis (vm2,
+// seed 004 §3): text results, file verdicts, link policies and DNS answers
+// (safetyrecord's records), read and written through a safetyredis.Client.
+//
+// Every entry carries the active config generation as its version stamp: a
+// write stamped older than the stored entry never replaces it, and a read by
+// any other generation is a miss. TTLs come from the active Policy, clamped to
+// each key's maximum in keyspec.yaml; a DNS answer keeps its own TTL, capped at
+// 900 s. While Redis is unavailable reads are misses and writes are dropped,
+// and both are counted; the caches warm again lazily, as callers set what they
+// compute.
+//
+// Metrics, on the Client's Registerer: han_safety_cache_lookups_total and
+// han_safety_cache_writes_total by kind and result,
+// han_safety_cache_ttl_clamped_total by kind, han_safety_dns_ttl_capped_total.
+package safetycache
 
 import (
 	"context"
@@ -9,6 +24,16 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm2"
+	"github.com/hanchat/luagen/services/vm2/safetyrecord"
+	"github.com/hanchat/luagen/services/vm2/safetyredis"
+)
+
+// Sentinel errors, matched with errors.Is.
+var (
+	// ErrInvalidPolicy: a Policy the Cache cannot use.
+	ErrInvalidPolicy = errors.New("invalid policy")
+	// ErrStalePolicy: SetPolicy was given a generation older than the active one.
+	ErrStalePolicy = errors.New("policy generation older than the active one")
 )
 
 // maxStamp is the largest generation a script argument may carry (2^53 - 1: exact
@@ -53,20 +78,28 @@ func (p Policy) validate() error {
 // the value (or reads it from PostgreSQL) and the cache warms again by itself. It is
 // safe for concurrent use.
 type Cache struct {
-	c      *Client
-	mu     sync.RWMutex
-	policy Policy
+	c       *safetyredis.Client
+	scripts *vm2.Scripts
+	timeout time.Duration // the Client's CacheTimeout
+	m       *metrics
+	mu      sync.RWMutex
+	policy  Policy
 }
 
-// NewCache makes a Cache on c following policy p.
-func NewCache(c *Client, p Policy) (*Cache, error) {
+// New makes a Cache on c following policy p.
+func New(c *safetyredis.Client, p Policy) (*Cache, error) {
 	if c == nil {
-		return nil, errors.New("safety: NewCache: nil Client")
+		return nil, errors.New("safety: safetycache.New: nil Client")
 	}
 	if err := p.validate(); err != nil {
 		return nil, err
 	}
-	return &Cache{c: c, policy: p}, nil
+	o := c.Options()
+	m, err := newMetrics(o.Registerer)
+	if err != nil {
+		return nil, fmt.Errorf("safety: safetycache.New: metrics: %w", err)
+	}
+	return &Cache{c: c, scripts: c.Scripts(), timeout: o.CacheTimeout, m: m, policy: p}, nil
 }
 
 // Policy is the active policy.
@@ -115,57 +148,57 @@ type SetResult struct {
 }
 
 // GetText reads the text-rules result of key under the active generation.
-func (k *Cache) GetText(ctx context.Context, key vm2.SafetyTextKey) (TextResult, bool, error) {
-	r, _, hit, err := lookup(ctx, k, KindText, key, DecodeText)
+func (k *Cache) GetText(ctx context.Context, key vm2.SafetyTextKey) (safetyrecord.TextResult, bool, error) {
+	r, _, hit, err := lookup(ctx, k, safetyrecord.KindText, key, safetyrecord.DecodeText)
 	return r, hit, err
 }
 
 // SetText stores r under key for the policy's TextTTL (at most 48 h).
-func (k *Cache) SetText(ctx context.Context, key vm2.SafetyTextKey, r TextResult) (SetResult, error) {
-	b, err := EncodeText(r)
+func (k *Cache) SetText(ctx context.Context, key vm2.SafetyTextKey, r safetyrecord.TextResult) (SetResult, error) {
+	b, err := safetyrecord.EncodeText(r)
 	p := k.Policy()
-	return k.store(ctx, KindText, key, b, err, p, p.TextTTL, vm2.SafetyTextMaxTTL)
+	return k.store(ctx, safetyrecord.KindText, key, b, err, p, p.TextTTL, vm2.SafetyTextMaxTTL)
 }
 
 // GetVerdict reads the file verdict of key under the active generation.
-func (k *Cache) GetVerdict(ctx context.Context, key vm2.SafetyVerdictKey) (FileVerdict, bool, error) {
-	v, _, hit, err := lookup(ctx, k, KindVerdict, key, DecodeVerdict)
+func (k *Cache) GetVerdict(ctx context.Context, key vm2.SafetyVerdictKey) (safetyrecord.FileVerdict, bool, error) {
+	v, _, hit, err := lookup(ctx, k, safetyrecord.KindVerdict, key, safetyrecord.DecodeVerdict)
 	return v, hit, err
 }
 
 // SetVerdict stores v under key for the policy's VerdictTTL (at most 30 d).
-func (k *Cache) SetVerdict(ctx context.Context, key vm2.SafetyVerdictKey, v FileVerdict) (SetResult, error) {
-	b, err := EncodeVerdict(v)
+func (k *Cache) SetVerdict(ctx context.Context, key vm2.SafetyVerdictKey, v safetyrecord.FileVerdict) (SetResult, error) {
+	b, err := safetyrecord.EncodeVerdict(v)
 	p := k.Policy()
-	return k.store(ctx, KindVerdict, key, b, err, p, p.VerdictTTL, vm2.SafetyVerdictMaxTTL)
+	return k.store(ctx, safetyrecord.KindVerdict, key, b, err, p, p.VerdictTTL, vm2.SafetyVerdictMaxTTL)
 }
 
 // GetLink reads the link-policy result of key under the active generation.
-func (k *Cache) GetLink(ctx context.Context, key vm2.SafetyLinkKey) (LinkPolicy, bool, error) {
-	l, _, hit, err := lookup(ctx, k, KindLink, key, DecodeLink)
+func (k *Cache) GetLink(ctx context.Context, key vm2.SafetyLinkKey) (safetyrecord.LinkPolicy, bool, error) {
+	l, _, hit, err := lookup(ctx, k, safetyrecord.KindLink, key, safetyrecord.DecodeLink)
 	return l, hit, err
 }
 
 // SetLink stores l under key for the policy's LinkTTL (at most 48 h).
-func (k *Cache) SetLink(ctx context.Context, key vm2.SafetyLinkKey, l LinkPolicy) (SetResult, error) {
-	b, err := EncodeLink(l)
+func (k *Cache) SetLink(ctx context.Context, key vm2.SafetyLinkKey, l safetyrecord.LinkPolicy) (SetResult, error) {
+	b, err := safetyrecord.EncodeLink(l)
 	p := k.Policy()
-	return k.store(ctx, KindLink, key, b, err, p, p.LinkTTL, vm2.SafetyLinkMaxTTL)
+	return k.store(ctx, safetyrecord.KindLink, key, b, err, p, p.LinkTTL, vm2.SafetyLinkMaxTTL)
 }
 
 // GetDNS reads the DNS answer of key under the active generation. Its TTL is what
 // is left of the answer's own TTL; classify it again under the current policy.
-func (k *Cache) GetDNS(ctx context.Context, key vm2.SafetyDNSKey) (DNSAnswer, bool, error) {
+func (k *Cache) GetDNS(ctx context.Context, key vm2.SafetyDNSKey) (safetyrecord.DNSAnswer, bool, error) {
 	want := dnsKeyType(key)
-	a, ttl, hit, err := lookup(ctx, k, KindDNS, key, func(b []byte) (DNSAnswer, error) {
-		a, err := DecodeDNS(b)
+	a, ttl, hit, err := lookup(ctx, k, safetyrecord.KindDNS, key, func(b []byte) (safetyrecord.DNSAnswer, error) {
+		a, err := safetyrecord.DecodeDNS(b)
 		if err == nil && a.RRType != want {
-			return DNSAnswer{}, &RecordError{Record: string(KindDNS), Field: "rrtype", Reason: "not the key's record type", err: ErrCorrupt}
+			return safetyrecord.DNSAnswer{}, &safetyrecord.RecordError{Record: string(safetyrecord.KindDNS), Field: "rrtype", Reason: "not the key's record type", Err: safetyrecord.ErrCorrupt}
 		}
 		return a, err
 	})
 	if err != nil || !hit {
-		return DNSAnswer{}, false, err
+		return safetyrecord.DNSAnswer{}, false, err
 	}
 	a.TTL = ttl
 	return a, true, nil
@@ -176,15 +209,15 @@ func (k *Cache) GetDNS(ctx context.Context, key vm2.SafetyDNSKey) (DNSAnswer, bo
 // (SetSkipped). a.RRType must be the key's record type. A cap is reported
 // (SetResult.Capped) and counted only when SetDNS returns no error: an answer
 // refused before Redis, or a failed call, caps nothing.
-func (k *Cache) SetDNS(ctx context.Context, key vm2.SafetyDNSKey, a DNSAnswer) (SetResult, error) {
-	b, err := EncodeDNS(a)
+func (k *Cache) SetDNS(ctx context.Context, key vm2.SafetyDNSKey, a safetyrecord.DNSAnswer) (SetResult, error) {
+	b, err := safetyrecord.EncodeDNS(a)
 	if err == nil && key.String() != "" && a.RRType != dnsKeyType(key) {
-		err = invalid(string(KindDNS), "rrtype", "not the key's record type")
+		err = &safetyrecord.RecordError{Record: string(safetyrecord.KindDNS), Field: "rrtype", Reason: "not the key's record type", Err: safetyrecord.ErrInvalidRecord}
 	}
 	p := k.Policy()
 	ttl := a.TTL.Truncate(time.Millisecond)
 	if err == nil && ttl < time.Millisecond && key.String() != "" {
-		k.c.m.writes.WithLabelValues(string(KindDNS), string(SetSkipped)).Inc()
+		k.m.writes.WithLabelValues(string(safetyrecord.KindDNS), string(SetSkipped)).Inc()
 		return SetResult{Outcome: SetSkipped}, nil
 	}
 	limit := min(p.DNSMaxTTL, vm2.SafetyDNSMaxTTL)
@@ -192,12 +225,12 @@ func (k *Cache) SetDNS(ctx context.Context, key vm2.SafetyDNSKey, a DNSAnswer) (
 	if ttl > limit {
 		ttl, capped = limit, true
 	}
-	res, err := k.write(ctx, KindDNS, key, b, err, p.Generation, ttl, vm2.SafetyDNSMaxTTL)
+	res, err := k.write(ctx, safetyrecord.KindDNS, key, b, err, p.Generation, ttl, vm2.SafetyDNSMaxTTL)
 	if err != nil {
 		return SetResult{}, err // a refused answer or call: no cap was applied
 	}
 	if capped {
-		k.c.m.dnsTTLCapped.Inc()
+		k.m.dnsTTLCapped.Inc()
 		res.Capped = true
 	}
 	return res, nil
@@ -210,16 +243,16 @@ func dnsKeyType(key vm2.SafetyDNSKey) vm2.DNSRRType {
 }
 
 // lookup runs cache_get under the active generation and decodes a hit.
-func lookup[T any](ctx context.Context, k *Cache, kind Kind, key vm2.CacheGetEntry, decode func([]byte) (T, error)) (T, time.Duration, bool, error) {
+func lookup[T any](ctx context.Context, k *Cache, kind safetyrecord.Kind, key vm2.CacheGetEntry, decode func([]byte) (T, error)) (T, time.Duration, bool, error) {
 	var zero T
 	stamp := k.Policy().Generation
-	res, err := call(ctx, k.c, k.c.opts.CacheTimeout, func(ctx context.Context) (vm2.CacheGetResult, error) {
-		return k.c.scripts.CacheGet(ctx, key, vm2.CacheGetArgs{Stamp: stamp})
+	res, err := safetyredis.Do(ctx, k.c, k.timeout, func(ctx context.Context) (vm2.CacheGetResult, error) {
+		return k.scripts.CacheGet(ctx, key, vm2.CacheGetArgs{Stamp: stamp})
 	})
 	result := lookupHit
-	defer func() { k.c.m.lookups.WithLabelValues(string(kind), result).Inc() }()
+	defer func() { k.m.lookups.WithLabelValues(string(kind), result).Inc() }()
 	switch {
-	case errors.Is(err, errUnavailable):
+	case errors.Is(err, safetyredis.ErrUnavailable):
 		result = lookupUnavailable
 		return zero, 0, false, nil
 	case err != nil:
@@ -242,7 +275,7 @@ func lookup[T any](ctx context.Context, k *Cache, kind Kind, key vm2.CacheGetEnt
 
 // store clamps the configured ttl to the key's maximum and writes. A clamp is
 // reported and counted only for a write that did not fail.
-func (k *Cache) store(ctx context.Context, kind Kind, key vm2.CacheSetEntry, value []byte, encErr error, p Policy, ttl, max time.Duration) (SetResult, error) {
+func (k *Cache) store(ctx context.Context, kind safetyrecord.Kind, key vm2.CacheSetEntry, value []byte, encErr error, p Policy, ttl, max time.Duration) (SetResult, error) {
 	capped := ttl > max
 	if capped {
 		ttl = max
@@ -252,7 +285,7 @@ func (k *Cache) store(ctx context.Context, kind Kind, key vm2.CacheSetEntry, val
 		return SetResult{}, err
 	}
 	if capped {
-		k.c.m.ttlClamped.WithLabelValues(string(kind)).Inc()
+		k.m.ttlClamped.WithLabelValues(string(kind)).Inc()
 		res.Capped = true
 	}
 	return res, nil
@@ -260,17 +293,17 @@ func (k *Cache) store(ctx context.Context, kind Kind, key vm2.CacheSetEntry, val
 
 // write runs cache_set with the generation as stamp; max is passed too, so the
 // script enforces the key's cap even if this code did not.
-func (k *Cache) write(ctx context.Context, kind Kind, key vm2.CacheSetEntry, value []byte, encErr error, stamp int64, ttl, max time.Duration) (SetResult, error) {
-	count := func(r string) { k.c.m.writes.WithLabelValues(string(kind), r).Inc() }
+func (k *Cache) write(ctx context.Context, kind safetyrecord.Kind, key vm2.CacheSetEntry, value []byte, encErr error, stamp int64, ttl, max time.Duration) (SetResult, error) {
+	count := func(r string) { k.m.writes.WithLabelValues(string(kind), r).Inc() }
 	if encErr != nil {
 		count(writeError)
 		return SetResult{}, encErr
 	}
-	res, err := call(ctx, k.c, k.c.opts.CacheTimeout, func(ctx context.Context) (vm2.CacheSetResult, error) {
-		return k.c.scripts.CacheSet(ctx, key, vm2.CacheSetArgs{Value: value, Stamp: stamp, TTL: ttl, MaxTTL: max})
+	res, err := safetyredis.Do(ctx, k.c, k.timeout, func(ctx context.Context) (vm2.CacheSetResult, error) {
+		return k.scripts.CacheSet(ctx, key, vm2.CacheSetArgs{Value: value, Stamp: stamp, TTL: ttl, MaxTTL: max})
 	})
 	switch {
-	case errors.Is(err, errUnavailable):
+	case errors.Is(err, safetyredis.ErrUnavailable):
 		count(string(SetDropped))
 		return SetResult{Outcome: SetDropped, TTL: ttl}, nil
 	case err != nil:

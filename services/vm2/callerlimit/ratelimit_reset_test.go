@@ -1,4 +1,4 @@
-package safety_test
+package callerlimit_test
 
 import (
 	"context"
@@ -8,14 +8,15 @@ import (
 
 	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/internal/redistest"
-	"github.com/hanchat/luagen/services/vm2/safety"
+	"github.com/hanchat/luagen/services/vm2/callerlimit"
+	"github.com/hanchat/luagen/services/vm2/safetyredis"
 	"github.com/redis/go-redis/v9"
 )
 
 // answer is one decision and when the client sent and got it, in Unix ms of the
 // system clock Redis's TIME reads too.
 type answer struct {
-	d          safety.Decision
+	d          callerlimit.Decision
 	sent, recv int64
 }
 
@@ -29,11 +30,11 @@ func TestSafetyRateLimitResetIsTheKeysExpiryOnRedis(t *testing.T) {
 	ctx := context.Background()
 	srv := redistest.Start(t)
 	rdb := srv.Client(0)
-	c, err := safety.New(rdb, safety.Options{RateLimitTimeout: 10 * time.Second})
+	c, err := safetyredis.New(rdb, safetyredis.Options{RateLimitTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{
+	l, err := callerlimit.New(c, map[string]callerlimit.Policy{
 		"burst":      {Limit: 2, Window: time.Minute, MaxJitter: 2 * time.Second},
 		"sequential": {Limit: 2, Window: 2 * time.Minute, MaxJitter: 2 * time.Second},
 	})
@@ -60,7 +61,7 @@ func TestSafetyRateLimitResetIsTheKeysExpiryOnRedis(t *testing.T) {
 			if i == 0 {
 				expiry = pexpiretime(t, rdb, key.String())
 			}
-			if !a.d.Allowed || a.d.Source != safety.SourceRedis || a.d.ResetAt.UnixMilli() != expiry+1 {
+			if !a.d.Allowed || a.d.Source != callerlimit.SourceRedis || a.d.ResetAt.UnixMilli() != expiry+1 {
 				t.Fatalf("request %d: %+v, want allowed by Redis with reset_at %d", i+1, a.d, expiry+1)
 			}
 		}
@@ -70,7 +71,7 @@ func TestSafetyRateLimitResetIsTheKeysExpiryOnRedis(t *testing.T) {
 		t.Helper()
 		early, late, badRetry := 0, 0, 0
 		for _, a := range as {
-			if a.d.Allowed || a.d.Source != safety.SourceRedis {
+			if a.d.Allowed || a.d.Source != callerlimit.SourceRedis {
 				t.Fatalf("want a denial by Redis: %+v", a.d)
 			}
 			reset := a.d.ResetAt.UnixMilli()

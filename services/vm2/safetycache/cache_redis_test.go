@@ -1,4 +1,4 @@
-package safety_test
+package safetycache_test
 
 import (
 	"context"
@@ -17,7 +17,9 @@ import (
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/internal/safetytest"
 	"github.com/hanchat/luagen/internal/scripttest"
-	"github.com/hanchat/luagen/services/vm2/safety"
+	"github.com/hanchat/luagen/services/vm2/safetycache"
+	"github.com/hanchat/luagen/services/vm2/safetyrecord"
+	"github.com/hanchat/luagen/services/vm2/safetyredis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -31,8 +33,8 @@ func TestSafetyVersionStampRace(t *testing.T) {
 	const generations, keys, goroutines, rounds = 8, 10, 64, 40
 	run := func(t *testing.T, rdb redis.Scripter, stored func(key string) (int64, []byte)) {
 		ctx := context.Background()
-		c, reg := safetytest.New(t, rdb, safety.Options{CacheTimeout: 10 * time.Second})
-		caches := make([]*safety.Cache, generations+1)
+		c, reg := safetytest.New(t, rdb, safetyredis.Options{CacheTimeout: 10 * time.Second})
+		caches := make([]*safetycache.Cache, generations+1)
 		for g := 1; g <= generations; g++ {
 			p := safetytest.Policy
 			p.Generation = int64(g)
@@ -46,8 +48,8 @@ func TestSafetyVersionStampRace(t *testing.T) {
 			}
 			entries = append(entries, k)
 		}
-		record := func(g int) safety.FileVerdict {
-			return safety.FileVerdict{Verdict: safety.VerdictReview, RuleIDs: []string{"gen-" + strconv.Itoa(g)}}
+		record := func(g int) safetyrecord.FileVerdict {
+			return safetyrecord.FileVerdict{Verdict: safetyrecord.VerdictReview, RuleIDs: []string{"gen-" + strconv.Itoa(g)}}
 		}
 		var written, stale atomic.Int64
 		var wg sync.WaitGroup
@@ -66,12 +68,12 @@ func TestSafetyVersionStampRace(t *testing.T) {
 						return
 					}
 					switch res.Outcome {
-					case safety.SetWritten:
+					case safetycache.SetWritten:
 						written.Add(1)
 						if res.Stamp != int64(g) {
 							t.Errorf("gen %d write stored stamp %d", g, res.Stamp)
 						}
-					case safety.SetStale:
+					case safetycache.SetStale:
 						stale.Add(1)
 						if res.Stamp <= int64(g) {
 							t.Errorf("gen %d write refused for stamp %d", g, res.Stamp)
@@ -97,7 +99,7 @@ func TestSafetyVersionStampRace(t *testing.T) {
 		}
 		for _, key := range entries {
 			stamp, value := stored(key.String())
-			got, err := safety.DecodeVerdict(value)
+			got, err := safetyrecord.DecodeVerdict(value)
 			if stamp != generations || err != nil || !cmp.Equal(got, record(generations)) {
 				t.Fatalf("%s holds stamp %d, %+v (%v)", key, stamp, got, err)
 			}
@@ -118,7 +120,7 @@ func TestSafetyVersionStampRace(t *testing.T) {
 		})
 	})
 	t.Run("redis", func(t *testing.T) {
-		srv, db0 := startSafetyRedis(t)
+		srv, db0 := safetytest.StartRedis(t)
 		run(t, srv.Client(vm2.DB0, func(o *redis.Options) { o.PoolSize = 32 }), func(key string) (int64, []byte) {
 			v, err := db0.HMGet(context.Background(), key, "stamp", "value").Result()
 			if err != nil || v[0] == nil || v[1] == nil {
@@ -132,10 +134,10 @@ func TestSafetyVersionStampRace(t *testing.T) {
 
 // warmSafety fills the four caches with n entries each and returns a check that
 // reports how many of them are hits.
-func warmSafety(t *testing.T, k *safety.Cache, n int) (fill func() error, hits func() int) {
+func warmSafety(t *testing.T, k *safetycache.Cache, n int) (fill func() error, hits func() int) {
 	ctx := context.Background()
 	type entry struct {
-		set func() (safety.SetResult, error)
+		set func() (safetycache.SetResult, error)
 		get func() (bool, error)
 	}
 	var entries []entry
@@ -145,24 +147,24 @@ func warmSafety(t *testing.T, k *safety.Cache, n int) (fill func() error, hits f
 		vk, _ := vm2.NewSafetyVerdictKey(safetytest.Digest("file "+s), "cfg-1", "bundle-1")
 		lk, _ := vm2.NewSafetyLinkKey(safetytest.Digest("https://example.com/"+s), "rules-1", "cfg-1")
 		dk, _ := vm2.NewSafetyDNSKey(safetytest.Digest("host"+s+".example"), vm2.DNSRRTypeA)
-		tr := safety.TextResult{Verdict: safety.VerdictMonitor, MonitorRuleIDs: []string{"m." + s}}
-		fv := safety.FileVerdict{Verdict: safety.VerdictAllow, RuleIDs: []string{"sig." + s}}
-		lp := safety.LinkPolicy{Class: safety.LinkUnknown, Verdict: safety.VerdictAllow}
-		da := safety.DNSAnswer{RRType: vm2.DNSRRTypeA, TTL: 10 * time.Minute, Addrs: []netip.Addr{netip.AddrFrom4([4]byte{10, 0, byte(i), 0})}}
+		tr := safetyrecord.TextResult{Verdict: safetyrecord.VerdictMonitor, MonitorRuleIDs: []string{"m." + s}}
+		fv := safetyrecord.FileVerdict{Verdict: safetyrecord.VerdictAllow, RuleIDs: []string{"sig." + s}}
+		lp := safetyrecord.LinkPolicy{Class: safetyrecord.LinkUnknown, Verdict: safetyrecord.VerdictAllow}
+		da := safetyrecord.DNSAnswer{RRType: vm2.DNSRRTypeA, TTL: 10 * time.Minute, Addrs: []netip.Addr{netip.AddrFrom4([4]byte{10, 0, byte(i), 0})}}
 		entries = append(entries,
-			entry{func() (safety.SetResult, error) { return k.SetText(ctx, tk, tr) }, func() (bool, error) {
+			entry{func() (safetycache.SetResult, error) { return k.SetText(ctx, tk, tr) }, func() (bool, error) {
 				got, hit, err := k.GetText(ctx, tk)
 				return hit && cmp.Equal(got, tr), err
 			}},
-			entry{func() (safety.SetResult, error) { return k.SetVerdict(ctx, vk, fv) }, func() (bool, error) {
+			entry{func() (safetycache.SetResult, error) { return k.SetVerdict(ctx, vk, fv) }, func() (bool, error) {
 				got, hit, err := k.GetVerdict(ctx, vk)
 				return hit && cmp.Equal(got, fv), err
 			}},
-			entry{func() (safety.SetResult, error) { return k.SetLink(ctx, lk, lp) }, func() (bool, error) {
+			entry{func() (safetycache.SetResult, error) { return k.SetLink(ctx, lk, lp) }, func() (bool, error) {
 				got, hit, err := k.GetLink(ctx, lk)
 				return hit && cmp.Equal(got, lp), err
 			}},
-			entry{func() (safety.SetResult, error) { return k.SetDNS(ctx, dk, da) }, func() (bool, error) {
+			entry{func() (safetycache.SetResult, error) { return k.SetDNS(ctx, dk, da) }, func() (bool, error) {
 				got, hit, err := k.GetDNS(ctx, dk)
 				return hit && got.Addrs[0] == da.Addrs[0] && got.TTL > 0 && got.TTL <= da.TTL, err
 			}},
@@ -170,7 +172,7 @@ func warmSafety(t *testing.T, k *safety.Cache, n int) (fill func() error, hits f
 	}
 	fill = func() error {
 		for _, e := range entries {
-			if res, err := e.set(); err != nil || res.Outcome != safety.SetWritten {
+			if res, err := e.set(); err != nil || res.Outcome != safetycache.SetWritten {
 				return fmt.Errorf("set: %+v %v", res, err)
 			}
 		}
@@ -198,8 +200,8 @@ func warmSafety(t *testing.T, k *safety.Cache, n int) (fill func() error, hits f
 func TestSafetyCacheLossAndRebuild(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv, db0 := startSafetyRedis(t)
-	c, reg := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{RetryInterval: 20 * time.Millisecond, CacheTimeout: 5 * time.Second})
+	srv, db0 := safetytest.StartRedis(t)
+	c, reg := safetytest.New(t, srv.Client(vm2.DB0), safetyredis.Options{RetryInterval: 20 * time.Millisecond, CacheTimeout: 5 * time.Second})
 	k := safetytest.NewCache(t, c, safetytest.Policy)
 	fill, hits := warmSafety(t, k, 25)
 	if err := fill(); err != nil {
@@ -234,7 +236,7 @@ func TestSafetyCacheLossAndRebuild(t *testing.T) {
 	if got := promtest.Sum(t, reg, "han_safety_cache_lookups_total", map[string]string{"result": "hit"}); got < 200 {
 		t.Fatalf("hits counted %v, want at least 200", got)
 	}
-	for _, kind := range safety.Kinds {
+	for _, kind := range safetyrecord.Kinds {
 		if got := promtest.Value(t, reg, "han_safety_cache_lookups_total", map[string]string{"kind": string(kind), "result": "miss"}); got < 25 {
 			t.Errorf("%s misses counted %v, want at least 25", kind, got)
 		}
@@ -246,12 +248,12 @@ func TestSafetyCacheLossAndRebuild(t *testing.T) {
 func TestSafetyDNSTTLCapOnRedis(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv, db0 := startSafetyRedis(t)
-	c, reg := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{CacheTimeout: 5 * time.Second})
+	srv, db0 := safetytest.StartRedis(t)
+	c, reg := safetytest.New(t, srv.Client(vm2.DB0), safetyredis.Options{CacheTimeout: 5 * time.Second})
 	k := safetytest.NewCache(t, c, safetytest.Policy)
 	long, _ := vm2.NewSafetyDNSKey(safetytest.Digest("cdn.example"), vm2.DNSRRTypeAAAA)
 	short, _ := vm2.NewSafetyDNSKey(safetytest.Digest("fast.example"), vm2.DNSRRTypeAAAA)
-	a := safety.DNSAnswer{RRType: vm2.DNSRRTypeAAAA, TTL: 86400 * time.Second, Addrs: []netip.Addr{netip.MustParseAddr("2001:db8::5")}}
+	a := safetyrecord.DNSAnswer{RRType: vm2.DNSRRTypeAAAA, TTL: 86400 * time.Second, Addrs: []netip.Addr{netip.MustParseAddr("2001:db8::5")}}
 	if res, err := k.SetDNS(ctx, long, a); err != nil || !res.Capped || res.TTL != 900*time.Second {
 		t.Fatalf("a day-long answer: %+v %v", res, err)
 	}
@@ -282,27 +284,27 @@ func TestSafetyMaxValueAndInvalidSerialization(t *testing.T) {
 	for _, protocol := range []int{2, 3} {
 		t.Run("RESP"+strconv.Itoa(protocol), func(t *testing.T) {
 			ctx := context.Background()
-			srv, db0 := startSafetyRedis(t)
-			c, _ := safetytest.New(t, srv.Client(vm2.DB0, func(o *redis.Options) { o.Protocol = protocol }), safety.Options{CacheTimeout: 5 * time.Second})
+			srv, db0 := safetytest.StartRedis(t)
+			c, _ := safetytest.New(t, srv.Client(vm2.DB0, func(o *redis.Options) { o.Protocol = protocol }), safetyredis.Options{CacheTimeout: 5 * time.Second})
 			k := safetytest.NewCache(t, c, safetytest.Policy)
 			key, _ := vm2.NewSafetyTextKey(safetytest.Digest("big"), "rules-1")
 
-			var largest safety.TextResult
+			var largest safetyrecord.TextResult
 			for n := 1; ; n++ {
-				r := safety.TextResult{Verdict: safety.VerdictBlock}
+				r := safetyrecord.TextResult{Verdict: safetyrecord.VerdictBlock}
 				for i := 0; i < n; i++ {
 					id := fmt.Sprintf("%064d", i)
-					if i < safety.MaxRuleIDs {
+					if i < safetyrecord.MaxRuleIDs {
 						r.RuleIDs = append(r.RuleIDs, id)
 					} else {
 						r.MonitorRuleIDs = append(r.MonitorRuleIDs, id)
 					}
 				}
-				if _, err := safety.EncodeText(r); err != nil {
-					if !errors.Is(err, safety.ErrTooLarge) {
+				if _, err := safetyrecord.EncodeText(r); err != nil {
+					if !errors.Is(err, safetyrecord.ErrTooLarge) {
 						t.Fatal(err)
 					}
-					if _, err := k.SetText(ctx, key, r); !errors.Is(err, safety.ErrTooLarge) {
+					if _, err := k.SetText(ctx, key, r); !errors.Is(err, safetyrecord.ErrTooLarge) {
 						t.Fatalf("one id more: %v", err)
 					}
 					if db0.Exists(ctx, key.String()).Val() != 0 {
@@ -312,7 +314,7 @@ func TestSafetyMaxValueAndInvalidSerialization(t *testing.T) {
 				}
 				largest = r
 			}
-			if res, err := k.SetText(ctx, key, largest); err != nil || res.Outcome != safety.SetWritten {
+			if res, err := k.SetText(ctx, key, largest); err != nil || res.Outcome != safetycache.SetWritten {
 				t.Fatalf("largest: %+v %v", res, err)
 			}
 			if n := db0.HStrLen(ctx, key.String(), "value").Val(); n > vm2.SafetyTextMaxBytes || n < vm2.SafetyTextMaxBytes-66 {
@@ -323,7 +325,7 @@ func TestSafetyMaxValueAndInvalidSerialization(t *testing.T) {
 			}
 			// Binary-safe: addresses full of zero bytes.
 			dk, _ := vm2.NewSafetyDNSKey(safetytest.Digest("zero.example"), vm2.DNSRRTypeA)
-			zeros := safety.DNSAnswer{RRType: vm2.DNSRRTypeA, TTL: time.Minute, Addrs: []netip.Addr{netip.MustParseAddr("0.0.0.0"), netip.MustParseAddr("10.0.0.0")}}
+			zeros := safetyrecord.DNSAnswer{RRType: vm2.DNSRRTypeA, TTL: time.Minute, Addrs: []netip.Addr{netip.MustParseAddr("0.0.0.0"), netip.MustParseAddr("10.0.0.0")}}
 			if _, err := k.SetDNS(ctx, dk, zeros); err != nil {
 				t.Fatal(err)
 			}
@@ -344,7 +346,7 @@ func TestSafetyMaxValueAndInvalidSerialization(t *testing.T) {
 				if err := db0.HSet(ctx, key.String(), "stamp", stamp, "value", v).Err(); err != nil {
 					t.Fatal(err)
 				}
-				if _, hit, err := k.GetText(ctx, key); hit || !errors.Is(err, safety.ErrCorrupt) {
+				if _, hit, err := k.GetText(ctx, key); hit || !errors.Is(err, safetyrecord.ErrCorrupt) {
 					t.Errorf("%s: hit %v, %v", name, hit, err)
 				}
 			}
@@ -367,7 +369,7 @@ func TestSafetyMaxValueAndInvalidSerialization(t *testing.T) {
 }
 
 func mustEncodeText(t *testing.T) string {
-	b, err := safety.EncodeText(safety.TextResult{Verdict: safety.VerdictAllow, RuleIDs: []string{"a", "b"}})
+	b, err := safetyrecord.EncodeText(safetyrecord.TextResult{Verdict: safetyrecord.VerdictAllow, RuleIDs: []string{"a", "b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +377,7 @@ func mustEncodeText(t *testing.T) string {
 }
 
 func mustEncodeVerdict(t *testing.T) []byte {
-	b, err := safety.EncodeVerdict(safety.FileVerdict{Verdict: safety.VerdictAllow})
+	b, err := safetyrecord.EncodeVerdict(safetyrecord.FileVerdict{Verdict: safetyrecord.VerdictAllow})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package safety
+package safetyredis
 
 import (
 	"context"
@@ -70,11 +70,11 @@ func TestDegradedModeRetriesOncePerInterval(t *testing.T) {
 	tries := 0
 	down := func(context.Context) (int, error) { tries++; return 0, io.EOF }
 	up := func(context.Context) (int, error) { tries++; return 1, nil }
-	if _, err := call(ctx, c, time.Second, down); !errors.Is(err, errUnavailable) || !c.Degraded() {
+	if _, err := Do(ctx, c, time.Second, down); !errors.Is(err, ErrUnavailable) || !c.Degraded() {
 		t.Fatalf("first outage: %v, degraded %v", err, c.Degraded())
 	}
 	for i := 0; i < 10; i++ {
-		if _, err := call(ctx, c, time.Second, up); !errors.Is(err, errUnavailable) {
+		if _, err := Do(ctx, c, time.Second, up); !errors.Is(err, ErrUnavailable) {
 			t.Fatalf("skipped call: %v", err)
 		}
 	}
@@ -82,7 +82,7 @@ func TestDegradedModeRetriesOncePerInterval(t *testing.T) {
 		t.Fatalf("%d calls reached Redis within the retry interval, want 1", tries)
 	}
 	clock.Advance(time.Second)
-	if v, err := call(ctx, c, time.Second, up); err != nil || v != 1 || c.Degraded() {
+	if v, err := Do(ctx, c, time.Second, up); err != nil || v != 1 || c.Degraded() {
 		t.Fatalf("retry after the interval: %v %v, degraded %v", v, err, c.Degraded())
 	}
 	if h := c.Health(ctx); h.Status != HealthOK || h.Critical {
@@ -94,7 +94,7 @@ func TestDegradedModeRetriesOncePerInterval(t *testing.T) {
 	// The caller's own cancellation says nothing about Redis.
 	cctx, cancel := context.WithCancel(ctx)
 	cancel()
-	if _, err := call(cctx, c, time.Second, down); !errors.Is(err, context.Canceled) || c.Degraded() {
+	if _, err := Do(cctx, c, time.Second, down); !errors.Is(err, context.Canceled) || c.Degraded() {
 		t.Fatalf("cancelled: %v, degraded %v", err, c.Degraded())
 	}
 }
@@ -122,10 +122,10 @@ func TestCallerDeadlineIsAnOutageAndStuckCallsAreBounded(t *testing.T) {
 			t.Fatalf("%d of 100 calls were outages, want 10", outages)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
-		_, err := call(ctx, c, time.Hour, hung)
+		_, err := Do(ctx, c, time.Hour, hung)
 		cancel()
 		switch {
-		case errors.Is(err, errUnavailable):
+		case errors.Is(err, ErrUnavailable):
 			outages++
 		case errors.Is(err, context.DeadlineExceeded):
 			// The 10 ms ran out before the call began (a loaded machine can
@@ -146,7 +146,7 @@ func TestCallerDeadlineIsAnOutageAndStuckCallsAreBounded(t *testing.T) {
 		t.Fatal("the stuck calls never ended")
 	}
 	// Their slots are free again: the next call runs.
-	if v, err := call(context.Background(), c, time.Second, func(context.Context) (int, error) { return 7, nil }); err != nil || v != 7 || c.Degraded() {
+	if v, err := Do(context.Background(), c, time.Second, func(context.Context) (int, error) { return 7, nil }); err != nil || v != 7 || c.Degraded() {
 		t.Fatalf("after the stuck calls ended: %v %v, degraded %v", v, err, c.Degraded())
 	}
 }
@@ -156,10 +156,10 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	if _, err := New(nil, Options{}); err == nil {
 		t.Fatal("nil client accepted")
 	}
-	if _, err := New(sc, Options{CacheTimeout: -time.Second}); !errors.Is(err, ErrInvalidPolicy) {
+	if _, err := New(sc, Options{CacheTimeout: -time.Second}); !errors.Is(err, ErrInvalidOptions) {
 		t.Fatalf("negative timeout: %v", err)
 	}
-	if _, err := New(sc, Options{MaxInFlight: -1}); !errors.Is(err, ErrInvalidPolicy) {
+	if _, err := New(sc, Options{MaxInFlight: -1}); !errors.Is(err, ErrInvalidOptions) {
 		t.Fatalf("negative MaxInFlight: %v", err)
 	}
 	// Two Clients on one registry share its collectors: they count together.
@@ -172,19 +172,7 @@ func TestNewRefusesBadOptions(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a second Client on one registry: %v", err)
 	}
-	if second.m.degraded != first.m.degraded || second.m.lookups != first.m.lookups {
+	if second.m.degraded != first.m.degraded || second.m.degradations != first.m.degradations {
 		t.Fatal("the second Client registered collectors of its own")
 	}
-	if _, err := NewWaker(mustNew(t, sc)); !errors.Is(err, ErrNoPubSub) {
-		t.Fatalf("a Waker without Pub/Sub: %v", err)
-	}
-}
-
-func mustNew(t *testing.T, rdb redis.Scripter) *Client {
-	t.Helper()
-	c, err := New(rdb, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
 }

@@ -1,4 +1,10 @@
-package safety
+// Package taskqueue is Message Safety's task queue in PostgreSQL (table
+// safety_tasks, seed 004 §1, §8): its only queue and lease source. Tasks are
+// queued with the write that needs them (Enqueue through the caller's
+// transaction) and claimed with FOR UPDATE SKIP LOCKED under a lease whose
+// generation fences every completion, extension and release. Redis holds no
+// task state: a wake-up (package waker) only tells a worker to claim sooner.
+package taskqueue
 
 import (
 	"context"
@@ -12,33 +18,33 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// TaskMigration is the SQL that creates the safety_tasks table and its index
-// (idempotent: CREATE ... IF NOT EXISTS). TaskQueue.Migrate runs it.
+// Migration is the SQL that creates the safety_tasks table and its index
+// (idempotent: CREATE ... IF NOT EXISTS). Queue.Migrate runs it.
 //
 //go:embed migrations/001_safety_tasks.sql
-var TaskMigration string
+var Migration string
 
-// ErrTaskLeaseLost: the task's lease ran out and another worker claimed it (or
+// ErrLeaseLost: the task's lease ran out and another worker claimed it (or
 // it is done already); the completion, extension or release was refused.
-var ErrTaskLeaseLost = errors.New("safety: task lease lost")
+var ErrLeaseLost = errors.New("safety: task lease lost")
 
-// TaskKind is what a safety task checks.
-type TaskKind string
+// Kind is what a safety task checks.
+type Kind string
 
 // Task kinds.
 const (
-	TaskText TaskKind = "text" // a message's text
-	TaskFile TaskKind = "file" // an attachment
-	TaskLink TaskKind = "link" // the links of a message
+	KindText Kind = "text" // a message's text
+	KindFile Kind = "file" // an attachment
+	KindLink Kind = "link" // the links of a message
 )
 
-func (k TaskKind) valid() bool { return k == TaskText || k == TaskFile || k == TaskLink }
+func (k Kind) valid() bool { return k == KindText || k == KindFile || k == KindLink }
 
 // NewTask is a task to queue: its id and what it checks, by reference only
 // (never the text, the file or the URL).
 type NewTask struct {
 	ID        string // a UUID
-	Kind      TaskKind
+	Kind      Kind
 	SubjectID string // the message or attachment, a UUID
 }
 
@@ -46,7 +52,7 @@ type NewTask struct {
 // Complete, Extend and Release present it, and fail once another claim raised it.
 type Task struct {
 	ID        string
-	Kind      TaskKind
+	Kind      Kind
 	SubjectID string
 	// Generation is raised by every claim of the task.
 	Generation int64
@@ -61,30 +67,30 @@ type Execer interface {
 	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
 }
 
-// TaskQueue is the safety_tasks table in PostgreSQL: Message Safety's only queue
+// Queue is the safety_tasks table in PostgreSQL: Message Safety's only queue
 // and lease source (seed 004 §1). Table names are unqualified: point the pool's
 // search_path at the schema that holds them. It is safe for concurrent use.
-type TaskQueue struct {
+type Queue struct {
 	pool *pgxpool.Pool
 }
 
-// NewTaskQueue returns a TaskQueue on pool, which must not be nil.
-func NewTaskQueue(pool *pgxpool.Pool) *TaskQueue {
-	return &TaskQueue{pool: pool}
+// New returns a Queue on pool, which must not be nil.
+func New(pool *pgxpool.Pool) *Queue {
+	return &Queue{pool: pool}
 }
 
 // Migrate creates the table and its index when they are missing.
-func (q *TaskQueue) Migrate(ctx context.Context) error {
-	if _, err := q.pool.Exec(ctx, TaskMigration); err != nil {
+func (q *Queue) Migrate(ctx context.Context) error {
+	if _, err := q.pool.Exec(ctx, Migration); err != nil {
 		return fmt.Errorf("safety: migrate tasks: %w", err)
 	}
 	return nil
 }
 
 // Enqueue queues t through db (the caller's transaction, typically). A task
-// whose id exists already is left as it is. Publish a wake-up (Waker.Publish)
+// whose id exists already is left as it is. Publish a wake-up (waker.Waker.Publish)
 // after the transaction commits; workers find the task anyway at their next poll.
-func (q *TaskQueue) Enqueue(ctx context.Context, db Execer, t NewTask) error {
+func (q *Queue) Enqueue(ctx context.Context, db Execer, t NewTask) error {
 	if err := checkUUID("task id", t.ID); err != nil {
 		return err
 	}
@@ -124,7 +130,7 @@ const claimTasks = `UPDATE safety_tasks AS t
 	RETURNING t.id::text, t.kind, t.subject_id::text, t.generation, t.attempts`
 
 // Claim leases up to n (1..1000) tasks for owner (1..64 bytes) for lease.
-func (q *TaskQueue) Claim(ctx context.Context, owner string, n int, lease time.Duration) ([]Task, error) {
+func (q *Queue) Claim(ctx context.Context, owner string, n int, lease time.Duration) ([]Task, error) {
 	switch {
 	case len(owner) < 1 || len(owner) > 64:
 		return nil, fmt.Errorf("safety: claim: owner of %d bytes: want 1..64", len(owner))
@@ -145,7 +151,7 @@ func (q *TaskQueue) Claim(ctx context.Context, owner string, n int, lease time.D
 		if err := rows.Scan(&t.ID, &kind, &t.SubjectID, &t.Generation, &t.Attempts); err != nil {
 			return nil, fmt.Errorf("safety: claim: %w", err)
 		}
-		t.Kind = TaskKind(kind)
+		t.Kind = Kind(kind)
 		out = append(out, t)
 	}
 	if err := rows.Err(); err != nil {
@@ -155,13 +161,13 @@ func (q *TaskQueue) Claim(ctx context.Context, owner string, n int, lease time.D
 }
 
 // fenced runs a statement on t's row that must find it leased by this claim.
-func (q *TaskQueue) fenced(ctx context.Context, op, sql string, t Task, args ...any) error {
+func (q *Queue) fenced(ctx context.Context, op, sql string, t Task, args ...any) error {
 	tag, err := q.pool.Exec(ctx, sql, append([]any{t.ID, t.Generation, t.owner}, args...)...)
 	if err != nil {
 		return fmt.Errorf("safety: %s task: %w", op, err)
 	}
 	if tag.RowsAffected() == 0 {
-		return fmt.Errorf("safety: %s task: %w", op, ErrTaskLeaseLost)
+		return fmt.Errorf("safety: %s task: %w", op, ErrLeaseLost)
 	}
 	return nil
 }
@@ -169,7 +175,7 @@ func (q *TaskQueue) fenced(ctx context.Context, op, sql string, t Task, args ...
 const leasedBy = `id = $1 AND generation = $2 AND lease_owner = $3 AND state = 'leased'`
 
 // Complete marks t done, if this claim still holds it.
-func (q *TaskQueue) Complete(ctx context.Context, t Task) error {
+func (q *Queue) Complete(ctx context.Context, t Task) error {
 	return q.fenced(ctx, "complete", `UPDATE safety_tasks
 		SET state = 'done', done_at = clock_timestamp(), lease_owner = NULL, lease_until = NULL
 		WHERE `+leasedBy, t)
@@ -177,14 +183,14 @@ func (q *TaskQueue) Complete(ctx context.Context, t Task) error {
 
 // Extend renews t's lease for lease, if this claim still holds it and its lease
 // has not run out.
-func (q *TaskQueue) Extend(ctx context.Context, t Task, lease time.Duration) error {
+func (q *Queue) Extend(ctx context.Context, t Task, lease time.Duration) error {
 	return q.fenced(ctx, "extend", `UPDATE safety_tasks
 		SET lease_until = clock_timestamp() + $4::bigint * interval '1 millisecond'
 		WHERE `+leasedBy+` AND lease_until > clock_timestamp()`, t, lease.Milliseconds())
 }
 
 // Release puts t back in the queue (a failed attempt), if this claim still holds it.
-func (q *TaskQueue) Release(ctx context.Context, t Task) error {
+func (q *Queue) Release(ctx context.Context, t Task) error {
 	return q.fenced(ctx, "release", `UPDATE safety_tasks
 		SET state = 'queued', lease_owner = NULL, lease_until = NULL
 		WHERE `+leasedBy, t)

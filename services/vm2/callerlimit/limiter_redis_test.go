@@ -1,4 +1,4 @@
-package safety_test
+package callerlimit_test
 
 import (
 	"context"
@@ -12,7 +12,8 @@ import (
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/internal/safetytest"
 	"github.com/hanchat/luagen/internal/scripttest"
-	"github.com/hanchat/luagen/services/vm2/safety"
+	"github.com/hanchat/luagen/services/vm2/callerlimit"
+	"github.com/hanchat/luagen/services/vm2/safetyredis"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -34,14 +35,14 @@ func TestSafetyRateLimitConcurrencyIsExact(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
-			srv, db0 := startSafetyRedis(t)
-			policy := map[string]safety.CallerPolicy{"link-worker": {Limit: tc.limit, Window: time.Minute, MaxJitter: time.Second}}
-			var limiters []*safety.Limiter
-			var clients []*safety.Client
+			srv, db0 := safetytest.StartRedis(t)
+			policy := map[string]callerlimit.Policy{"link-worker": {Limit: tc.limit, Window: time.Minute, MaxJitter: time.Second}}
+			var limiters []*callerlimit.Limiter
+			var clients []*safetyredis.Client
 			var regs []*prometheus.Registry
 			for i := 0; i < 4; i++ {
-				c, reg := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{RateLimitTimeout: 5 * time.Second})
-				l, err := safety.NewLimiter(c, policy)
+				c, reg := safetytest.New(t, srv.Client(vm2.DB0), safetyredis.Options{RateLimitTimeout: 5 * time.Second})
+				l, err := callerlimit.New(c, policy)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -54,7 +55,7 @@ func TestSafetyRateLimitConcurrencyIsExact(t *testing.T) {
 			start := make(chan struct{})
 			for i := 0; i < tc.calls; i++ {
 				wg.Add(1)
-				go func(l *safety.Limiter) {
+				go func(l *callerlimit.Limiter) {
 					defer wg.Done()
 					<-start
 					d, err := l.Allow(ctx, "link-worker", tc.cost)
@@ -62,7 +63,7 @@ func TestSafetyRateLimitConcurrencyIsExact(t *testing.T) {
 						t.Error(err)
 						return
 					}
-					if d.Source != safety.SourceRedis {
+					if d.Source != callerlimit.SourceRedis {
 						t.Errorf("decided by %s", d.Source)
 					}
 					if d.Allowed {
@@ -118,9 +119,9 @@ func TestSafetyRateLimitConcurrencyIsExact(t *testing.T) {
 func TestSafetyRateLimitRetryAfter(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	srv, db0 := startSafetyRedis(t)
-	c, _ := safetytest.New(t, srv.Client(vm2.DB0), safety.Options{RateLimitTimeout: 5 * time.Second})
-	l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{"api-backend": {Limit: 2, Window: time.Second}})
+	srv, db0 := safetytest.StartRedis(t)
+	c, _ := safetytest.New(t, srv.Client(vm2.DB0), safetyredis.Options{RateLimitTimeout: 5 * time.Second})
+	l, err := callerlimit.New(c, map[string]callerlimit.Policy{"api-backend": {Limit: 2, Window: time.Second}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestSafetyRateLimitRetryAfter(t *testing.T) {
 	start := time.Now()
 	before := scripttest.RedisNow(t, db0)
 	d, err := l.Allow(ctx, "api-backend", 1)
-	if err != nil || d.Allowed || d.Source != safety.SourceRedis || d.RetryAfter <= 0 || d.RetryAfter > time.Second+time.Millisecond {
+	if err != nil || d.Allowed || d.Source != callerlimit.SourceRedis || d.RetryAfter <= 0 || d.RetryAfter > time.Second+time.Millisecond {
 		t.Fatalf("third: %+v %v", d, err)
 	}
 	// The script ran between before and now, so reset_at - before is

@@ -1,4 +1,4 @@
-package safety
+package safetyrecord
 
 import (
 	"bytes"
@@ -72,7 +72,7 @@ type decoder struct {
 func newDecoder(record string, b []byte, maxBytes int, tag string, fields int, fault error) *decoder {
 	d := &decoder{record: record, fault: fault}
 	if err := msgpackcheck.Check(b, maxBytes); err != nil {
-		d.err = &RecordError{Record: record, Reason: "bad MessagePack", err: fmt.Errorf("%w: %w", fault, err)}
+		d.err = &RecordError{Record: record, Reason: "bad MessagePack", Err: fmt.Errorf("%w: %w", fault, err)}
 		return d
 	}
 	d.d = msgpack.GetDecoder()
@@ -88,7 +88,7 @@ func newDecoder(record string, b []byte, maxBytes int, tag string, fields int, f
 
 func (d *decoder) fail(field, reason string) {
 	if d.err == nil {
-		d.err = &RecordError{Record: d.record, Field: field, Reason: reason, err: d.fault}
+		d.err = &RecordError{Record: d.record, Field: field, Reason: reason, Err: d.fault}
 	}
 }
 
