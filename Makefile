@@ -9,8 +9,10 @@ BENCH = bench
 MODULES = . $(EXAMPLE) $(EXAMPLE2) $(BENCH)
 PG_HOST = 127.0.0.1
 PG_PORT = 5432
+# The instances whose alert rules and dashboards are committed in monitoring/.
+MONITORED = vm1 vm2 elang
 
-.PHONY: generate check lint test bench deps commands
+.PHONY: generate check lint test bench deps commands sizing-reports
 
 ## generate: write generated/ from keyspec.yaml and lua/ (and the examples' copies)
 generate:
@@ -18,6 +20,15 @@ generate:
 	cd $(EXAMPLE) && $(GO) generate ./...
 	cd $(EXAMPLE2) && $(GO) generate ./...
 	cd $(BENCH) && $(GO) generate ./internal/rueidisgen
+	@for i in $(MONITORED); do \
+		$(GO) run ./cmd/luagen alerts --instance $$i --sizing-report monitoring/$$i.sizing.json --out monitoring/$$i.rules.yml --tests monitoring/$$i.rules.test.yml || exit 1; \
+		$(GO) run ./cmd/luagen dashboards --instance $$i --out monitoring/$$i.dashboard.json || exit 1; \
+	done
+
+## sizing-reports: measure each monitored instance again (luagen sizing, a scratch redis-server) into
+## monitoring/<instance>.sizing.json, the memory budget of the alert rules while maxmemory is unset; then make generate
+sizing-reports:
+	@for i in $(MONITORED); do echo "sizing $$i"; $(GO) run ./cmd/luagen sizing --instance $$i --format json > monitoring/$$i.sizing.json || exit 1; done
 
 ## commands: refresh gen/rediscmd's command table from the redis-server on PATH (COMMAND INFO and COMMAND DOCS)
 commands:
@@ -30,6 +41,10 @@ check:
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/redisgen
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/rueidisgen --instance sessions --client rueidis
 	$(GO) run ./cmd/luagen check --out bench/internal/rueidisgen --instance vm1 --client rueidis
+	@for i in $(MONITORED); do \
+		$(GO) run ./cmd/luagen alerts --instance $$i --sizing-report monitoring/$$i.sizing.json --check monitoring/$$i.rules.yml --tests monitoring/$$i.rules.test.yml || exit 1; \
+		$(GO) run ./cmd/luagen dashboards --instance $$i --check monitoring/$$i.dashboard.json || exit 1; \
+	done
 
 ## lint: gofmt, go vet and staticcheck of every module, and luagen lint
 lint:
@@ -39,11 +54,15 @@ lint:
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen lint --spec keyspec.yaml --lua lua
 
 ## deps: what the tests need on this machine, each step only when it is missing:
-## redis-server (installed), PostgreSQL on 127.0.0.1:5432 (started) with database
-## test (created), and the Go modules of every module (downloaded)
+## redis-server, prometheus and promtool, prometheus-redis-exporter (installed),
+## PostgreSQL on 127.0.0.1:5432 (started) with database test (created), and the
+## Go modules of every module (downloaded)
 deps:
 	@command -v redis-server >/dev/null 2>&1 || { echo "deps: installing redis-server"; apt-get update -q && apt-get install -y -q redis-server; }
 	@redis-server --version
+	@{ command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || { echo "deps: installing prometheus (prometheus, promtool)"; apt-get update -q && apt-get install -y -q --no-install-recommends prometheus; }
+	@command -v prometheus-redis-exporter >/dev/null 2>&1 || { echo "deps: installing prometheus-redis-exporter"; apt-get update -q && apt-get install -y -q --no-install-recommends prometheus-redis-exporter; }
+	@promtool --version | head -1
 	@command -v pg_isready >/dev/null 2>&1 || { echo "deps: PostgreSQL is not installed: install it with trust auth for $(PG_HOST) (or run go test -short ./..., which needs neither it nor redis-server)"; exit 1; }
 	@pg_isready -q -h $(PG_HOST) -p $(PG_PORT) || { echo "deps: PostgreSQL is down: starting it"; pg_ctlcluster --skip-systemctl-redirect $$(ls /etc/postgresql | head -1) main start; }
 	@for i in $$(seq 100); do pg_isready -q -h $(PG_HOST) -p $(PG_PORT) && break; sleep 0.1; done; pg_isready -h $(PG_HOST) -p $(PG_PORT)

@@ -31,6 +31,8 @@ commands:
   init       write a minimal keyspec.yaml, one script and a Go test of it (--dir D)
   load       the deploy step: load an instance's scripts (its Functions library, or SCRIPT LOAD) on every primary as its loader user
   sizing     measure an instance's keys on a scratch redis-server and print the memory a cardinality file implies
+  alerts     print the Prometheus alerting and recording rules of an instance (or one of its servers)
+  dashboards print the Grafana dashboard of an instance (or one of its servers)
 
 run "luagen <command> -h" for a command's flags
 `
@@ -58,6 +60,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runSizing(args[1:], stdout, stderr)
 	case "load":
 		return runLoad(args[1:], stdout, stderr)
+	case "alerts":
+		return runAlerts(args[1:], stdout, stderr)
+	case "dashboards":
+		return runDashboards(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

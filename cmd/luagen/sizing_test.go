@@ -17,7 +17,8 @@ func TestSizingCommand(t *testing.T) {
 	redistest.Need(t) // scratch redis-servers
 	base := []string{"sizing", "--spec", "../../keyspec.yaml", "--lua", "../../lua"}
 	code, stdout, stderr := luagen(t, "", append(base, "--instance", "vm2")...)
-	if code != 0 || !strings.Contains(stdout, "safety_verdict") || !strings.Contains(stdout, "seeds' estimate") || !strings.Contains(stdout, "cluster shards") {
+	if code != 0 || !strings.Contains(stdout, "safety_verdict") || !strings.Contains(stdout, "seeds' estimate") || !strings.Contains(stdout, "cluster shards") ||
+		!strings.Contains(stdout, "CPU µs/call") || !strings.Contains(stdout, "shards needed") {
 		t.Fatalf("sizing vm2: %d\n%s\n%s", code, stdout, stderr)
 	}
 	code, stdout, stderr = luagen(t, "", append(base, "--instance", "vm2", "--format", "json")...)
@@ -28,9 +29,17 @@ func TestSizingCommand(t *testing.T) {
 			BytesPerKey float64 `json:"bytes_per_key"`
 			LiveKeys    int64   `json:"live_keys"`
 		} `json:"keys"`
+		Rates []struct {
+			Script                   string  `json:"script"`
+			CPUUsecPerCall           float64 `json:"cpu_usec_per_call"`
+			SaturationCallsPerSecond float64 `json:"saturation_calls_per_second"`
+			ShardCallsPerSecond      float64 `json:"shard_calls_per_second"`
+		} `json:"rates"`
 		Servers []struct {
 			MaxmemoryBytes int64 `json:"maxmemory_bytes"`
 			Shards         int   `json:"shards"`
+			ShardsForRates int   `json:"shards_for_rates"`
+			ShardsNeeded   int   `json:"shards_needed"`
 		} `json:"servers"`
 	}
 	if code != 0 || json.Unmarshal([]byte(stdout), &report) != nil || report.Instance != "vm2" || len(report.Keys) != 5 ||
@@ -40,6 +49,15 @@ func TestSizingCommand(t *testing.T) {
 	for _, k := range report.Keys {
 		if k.BytesPerKey <= 0 {
 			t.Errorf("%s: %.0f bytes a key", k.Key, k.BytesPerKey)
+		}
+	}
+	// sizing/vm2.yaml's rates: cache_get, cache_set, safety_rate_limit.
+	if len(report.Rates) != 3 || report.Servers[0].ShardsForRates < 1 || report.Servers[0].ShardsNeeded < report.Servers[0].Shards {
+		t.Fatalf("rates: %+v, servers %+v", report.Rates, report.Servers)
+	}
+	for _, r := range report.Rates {
+		if r.CPUUsecPerCall <= 0 || r.ShardCallsPerSecond <= 0 || r.ShardCallsPerSecond >= r.SaturationCallsPerSecond {
+			t.Errorf("%s: %+v", r.Script, r)
 		}
 	}
 

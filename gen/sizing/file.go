@@ -72,6 +72,8 @@ type rawFile struct {
 	ShardMaxmemory   string              `yaml:"shard_maxmemory"`
 	Fixed            []rawFixed          `yaml:"fixed"`
 	Keys             map[string]rawEntry `yaml:"keys"`
+	Utilisation      string              `yaml:"utilisation"`
+	Rates            map[string]rawRate  `yaml:"rates"`
 }
 
 type rawFixed struct {
@@ -113,6 +115,11 @@ type File struct {
 	Fixed          []Fixed
 	Entries        []*Entry // sorted by key name
 	KeysLine       int      // the line of keys:, for errors about the whole list
+	// Utilisation is the share of a shard's thread the declared rates may
+	// use (DefaultUtilisation unless the file says).
+	Utilisation float64
+	Rates       []*Rate // sorted by script name; empty without rates:
+	RatesLine   int
 }
 
 // Fixed is memory that no key pattern accounts for (Pub/Sub output buffers).
@@ -180,7 +187,7 @@ func Load(path string, spec *keyspec.Spec) (*File, error) {
 var lineMsg = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 
 var rawNames = strings.NewReplacer("sizing.rawFile", "the file", "sizing.rawFixed", "a fixed entry",
-	"sizing.rawEntry", "a key entry", "sizing.rawStep", "a step")
+	"sizing.rawEntry", "a key entry", "sizing.rawStep", "a step", "sizing.rawRate", "a rate", "sizing.rawBranch", "a branch")
 
 // Parse parses and checks a cardinality file. name is the file's name in
 // errors. Every error names the file and line; the error is a List.
@@ -342,6 +349,7 @@ func (p *parser) file(raw *rawFile, spec *keyspec.Spec) *File {
 			f.Entries = append(f.Entries, e)
 		}
 	}
+	p.rates(raw, spec, f)
 	return f
 }
 
@@ -412,7 +420,7 @@ func (p *parser) entry(path, name string, r rawEntry, spec *keyspec.Spec, in *ke
 	touched := false
 	for i, rs := range r.Steps {
 		sp := fmt.Sprintf("%s.steps[%d]", path, i)
-		st := p.step(sp, entry, rs, spec, in, k)
+		st := p.step(sp, entry, rs, spec, in, k, false)
 		if st == nil {
 			continue
 		}
@@ -545,13 +553,15 @@ func (p *parser) stepParam(name string, steps []rawStep, spec *keyspec.Spec) *ke
 	return nil
 }
 
-func (p *parser) step(sp, entry string, rs rawStep, spec *keyspec.Spec, in *keyspec.Instance, k *keyspec.Key) *Step {
+// step parses one script call; readOnlyOK admits a script that writes
+// nothing (a rated call; a step must create its key).
+func (p *parser) step(sp, entry string, rs rawStep, spec *keyspec.Spec, in *keyspec.Instance, k *keyspec.Key, readOnlyOK bool) *Step {
 	s := spec.Script(rs.Script)
 	if s == nil || s.Instance != in || !s.Live() {
 		p.errf(sp+".script", entry, "script %q is not a live script of %s", rs.Script, in.Name)
 		return nil
 	}
-	if s.ReadOnly {
+	if s.ReadOnly && !readOnlyOK {
 		p.errf(sp+".script", entry, "script %s is read-only: it creates nothing", s.Name)
 		return nil
 	}

@@ -20,6 +20,9 @@ type Options struct {
 	// RedisServer is the redis-server binary of the scratch server; "" finds
 	// redis-server on PATH.
 	RedisServer string
+	// RateCalls is how many calls of each branch of a rated script are
+	// measured (default DefaultRateCalls).
+	RateCalls int
 }
 
 // scratchMaxmemory is the scratch server's maxmemory: never reached, but set so
@@ -36,9 +39,13 @@ func Measure(ctx context.Context, spec *keyspec.Spec, srcs map[string]*compiler.
 		return nil, err
 	}
 	defer s.stop()
-	admin := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1, PoolSize: 1})
+	admin := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: time.Minute})
 	defer admin.Close()
-	m := &measurer{spec: spec, srcs: srcs, f: f, addr: s.addr, admin: admin, clients: map[int]*redis.Client{}, texts: map[int]string{}}
+	m := &measurer{spec: spec, srcs: srcs, f: f, addr: s.addr, admin: admin, clients: map[int]*redis.Client{}, texts: map[int]string{},
+		rateCalls: o.RateCalls}
+	if m.rateCalls <= 0 {
+		m.rateCalls = DefaultRateCalls
+	}
 	// closed before the empty server is measured, and again (a no-op) on errors
 	defer m.close()
 	return m.run(ctx)
@@ -53,6 +60,7 @@ type measurer struct {
 	admin      *redis.Client
 	clients    map[int]*redis.Client // by database index
 	texts      map[int]string        // random text by size, shared by samples
+	rateCalls  int
 }
 
 func (m *measurer) close() {
@@ -66,7 +74,7 @@ func (m *measurer) client(db int) *redis.Client {
 	if c := m.clients[db]; c != nil {
 		return c
 	}
-	c := redis.NewClient(&redis.Options{Addr: m.addr, DB: db, MaxRetries: -1, PoolSize: 1})
+	c := redis.NewClient(&redis.Options{Addr: m.addr, DB: db, MaxRetries: -1, PoolSize: 1, ReadTimeout: time.Minute})
 	m.clients[db] = c
 	return c
 }
@@ -79,24 +87,24 @@ func (m *measurer) run(ctx context.Context) (*Report, error) {
 	if m.entryAlloc, err = m.probeEntryAlloc(ctx); err != nil {
 		return nil, err
 	}
-	for _, st := range m.scripts() {
-		src := m.srcs[st.Name]
-		if src == nil {
-			return nil, fmt.Errorf("sizing: script %s: no Lua loaded", st.Name)
-		}
-		if err := m.admin.ScriptLoad(ctx, string(src.Src)).Err(); err != nil {
-			return nil, fmt.Errorf("sizing: SCRIPT LOAD %s: %w", st.Name, err)
-		}
+	if err := m.loadScripts(ctx, append(m.scripts(), m.f.scriptsOfRates()...)); err != nil {
+		return nil, err
 	}
 	r := &Report{File: m.f.Name, Instance: m.f.Instance.Name, RedisVersion: version, Samples: m.f.Samples,
 		EntryAllocBytes: m.entryAlloc, Fragmentation: m.f.Fragmentation, Growth: m.f.Growth,
-		ShardMaxmemoryBytes: m.f.ShardMaxmemory, Fixed: m.f.Fixed}
+		ShardMaxmemoryBytes: m.f.ShardMaxmemory, Fixed: m.f.Fixed, Utilisation: m.f.Utilisation}
 	for _, e := range m.f.Entries {
 		er, err := m.entry(ctx, e)
 		if err != nil {
 			return nil, err
 		}
 		r.Entries = append(r.Entries, er)
+	}
+	if len(m.f.Rates) > 0 {
+		r.RateCalls = m.rateCalls
+		if r.Rates, err = m.measureRates(ctx, m.rateCalls); err != nil {
+			return nil, err
+		}
 	}
 	// The empty server is measured last, its scripts loaded and run: what
 	// running them keeps (the scripting client's buffers) is part of it; the
@@ -186,15 +194,8 @@ func (m *measurer) entry(ctx context.Context, e *Entry) (EntryReport, error) {
 	} else {
 		er.LiveFrom = "count"
 	}
-	srv := e.Key.DB.ServerOf()
-	if err := m.admin.FlushAll(ctx).Err(); err != nil {
+	if err := m.reset(ctx, e.Key.DB.ServerOf()); err != nil {
 		return er, err
-	}
-	if err := m.admin.ConfigSet(ctx, "maxmemory-policy", orDefault(srv.EvictionPolicy, "noeviction")).Err(); err != nil {
-		return er, fmt.Errorf("sizing: scratch CONFIG SET: %w", err)
-	}
-	if err := m.admin.ConfigSet(ctx, "maxmemory", scratchMaxmemory).Err(); err != nil {
-		return er, fmt.Errorf("sizing: scratch CONFIG SET: %w", err)
 	}
 	c := m.client(e.Key.DB.Index)
 	samples := make([]*sample, m.f.Samples)
@@ -353,8 +354,9 @@ func (m *measurer) elements(ctx context.Context, c *redis.Client, keys []string)
 }
 
 // newSample picks the placeholder values of one representative key: the
-// file's params, random values for the rest.
-func (m *measurer) newSample(e *Entry) (*sample, error) {
+// file's params, random values for the rest (of the entry's key, of the keys
+// its steps take and of those the extra steps take).
+func (m *measurer) newSample(e *Entry, extra ...*Step) (*sample, error) {
 	s := &sample{values: map[string]string{}}
 	for k, v := range e.Params {
 		s.values[k] = v
@@ -367,7 +369,7 @@ func (m *measurer) newSample(e *Entry) (*sample, error) {
 		}
 	}
 	fill(e.Key)
-	for _, st := range e.Steps {
+	for _, st := range append(e.Steps[:len(e.Steps):len(e.Steps)], extra...) {
 		for _, k := range st.Keys {
 			fill(k)
 		}

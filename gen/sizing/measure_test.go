@@ -208,3 +208,110 @@ keys:
 		t.Errorf("text report: %v\n%s", err, text.String())
 	}
 }
+
+// With rates, a sizing run measures each branch's CPU per call on the scratch
+// server (a completion meets a reservation of its own, made by the entry's
+// steps with the same owner token) and derives the capacities from it: the
+// weighted cost, the calls one shard serves at the ceiling, the threads the
+// declared rates take; a rate above one shard's ceiling needs more shards
+// than memory does.
+func TestThroughputOnAScratchServer(t *testing.T) {
+	spec := hanSpec(t)
+	redistest.Need(t)
+	srcs, err := compiler.Load(spec, os.DirFS("../../lua"), "lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := sizing.Parse("sizing/test.yaml", []byte(`version: 1
+instance: vm1
+samples: 5
+shard_maxmemory: 4gb
+utilisation: 50%
+keys:
+  api_rl_user:
+    count: 1000
+    calls: 20
+    params: {route_hash: messages.send, window: "60"}
+    steps:
+      - script: rate_limit_sliding
+        args: {limit: 100, window: 60s, jitter: 0s, cost: 1, peek: false}
+  api_idem_lock:
+    count: 100
+    steps: [{script: idem_reserve}]
+  api_idem:
+    count: 100
+    steps: [{script: idem_reserve}]
+rates:
+  rate_limit_sliding:
+    rate: 1000000/s
+    branches:
+      - {name: allowed, share: 50%}
+      - {name: denied, share: 50%, args: {limit: 5}}
+  idem_complete:
+    rate: 100/s
+    key: api_idem_lock
+    args: {status: 201, response: {size: 100}, resource_id: r-1}
+`), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := sizing.Measure(context.Background(), spec, srcs, f, sizing.Options{RateCalls: 300})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Rates) != 2 || r.Utilisation != 0.5 || r.RateCalls != 300 {
+		t.Fatalf("rates %+v", r.Rates)
+	}
+	complete, sliding := r.Rates[0], r.Rates[1]
+	if complete.Script != "idem_complete" || complete.CPUUsecPerCall <= 0 || complete.UsecPerCall <= 0 {
+		t.Errorf("idem_complete (each call completes a reservation of its own, so no NOT_OWNER): %+v", complete)
+	}
+	allowed, denied := sliding.Branches[0], sliding.Branches[1]
+	if allowed.Calls != 300 || denied.Calls != 300 || allowed.CPUUsecPerCall <= 0 || denied.CPUUsecPerCall <= 0 {
+		t.Fatalf("branches %+v", sliding.Branches)
+	}
+	want := 0.5*allowed.CPUUsecPerCall + 0.5*denied.CPUUsecPerCall
+	if math.Abs(sliding.CPUUsecPerCall-want) > 1e-9 || math.Abs(sliding.SaturationCallsPerSecond-1e6/want) > 1e-6 ||
+		math.Abs(sliding.ShardCallsPerSecond-0.5e6/want) > 1e-6 || math.Abs(sliding.Threads-want) > 1e-9 {
+		t.Errorf("derived %+v from %.2f µs a call", sliding, want)
+	}
+	s := r.Servers[0]
+	if wantShards := int(math.Ceil((sliding.Threads + complete.Threads) / 0.5)); s.ShardsForRates != wantShards || s.ShardsForRates < 2 ||
+		s.ShardsNeeded != max(s.Shards, s.ShardsForRates) {
+		t.Errorf("shards: memory %d, rates %d (want %d), needed %d", s.Shards, s.ShardsForRates, wantShards, s.ShardsNeeded)
+	}
+	var text strings.Builder
+	if err := r.Text(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"CPU µs/call", "calls/s at 50%", "allowed 50%", "shards for the rates", "shards needed"} {
+		if !strings.Contains(text.String(), w) {
+			t.Errorf("the text report lacks %q:\n%s", w, text.String())
+		}
+	}
+
+	// A measured call that fails stops the run with the rate's line: a
+	// completion on keys nobody reserved is NOT_OWNER.
+	f, err = sizing.Parse("sizing/test.yaml", []byte(`version: 1
+instance: vm1
+samples: 2
+shard_maxmemory: 4gb
+keys:
+  api_idem_lock:
+    count: 1
+    steps: [{script: idem_reserve}]
+rates:
+  idem_complete:
+    rate: 100/s
+    args: {status: 201, response: x, resource_id: r-1}
+    branches:
+      - {name: nobody, share: 100%, fresh: true}
+`), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = sizing.Measure(context.Background(), spec, srcs, f, sizing.Options{RateCalls: 10})
+	if err == nil || !strings.Contains(err.Error(), `sizing/test.yaml:14: rate "idem_complete" branch "nobody"`) || !strings.Contains(err.Error(), "NOT_OWNER") {
+		t.Fatalf("a failing call: %v", err)
+	}
+}

@@ -24,8 +24,63 @@ type Report struct {
 	Fragmentation   float64       `json:"fragmentation"`
 	Growth          float64       `json:"growth"`
 	// ShardMaxmemoryBytes is the maxmemory one cluster shard may have.
-	ShardMaxmemoryBytes int64          `json:"shard_maxmemory_bytes"`
-	Servers             []ServerReport `json:"servers"`
+	ShardMaxmemoryBytes int64 `json:"shard_maxmemory_bytes"`
+	// Utilisation is the share of a shard's thread the rates may use.
+	Utilisation float64 `json:"utilisation"`
+	// RateCalls is how many calls of each branch of a rated script were measured.
+	RateCalls int            `json:"rate_calls,omitempty"`
+	Rates     []RateReport   `json:"rates,omitempty"`
+	Servers   []ServerReport `json:"servers"`
+}
+
+// RateReport is one rated script: what a call costs the server's thread and
+// how many calls one shard serves.
+type RateReport struct {
+	Script string `json:"script"`
+	Key    string `json:"key"`              // the entry whose sample keys the calls met
+	Server string `json:"server,omitempty"` // "" for the instance's own server
+	Line   int    `json:"-"`
+	Source string `json:"source,omitempty"`
+	// CallsPerSecond is the declared peak; Rate as the file writes it.
+	CallsPerSecond float64        `json:"calls_per_second"`
+	Rate           string         `json:"rate"`
+	Branches       []BranchReport `json:"branches"`
+	// UsecPerCall is INFO commandstats' usec_per_call of EVALSHA, weighted by
+	// the branches' shares: the script's own run.
+	UsecPerCall float64 `json:"usec_per_call"`
+	// CPUUsecPerCall is the server main thread's CPU time per call, weighted
+	// by the shares: the script's run and what the call costs around it
+	// (reading and parsing the request, writing the reply, the event loop).
+	// The capacities are counted from it.
+	CPUUsecPerCall float64 `json:"cpu_usec_per_call"`
+	// SaturationCallsPerSecond is 1e6 / CPUUsecPerCall: the calls per second
+	// of one shard's thread fully busy.
+	SaturationCallsPerSecond float64 `json:"saturation_calls_per_second"`
+	// ShardCallsPerSecond is the calls per second one shard serves at the
+	// utilisation ceiling.
+	ShardCallsPerSecond float64 `json:"shard_calls_per_second"`
+	// Threads is the declared rate's share of one thread: CallsPerSecond x
+	// CPUUsecPerCall / 1e6.
+	Threads float64 `json:"threads"`
+}
+
+// derive fills the capacities from the measured CPU per call.
+func (rr *RateReport) derive(utilisation float64) {
+	if rr.CPUUsecPerCall > 0 {
+		rr.SaturationCallsPerSecond = 1e6 / rr.CPUUsecPerCall
+		rr.ShardCallsPerSecond = utilisation * rr.SaturationCallsPerSecond
+	}
+	rr.Threads = rr.CallsPerSecond * rr.CPUUsecPerCall / 1e6
+}
+
+// BranchReport is one branch of a rated script.
+type BranchReport struct {
+	Name           string  `json:"name"`
+	Share          float64 `json:"share"`
+	Fresh          bool    `json:"fresh,omitempty"`
+	Calls          int     `json:"calls"`
+	UsecPerCall    float64 `json:"usec_per_call"`
+	CPUUsecPerCall float64 `json:"cpu_usec_per_call"`
 }
 
 // EntryReport is one key pattern.
@@ -75,6 +130,15 @@ type ServerReport struct {
 	MaxmemoryBytes int64 `json:"maxmemory_bytes"`
 	// Shards is how many cluster shards of ShardMaxmemoryBytes hold MaxmemoryBytes.
 	Shards int `json:"shards"`
+	// Threads is the shards' threads the declared rates of the server's
+	// scripts keep busy (the sum of their Threads); 0 without rates.
+	Threads float64 `json:"threads,omitempty"`
+	// ShardsForRates is how many shards serve the declared rates with each
+	// thread at most at the utilisation ceiling: Threads / utilisation,
+	// rounded up; 0 without rates.
+	ShardsForRates int `json:"shards_for_rates,omitempty"`
+	// ShardsNeeded is the larger of Shards and ShardsForRates.
+	ShardsNeeded int `json:"shards_needed"`
 }
 
 // compute fills the overheads, the live bytes and the totals.
@@ -122,6 +186,11 @@ func (r *Report) compute(f *File) {
 	for _, fx := range r.Fixed {
 		server("").DataBytes += float64(fx.Bytes)
 	}
+	for i := range r.Rates {
+		rr := &r.Rates[i]
+		rr.derive(r.Utilisation)
+		server(rr.Server).Threads += rr.Threads
+	}
 	for _, name := range order {
 		s := servers[name]
 		s.SeedEstimateBytes = s.DataBytes * r.Fragmentation * r.Growth
@@ -130,6 +199,10 @@ func (r *Report) compute(f *File) {
 		if s.Shards < 1 {
 			s.Shards = 1
 		}
+		if len(r.Rates) > 0 {
+			s.ShardsForRates = max(1, int(math.Ceil(s.Threads/r.Utilisation-1e-9)))
+		}
+		s.ShardsNeeded = max(s.Shards, s.ShardsForRates)
 		r.Servers = append(r.Servers, *s)
 	}
 }
@@ -174,6 +247,24 @@ func (r *Report) Text(w io.Writer) error {
 		fmt.Fprintf(w, "fixed: %s %s (%s)\n", fx.Name, human(float64(fx.Bytes)), fx.Source)
 	}
 	fmt.Fprintf(w, "empty server (used_memory with the scripts loaded): %s; a keyspace entry is %d bytes\n", human(float64(r.BaselineBytes)), r.EntryAllocBytes)
+	if len(r.Rates) > 0 {
+		fmt.Fprintf(w, "\nthroughput: %d calls a branch on sample keys of their own, pipelined %d deep from %d connections; a shard's thread at most %.0f%% busy\n\n",
+			r.RateCalls, PipelineDepth, MeasureConns, 100*r.Utilisation)
+		rows := [][]string{{"script", "on key", "branches", "µs/call", "CPU µs/call", "calls/s at 100%", fmt.Sprintf("calls/s at %.0f%%", 100*r.Utilisation), "declared", "threads"}}
+		for _, rr := range r.Rates {
+			name := rr.Script
+			if rr.Server != "" {
+				name += " [" + rr.Server + "]"
+			}
+			var bs []string
+			for _, b := range rr.Branches {
+				bs = append(bs, fmt.Sprintf("%s %.0f%% %.1f", b.Name, 100*b.Share, b.CPUUsecPerCall))
+			}
+			rows = append(rows, []string{name, rr.Key, strings.Join(bs, ", "), fmt.Sprintf("%.1f", rr.UsecPerCall), fmt.Sprintf("%.1f", rr.CPUUsecPerCall),
+				count(int64(rr.SaturationCallsPerSecond)), count(int64(rr.ShardCallsPerSecond)), count(int64(rr.CallsPerSecond+0.5)) + "/s", fmt.Sprintf("%.2f", rr.Threads)})
+		}
+		table(w, rows, 3)
+	}
 	for _, s := range r.Servers {
 		if len(r.Servers) > 1 {
 			name := s.Name
@@ -189,6 +280,11 @@ func (r *Report) Text(w io.Writer) error {
 		fmt.Fprintf(w, "  seeds' estimate        %s = %s x %.1f fragmentation x %.1f growth (RAM to provision)\n", human(s.SeedEstimateBytes), human(s.DataBytes), r.Fragmentation, r.Growth)
 		fmt.Fprintf(w, "  maxmemory              %s = %s x %.1f growth, rounded up (maxmemory %dmb)\n", human(float64(s.MaxmemoryBytes)), human(s.DataBytes), r.Growth, s.MaxmemoryBytes>>20)
 		fmt.Fprintf(w, "  cluster shards         %d of maxmemory %s\n", s.Shards, human(float64(r.ShardMaxmemoryBytes)))
+		if s.ShardsForRates > 0 {
+			fmt.Fprintf(w, "  threads for the rates  %.2f of one shard's thread\n", s.Threads)
+			fmt.Fprintf(w, "  shards for the rates   %d at %.0f%% of a thread each\n", s.ShardsForRates, 100*r.Utilisation)
+			fmt.Fprintf(w, "  shards needed          %d (the larger of memory's and the rates')\n", s.ShardsNeeded)
+		}
 	}
 	return nil
 }

@@ -61,7 +61,7 @@ func yamlInstance(t *testing.T, src []byte) any {
 // schema refuses an unknown field and a malformed size.
 func TestSchemaAcceptsTheSampleFiles(t *testing.T) {
 	s := compileSchema(t)
-	for _, f := range []string{"../../sizing/vm1.yaml", "../../sizing/vm2.yaml"} {
+	for _, f := range []string{"../../sizing/vm1.yaml", "../../sizing/vm2.yaml", "../../sizing/elang.yaml"} {
 		src, err := os.ReadFile(f)
 		if err != nil {
 			t.Fatal(err)

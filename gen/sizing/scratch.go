@@ -59,6 +59,8 @@ func launch(ctx context.Context, bin string) (*scratch, error) {
 	conf := strings.Join([]string{
 		"port " + strconv.Itoa(port), "bind 127.0.0.1", "protected-mode yes", "daemonize no",
 		"dir " + dir, "logfile " + filepath.Join(dir, "redis.log"), `save ""`, "appendonly no",
+		// DEBUG POPULATE fills the keyspace for the throughput measurement.
+		"enable-debug-command local",
 	}, "\n") + "\n"
 	if err := os.WriteFile(filepath.Join(dir, "redis.conf"), []byte(conf), 0o600); err != nil {
 		os.RemoveAll(dir)

@@ -1,0 +1,391 @@
+package alerts
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/hanchat/luagen/gen/keyspec"
+)
+
+// target is the output labels of an expression over one exporter target.
+func (r *rules) target() map[string]string {
+	m := map[string]string{"instance": "redis:9121", "job": "redis", "luagen_instance": r.in.Name}
+	if r.in.Split() {
+		m["luagen_server"] = r.srv.Name
+	}
+	return m
+}
+
+func with(m map[string]string, kv ...string) map[string]string {
+	out := map[string]string{}
+	for k, v := range m {
+		out[k] = v
+	}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out[kv[i]] = kv[i+1]
+	}
+	return out
+}
+
+// redis: the server itself.
+func (r *rules) redis() []*Rule {
+	srv, in := r.srv, r.in
+	srvSrc := r.src(in.Pos, "instances."+in.Name)
+	if srv.Name != "" {
+		srvSrc = r.src(srv.Pos, "instances."+in.Name+".servers."+srv.Name)
+	}
+	var out []*Rule
+	out = append(out, r.alert("RedisDown", "critical", srvSrc,
+		fmt.Sprintf("redis_up%s == 0", r.s()), time.Minute,
+		"Redis of "+in.Name+" does not answer the exporter",
+		"Check the redis-server process and its log; the services run degraded (caches miss, limiters fall back) until it is back.",
+		&probe{fire: []series{{"redis_up" + r.targetLabels(), "0x40"}}, quiet: []series{{"redis_up" + r.targetLabels(), "1x40"}}, want: r.target()}))
+
+	// Memory: the deployed maxmemory when set, else the budget.
+	budget, budgetSrc := r.o.SizingMaxmemoryBytes, r.o.SizingSource
+	switch {
+	case r.o.MaxmemoryBytes > 0:
+		budget, budgetSrc = r.o.MaxmemoryBytes, "the deployed maxmemory (--maxmemory)"
+	case budget > 0:
+		budgetSrc = "luagen sizing's maxmemory (" + budgetSrc + ")"
+	default:
+		budget = DefaultBudgetBytes
+		budgetSrc = fmt.Sprintf("the declared default budget %s (no maxmemory, no sizing report)", human(DefaultBudgetBytes))
+		r.notes = append(r.notes, Note{Source: r.src(srv.Pos, "instances."+in.Name+".server"),
+			Msg: fmt.Sprintf("no maxmemory and no sizing report: the memory rules count against the declared default %s until maxmemory is set (the exporter's redis_memory_max_bytes, once non-zero, wins) or `luagen sizing --format json` gives the estimate (--sizing-report)", human(DefaultBudgetBytes))})
+	}
+	memSrc := r.src(srv.Pos, "instances."+in.Name+".server")
+	if len(srv.TBD) > 0 {
+		memSrc += " (maxmemory TBD: " + srv.TBD[0] + ")"
+	}
+	memSrc += "; budget: " + budgetSrc
+	mem := func(share float64) string {
+		return fmt.Sprintf("redis_memory_used_bytes%[1]s / ((redis_memory_max_bytes%[1]s > 0) or (redis_memory_max_bytes%[1]s * 0 + %[2]d)) > %[3]g", r.s(), budget, share)
+	}
+	memProbe := func(share float64) *probe {
+		used := int64(float64(budget)*share) + (budget / 50)
+		return &probe{fire: []series{{"redis_memory_used_bytes" + r.targetLabels(), fmt.Sprintf("%dx40", used)}, {"redis_memory_max_bytes" + r.targetLabels(), "0x40"}},
+			quiet: []series{{"redis_memory_used_bytes" + r.targetLabels(), fmt.Sprintf("%dx40", used)}, {"redis_memory_max_bytes" + r.targetLabels(), fmt.Sprintf("%dx40", used*4)}},
+			want:  r.target()}
+	}
+	out = append(out,
+		r.alert("RedisMemoryHigh", "warning", memSrc, mem(0.85), 5*time.Minute,
+			fmt.Sprintf("Redis of %s uses more than 85%% of its maxmemory (or of the %s budget while maxmemory is unset)", in.Name, human(budget)),
+			"Compare with luagen sizing's estimate: a key family grew beyond its cardinality file (the dashboard's keys per database), or maxmemory is too small; raise maxmemory or shard before writes fail (noeviction) or keys are evicted.",
+			memProbe(0.85)),
+		r.alert("RedisMemoryCritical", "critical", memSrc, mem(0.95), 2*time.Minute,
+			fmt.Sprintf("Redis of %s uses more than 95%% of its maxmemory", in.Name),
+			"Writes are about to fail with OOM (noeviction) or keys to be evicted: free memory or raise maxmemory now, then size again.",
+			memProbe(0.95)))
+
+	evSrc := r.src(srv.Pos, "instances."+in.Name+".server.eviction ("+srv.EvictionPolicy+": "+srv.EvictionReason+")")
+	evProbe := &probe{fire: []series{{"redis_evicted_keys_total" + r.targetLabels(), "0+10x40"}}, quiet: []series{{"redis_evicted_keys_total" + r.targetLabels(), "5x40"}}, want: r.target()}
+	if srv.EvictionPolicy == "noeviction" || srv.EvictionPolicy == "" {
+		out = append(out, r.alert("RedisEvictionOnNoeviction", "critical", evSrc,
+			fmt.Sprintf("increase(redis_evicted_keys_total%s[%s]) > 0", r.s(), r.w()), 0,
+			"Redis of "+in.Name+" evicts keys although its spec says noeviction",
+			"The running maxmemory-policy is not the spec's (see RedisEvictionPolicyDrift): a held lock or a dedupe key may be gone; set the policy from `luagen config` and check the keys the spec says must not be lost.",
+			evProbe))
+	} else {
+		out = append(out, r.alert("RedisEvicting", "warning", evSrc,
+			fmt.Sprintf("increase(redis_evicted_keys_total%s[%s]) > 0", r.s(), r.w()), 5*time.Minute,
+			"Redis of "+in.Name+" is at maxmemory and evicting ("+srv.EvictionPolicy+")",
+			"Eviction is allowed here ("+srv.EvictionReason+"), but it means memory is full: callers see more misses and rebuilds; size again or raise maxmemory.",
+			evProbe))
+	}
+	policy := srv.EvictionPolicy
+	if policy == "" {
+		policy = "noeviction"
+	}
+	out = append(out, r.alert("RedisEvictionPolicyDrift", "warning", evSrc,
+		fmt.Sprintf("redis_instance_info%s", r.s(fmt.Sprintf("maxmemory_policy!=%q", policy))), 5*time.Minute,
+		"Redis of "+in.Name+" runs another maxmemory-policy than its spec's "+policy,
+		"Apply the config `luagen config --instance "+in.Name+"` writes; the policy decides which keys may be lost under memory pressure.",
+		&probe{fire: []series{{"redis_instance_info" + r.targetLabels(`maxmemory_policy="allkeys-random"`, `role="master"`), "1x40"}},
+			quiet: []series{{"redis_instance_info" + r.targetLabels(fmt.Sprintf("maxmemory_policy=%q", policy), `role="master"`), "1x40"}},
+			want:  with(r.target(), "maxmemory_policy", "allkeys-random", "role", "master")}))
+	out = append(out, r.alert("RedisOOMReplies", "critical", memSrc,
+		r.grew("redis_errors_total"+r.s(`err="OOM"`), 0), 0,
+		"Redis of "+in.Name+" refuses writes with OOM",
+		"maxmemory is reached and nothing may be evicted: writes fail (the services report them as unavailable); free memory or raise maxmemory.",
+		errProbe(r, "OOM")))
+	out = append(out, r.alert("RedisBusyScript", "critical", r.src(in.Pos, fmt.Sprintf("scripts of %s (busy-reply-threshold %d ms, luagen config)", in.Name, busyMS)),
+		r.grew("redis_errors_total"+r.s(`err="BUSY"`), 0), 0,
+		"A script of "+in.Name+" ran past busy-reply-threshold: the server answered BUSY",
+		fmt.Sprintf("A declared script does bounded work in well under a millisecond; one that runs %d ms is a bug or a key far larger than its spec: SCRIPT KILL as %s_operator (UNKILLABLE after a write: SHUTDOWN NOSAVE), then find the script in the slowlog.", busyMS, in.Name),
+		errProbe(r, "BUSY")))
+	// Replication.
+	out = append(out, r.alert("RedisReplicaLost", "warning", srvSrc+" (replicas)",
+		fmt.Sprintf("redis_connected_slaves%[1]s < max_over_time(redis_connected_slaves%[1]s[%[2]s])", r.s(), r.lw()), time.Minute,
+		"Redis of "+in.Name+" has fewer replicas than within the last "+r.lw(),
+		"A replica stopped or lost its link: check its process and its master_link_status; until it is back a failover has nowhere to go.",
+		&probe{fire: []series{{"redis_connected_slaves" + r.targetLabels(), "1x20 0x20"}}, quiet: []series{{"redis_connected_slaves" + r.targetLabels(), "1x40"}}, want: r.target()}))
+	out = append(out, r.alert("RedisReplicationLinkDown", "critical", srvSrc+" (replicas)",
+		fmt.Sprintf("redis_master_link_up%s == 0", r.s()), time.Minute,
+		"A replica of "+in.Name+" has lost its link to the primary",
+		"The replica serves stale data and cannot take over: check the primary's reachability and the replica's masteruser/masterauth.",
+		&probe{fire: []series{{"redis_master_link_up" + r.targetLabels(), "0x40"}}, quiet: []series{{"redis_master_link_up" + r.targetLabels(), "1x40"}}, want: r.target()}))
+	if in.Topology == keyspec.TopologyCluster {
+		out = append(out, r.alert("RedisNoReplica", "critical", r.src(in.Pos, "instances."+in.Name+".topology cluster"),
+			fmt.Sprintf(`redis_connected_slaves%s < 1 and on(instance) redis_instance_info%s`, r.s(), r.s(`role="master"`)), 5*time.Minute,
+			"A primary of cluster "+in.Name+" has no replica",
+			"A cluster primary without a replica loses its slots when it fails: add a replica or let the cluster migrate one.",
+			&probe{fire: []series{{"redis_connected_slaves" + r.targetLabels(), "0x40"}, {"redis_instance_info" + r.targetLabels(`role="master"`), "1x40"}},
+				quiet: []series{{"redis_connected_slaves" + r.targetLabels(), "1x40"}, {"redis_instance_info" + r.targetLabels(`role="master"`), "1x40"}},
+				want:  r.target()}))
+	}
+	if chans := r.channels(); len(chans) > 0 {
+		out = append(out, r.alert("RedisPubSubSubscribersGone", "warning", r.src(chans[0].Pos, "channels "+channelNames(chans)),
+			fmt.Sprintf("redis_pubsub_channels%[1]s == 0 and max_over_time(redis_pubsub_channels%[1]s[%[2]s]) > 0", r.s(), r.lw()), 2*time.Minute,
+			"No client of "+in.Name+" is subscribed to a channel any more ("+channelNames(chans)+")",
+			"The subscribers (realtime gateways, workers) are down or cannot reconnect: they reconcile from their source of truth once back, but nothing is pushed meanwhile.",
+			&probe{fire: []series{{"redis_pubsub_channels" + r.targetLabels(), "3x20 0x20"}}, quiet: []series{{"redis_pubsub_channels" + r.targetLabels(), "3x40"}}, want: r.target()}))
+	}
+	return out
+}
+
+// grew is "the counter grew by more than n within the window", counting a
+// series that appeared within the window from 0 (increase() sees nothing of
+// a counter's first samples: the first NOPERM of a new error code would go
+// unseen).
+func (r *rules) grew(counter string, n int) string {
+	return fmt.Sprintf("increase(%[1]s[%[2]s]) > %[3]d or (%[1]s > %[3]d unless %[1]s offset %[2]s)", counter, r.w(), n)
+}
+
+func errProbe(r *rules, code string) *probe {
+	return &probe{fire: []series{{"redis_errors_total" + r.targetLabels(fmt.Sprintf("err=%q", code)), "0+5x40"}},
+		quiet: []series{{"redis_errors_total" + r.targetLabels(fmt.Sprintf("err=%q", code)), "7x40"}},
+		want:  with(r.target(), "err", code)}
+}
+
+// channels are the channels whose messages go through this server.
+func (r *rules) channels() []*keyspec.Channel {
+	var out []*keyspec.Channel
+	for _, c := range r.spec.ChannelsOf(r.in) {
+		if c.ServerOf() == r.srv {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func channelNames(cs []*keyspec.Channel) string {
+	var n []string
+	for _, c := range cs {
+		n = append(n, c.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// keys: keys without expiry where the spec makes every key expire.
+func (r *rules) keys() []*Rule {
+	var out []*Rule
+	for _, d := range r.in.DBsOn(r.srv) {
+		var durable, unbounded []*keyspec.Key
+		for _, k := range r.spec.KeysOf(r.in) {
+			if k.DB != d || k.TTL.Rule != keyspec.TTLNone {
+				continue
+			}
+			if len(k.Pattern.Params()) == 0 {
+				durable = append(durable, k)
+			} else {
+				unbounded = append(unbounded, k)
+			}
+		}
+		dbSrc := r.src(d.Pos, "instances."+r.in.Name+".dbs."+d.Name)
+		if len(unbounded) > 0 {
+			r.notes = append(r.notes, Note{Source: dbSrc, Msg: fmt.Sprintf("no keys-without-expiry rule for db %d: its durable keys %s have placeholders, so their number is not bounded by the spec", d.Index, keyNames(unbounded))})
+			continue
+		}
+		allowed := len(durable)
+		what := "every key of the database has a TTL rule"
+		if allowed > 0 {
+			what = fmt.Sprintf("every key of the database has a TTL rule but %s (ttl: none, one name each)", keyNames(durable))
+		}
+		db := fmt.Sprintf("db%d", d.Index)
+		out = append(out, r.alert("RedisKeysWithoutExpiry", "warning", dbSrc+": "+what,
+			fmt.Sprintf(`redis_db_keys%[1]s - redis_db_keys_expiring%[1]s > %[2]d`, r.s(fmt.Sprintf("db=%q", db)), allowed), time.Minute,
+			fmt.Sprintf("Database %d of %s holds keys without an expiry that its spec does not declare", d.Index, r.in.Name),
+			"Some code wrote a key outside the generated wrappers (or a script forgot its PEXPIRE): find it with SCAN and TTL -1 as the operator, fix the writer, then delete or expire the keys; they never leave by themselves.",
+			&probe{fire: []series{{"redis_db_keys" + r.targetLabels(fmt.Sprintf("db=%q", db)), fmt.Sprintf("%dx40", 100+allowed+1)}, {"redis_db_keys_expiring" + r.targetLabels(fmt.Sprintf("db=%q", db)), "100x40"}},
+				quiet: []series{{"redis_db_keys" + r.targetLabels(fmt.Sprintf("db=%q", db)), fmt.Sprintf("%dx40", 100+allowed)}, {"redis_db_keys_expiring" + r.targetLabels(fmt.Sprintf("db=%q", db)), "100x40"}},
+				want:  with(r.target(), "db", db)}))
+	}
+	return out
+}
+
+func keyNames(ks []*keyspec.Key) string {
+	var n []string
+	for _, k := range ks {
+		n = append(n, k.Name)
+	}
+	return strings.Join(n, ", ")
+}
+
+// access: denied commands and failed logins.
+func (r *rules) access() []*Rule {
+	users := r.spec.UsersOf(r.in)
+	if len(users) == 0 {
+		return nil
+	}
+	var names []string
+	for _, u := range users {
+		names = append(names, u.Name)
+	}
+	src := r.src(users[0].Pos, "users "+strings.Join(names, ", ")+" (least privilege: a denied command is a probe or a bug)")
+	return []*Rule{
+		r.alert("RedisACLDenied", "warning", src,
+			r.grew("redis_errors_total"+r.s(`err="NOPERM"`), 0), 0,
+			"Redis of "+r.in.Name+" refused commands, keys or channels to a user (NOPERM)",
+			"Every user holds exactly what its spec grants: a NOPERM is code calling outside the generated wrappers, a user with the wrong credentials, or someone probing. ACL LOG (as the operator) names the user, command and key.",
+			errProbe(r, "NOPERM")),
+		r.alert("RedisWrongPassword", "warning", src,
+			r.grew("redis_errors_total"+r.s(`err="WRONGPASS"`), 3), 0,
+			"Logins to Redis of "+r.in.Name+" fail (WRONGPASS)",
+			"A client has a stale password after a rotation, or someone guesses: ACL LOG shows the user and the client's address; rotate the password if it may have leaked.",
+			errProbe(r, "WRONGPASS")),
+	}
+}
+
+// scripts: error rates by declared code, undeclared errors, outcome unknown,
+// NOSCRIPT reload storms.
+func (r *rules) scripts() []*Rule {
+	ss := r.liveScripts()
+	if len(ss) == 0 {
+		return nil
+	}
+	var out []*Rule
+	svc := func(extra ...string) map[string]string {
+		m := map[string]string{}
+		return with(m, extra...)
+	}
+	for _, s := range ss {
+		ssrc := r.src(s.Pos, "scripts."+s.Name)
+		var codes []string
+		for _, e := range s.Errors {
+			codes = append(codes, e.Code)
+			out = append(out, r.alert("LuagenScriptErrorRate", "warning", r.src(e.Pos, "scripts."+s.Name+".errors "+e.Code),
+				fmt.Sprintf(`sum by (script, code) (rate(luagen_script_errors_total{script=%[1]q,code=%[2]q}[%[3]s])) / on(script) group_left sum by (script) (rate(luagen_script_calls_total{script=%[1]q}[%[3]s])) > 0.05`, s.Name, e.Code, r.w()), 5*time.Minute,
+				fmt.Sprintf("More than 5%% of %s's calls answer %s", s.Name, e.Code),
+				fmt.Sprintf("%s means: %s. A rate this high is callers misusing it or a race the service should not have: the dashboard's row of %s shows when it started.", e.Code, oneLine(e.Doc), s.Name),
+				&probe{fire: []series{{fmt.Sprintf(`luagen_script_errors_total{script=%q,code=%q}`, s.Name, e.Code), "0+10x40"}, {fmt.Sprintf(`luagen_script_calls_total{script=%q}`, s.Name), "0+20x40"}},
+					quiet: []series{{fmt.Sprintf(`luagen_script_errors_total{script=%q,code=%q}`, s.Name, e.Code), "0+1x40"}, {fmt.Sprintf(`luagen_script_calls_total{script=%q}`, s.Name), "0+100x40"}},
+					want:  svc("script", s.Name, "code", e.Code)}))
+		}
+		known := append(append([]string(nil), codes...), "outcome_unknown", "not_sent")
+		declared := "none declared"
+		if len(codes) > 0 {
+			declared = strings.Join(codes, ", ")
+		}
+		out = append(out, r.alert("LuagenScriptUndeclaredError", "warning", ssrc+" (errors: "+declared+")",
+			r.grew(fmt.Sprintf(`luagen_script_errors_total{script=%q,code!~%q}`, s.Name, regexOf(known)), 0), 0,
+			fmt.Sprintf("%s answers errors its spec does not declare", s.Name),
+			"An error the spec does not declare is Redis's (NOPERM: the ACL; OOM: memory; BUSY; ERR: a bug in the Lua or an argument the wrapper should have refused) or a transport failure (other): the code label says which.",
+			&probe{fire: []series{{fmt.Sprintf(`luagen_script_errors_total{script=%q,code="ERR"}`, s.Name), "0+1x40"}},
+				quiet: []series{{fmt.Sprintf(`luagen_script_errors_total{script=%q,code="ERR"}`, s.Name), "3x40"}},
+				want:  svc("script", s.Name, "code", "ERR")}))
+	}
+	var once []string
+	for _, s := range ss {
+		if !s.Replayable() {
+			once = append(once, s.Name)
+		}
+	}
+	if len(once) > 0 {
+		out = append(out, r.alert("LuagenScriptOutcomeUnknown", "warning", r.src(ss[0].Pos, "scripts of "+r.in.Name+" that are not replay_safe: "+strings.Join(once, ", ")),
+			r.grew(fmt.Sprintf(`luagen_script_errors_total{script=~%q,code="outcome_unknown"}`, regexOf(once)), 0), 0,
+			"Calls of an at-most-once script ended without an answer: their outcome is unknown",
+			"The wrapper did not resend them (the script is not replay_safe): the caller must reconcile (read the state back) before it retries; many at once means timeouts too short or a network fault.",
+			&probe{fire: []series{{fmt.Sprintf(`luagen_script_errors_total{script=%q,code="outcome_unknown"}`, once[0]), "0+1x40"}},
+				quiet: []series{{fmt.Sprintf(`luagen_script_errors_total{script=%q,code="outcome_unknown"}`, once[0]), "2x40"}},
+				want:  svc("script", once[0], "code", "outcome_unknown")}))
+	}
+	if !r.in.Functions() {
+		names := scriptNames(ss)
+		out = append(out, r.alert("LuagenNoscriptReloadStorm", "warning", r.src(r.in.Pos, "instances."+r.in.Name+" (mode evalsha: SCRIPT LOAD on NOSCRIPT)"),
+			fmt.Sprintf(`sum by (script) (increase(luagen_script_noscript_reloads_total{script=~%q}[%s])) > 3`, regexOf(names), r.w()), 0,
+			"Scripts of "+r.in.Name+" are loaded again and again after NOSCRIPT",
+			"The script cache keeps being emptied: a server restarting or failing over in a loop, SCRIPT FLUSH by someone, or a proxy spreading calls over servers; run `luagen load` at deploy and find what empties the cache.",
+			&probe{fire: []series{{fmt.Sprintf(`luagen_script_noscript_reloads_total{script=%q}`, names[0]), "0+2x40"}},
+				quiet: []series{{fmt.Sprintf(`luagen_script_noscript_reloads_total{script=%q}`, names[0]), "1x40"}},
+				want:  svc("script", names[0])}))
+	}
+	return out
+}
+
+// services: what this repository's services export about spec entries of
+// the instance (each rule is made only when its entry is declared here).
+func (r *rules) services() []*Rule {
+	var out []*Rule
+	has := func(name string) *keyspec.Channel {
+		for _, c := range r.channels() {
+			if c.Name == name {
+				return c
+			}
+		}
+		return nil
+	}
+	none := map[string]string{}
+	if c := has("rt_dialog"); c != nil {
+		out = append(out, r.alert("HANRealtimeSubscribersGone", "critical", r.src(c.Pos, "channels.rt_dialog, rt_user (services/vm1/pubsub: han_rt_pubsub_subscribers)"),
+			`sum(han_rt_pubsub_subscribers) < 1 and sum(max_over_time(han_rt_pubsub_subscribers[`+r.lw()+`])) > 0`, 2*time.Minute,
+			"No realtime gateway is subscribed to its dialog and user channels",
+			"Messages are stored but pushed to nobody: check the gateways' Redis connections (han_rt_pubsub_reconnects_total); clients reconcile over REST once subscribed again.",
+			&probe{fire: []series{{"han_rt_pubsub_subscribers", "2x20 0x20"}}, quiet: []series{{"han_rt_pubsub_subscribers", "2x40"}}, want: none}))
+	}
+	if c := has("safety_wakeup"); c != nil {
+		out = append(out, r.alert("HANSafetyWakeupSubscribersGone", "warning", r.src(c.Pos, "channels.safety_wakeup (services/vm2/safety: han_safety_wakeup_subscribers)"),
+			`sum(han_safety_wakeup_subscribers) < 1 and sum(max_over_time(han_safety_wakeup_subscribers[`+r.lw()+`])) > 0`, 5*time.Minute,
+			"No Message Safety worker listens on han:safety:wakeup",
+			"Workers fall back to polling PostgreSQL every poll interval, so tasks wait longer; check the workers' Redis connection.",
+			&probe{fire: []series{{"han_safety_wakeup_subscribers", "1x20 0x20"}}, quiet: []series{{"han_safety_wakeup_subscribers", "1x40"}}, want: none}))
+		out = append(out, r.alert("HANSafetyClaimLoopBehind", "warning", r.src(c.Pos, "channels.safety_wakeup: the claim loop it wakes (services/vm2/safety: han_safety_task_claims_total{trigger=\"backlog\"}); PostgreSQL is the queue (HAN VM2 spec §1, §4)"),
+			fmt.Sprintf(`sum(rate(han_safety_task_claims_total{trigger="backlog"}[%[1]s])) / sum(rate(han_safety_task_claims_total[%[1]s])) > 0.5`, r.w()), 10*time.Minute,
+			"Most safety-task claims take a full batch: the workers fall behind the queue",
+			"Tasks arrive faster than the workers finish them: add workers or raise the batch; check han_safety_tasks_finished_total{result=\"failed\"} for a handler that keeps failing.",
+			&probe{fire: []series{{`han_safety_task_claims_total{trigger="backlog"}`, "0+9x40"}, {`han_safety_task_claims_total{trigger="wakeup"}`, "0+1x40"}},
+				quiet: []series{{`han_safety_task_claims_total{trigger="backlog"}`, "0+1x40"}, {`han_safety_task_claims_total{trigger="wakeup"}`, "0+9x40"}}, want: none}))
+		out = append(out, r.alert("HANSafetyClaimErrors", "warning", r.src(c.Pos, "channels.safety_wakeup: the claim loop (services/vm2/safety: han_safety_task_claim_errors_total)"),
+			fmt.Sprintf(`sum(increase(han_safety_task_claim_errors_total[%s])) > 0`, r.w()), 5*time.Minute,
+			"Message Safety workers cannot claim tasks from PostgreSQL",
+			"PostgreSQL is the queue: while claims fail no task advances; check the database and the workers' connection.",
+			&probe{fire: []series{{"han_safety_task_claim_errors_total", "0+1x40"}}, quiet: []series{{"han_safety_task_claim_errors_total", "4x40"}}, want: none}))
+	}
+	for _, k := range r.spec.KeysOf(r.in) {
+		if k.Name != "outbox_stream" || k.DB.ServerOf() != r.srv {
+			continue
+		}
+		limit := 1000
+		if k.MaxLen > 0 {
+			limit = max(1, k.MaxLen/10)
+		}
+		out = append(out, r.alert("ElangOutboxBacklog", "warning", r.src(k.Pos, fmt.Sprintf("keys.outbox_stream (max_len %d; services/elang/outbox: elang_outbox_pending)", k.MaxLen)),
+			fmt.Sprintf(`max(elang_outbox_pending) > %d`, limit), 5*time.Minute,
+			fmt.Sprintf("More than %d outbox rows wait for the relay (a tenth of the stream's MAXLEN)", limit),
+			"The relay is down or failing (elang_outbox_relay_failures_total): rows stay safe in SQL, but consumers see them late; past MAXLEN unread notifications are trimmed and consumers must catch up from SQL.",
+			&probe{fire: []series{{"elang_outbox_pending", fmt.Sprintf("%dx40", limit+1)}}, quiet: []series{{"elang_outbox_pending", fmt.Sprintf("%dx40", limit)}}, want: none}))
+		out = append(out, r.alert("ElangOutboxRelayFailing", "warning", r.src(k.Pos, "keys.outbox_stream (services/elang/outbox: elang_outbox_relay_failures_total)"),
+			fmt.Sprintf(`sum(increase(elang_outbox_relay_failures_total[%s])) > 0`, r.w()), 5*time.Minute,
+			"The Elang outbox relay keeps failing",
+			"Redis or PostgreSQL is unreachable for the relay: its rows stay pending and are relayed once it recovers.",
+			&probe{fire: []series{{"elang_outbox_relay_failures_total", "0+1x40"}}, quiet: []series{{"elang_outbox_relay_failures_total", "4x40"}}, want: none}))
+	}
+	return out
+}
+
+// recording: what the dashboards and the alerts share.
+func (r *rules) recording() []*Rule {
+	var out []*Rule
+	rec := func(name, expr string) {
+		out = append(out, &Rule{Record: name, Expr: expr, Labels: map[string]string{"luagen_instance": r.in.Name}})
+	}
+	if ss := r.liveScripts(); len(ss) > 0 {
+		re := regexOf(scriptNames(ss))
+		rec("luagen:script_calls:rate"+r.w(), fmt.Sprintf(`sum by (script) (rate(luagen_script_calls_total{script=~%q}[%s]))`, re, r.w()))
+		rec("luagen:script_errors:rate"+r.w(), fmt.Sprintf(`sum by (script, code) (rate(luagen_script_errors_total{script=~%q}[%s]))`, re, r.w()))
+		rec("luagen:script_duration_seconds:p99_"+r.w(), fmt.Sprintf(`histogram_quantile(0.99, sum by (script, le) (rate(luagen_script_duration_seconds_bucket{script=~%q}[%s])))`, re, r.w()))
+	}
+	rec("luagen:redis_keys_without_expiry", fmt.Sprintf(`redis_db_keys%[1]s - redis_db_keys_expiring%[1]s`, r.s()))
+	return out
+}
