@@ -1,6 +1,6 @@
 module github.com/hanchat/luagen/examples/apiservice
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/hanchat/luagen v0.0.0
