@@ -9,21 +9,15 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 )
 
-func counterVec() *prometheus.CounterVec {
-	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: "promreg_test_total", Help: "A test counter."}, []string{"result"})
-}
-
-// Registering twice on one registry gets the first collector back, and both
-// owners then count into it.
-func TestRegisterTwiceReusesTheFirst(t *testing.T) {
+// Two Sets on one registry (two instances of a component) get the same
+// collectors: one series, counting both.
+func TestTwiceOnOneRegistryGetsTheSameCollector(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	first, second := counterVec(), counterVec()
-	if err := promreg.Register(reg, &first); err != nil {
-		t.Fatal(err)
-	}
-	kept := second
-	if err := promreg.Register(reg, &second); err != nil {
-		t.Fatal(err)
+	a, b := promreg.On(reg), promreg.On(reg)
+	first := a.CounterVec("promreg_test_total", "A test counter.", "result")
+	second := b.CounterVec("promreg_test_total", "A test counter.", "result")
+	if a.Err() != nil || b.Err() != nil {
+		t.Fatal(a.Err(), b.Err())
 	}
 	if second != first {
 		t.Fatal("the second registration did not get the registered collector")
@@ -36,39 +30,23 @@ func TestRegisterTwiceReusesTheFirst(t *testing.T) {
 	if n, err := testutil.GatherAndCount(reg, "promreg_test_total"); err != nil || n != 1 {
 		t.Errorf("%d series gathered (%v), want 1", n, err)
 	}
-	if got := testutil.ToFloat64(kept.WithLabelValues("ok")); got != 0 {
-		t.Errorf("the refused collector counted %v", got)
-	}
-}
-
-// A plain Counter and a Gauge are reused the same way.
-func TestRegisterReusesEveryCollectorType(t *testing.T) {
-	reg := prometheus.NewRegistry()
-	c1 := prometheus.NewCounter(prometheus.CounterOpts{Name: "promreg_plain_total", Help: "h"})
-	c2 := prometheus.NewCounter(prometheus.CounterOpts{Name: "promreg_plain_total", Help: "h"})
-	g1 := prometheus.NewGauge(prometheus.GaugeOpts{Name: "promreg_gauge", Help: "h"})
-	g2 := prometheus.NewGauge(prometheus.GaugeOpts{Name: "promreg_gauge", Help: "h"})
-	for _, err := range []error{promreg.Register(reg, &c1), promreg.Register(reg, &c2), promreg.Register(reg, &g1), promreg.Register(reg, &g2)} {
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	if c1 != c2 || g1 != g2 {
+	c1, c2 := a.Counter("promreg_plain_total", "h"), b.Counter("promreg_plain_total", "h")
+	g1, g2 := a.Gauge("promreg_gauge", "h"), b.Gauge("promreg_gauge", "h")
+	h1, h2 := a.HistogramVec("promreg_seconds", "h", []float64{1, 2}, "op"), b.HistogramVec("promreg_seconds", "h", []float64{1, 2}, "op")
+	if c1 != c2 || g1 != g2 || h1 != h2 || a.Err() != nil || b.Err() != nil {
 		t.Error("a second registration kept its own collector")
 	}
 }
 
-// A collector of other labels under a registered name is an error, never a
-// panic, and the caller's collector stays its own.
-func TestRegisterConflictIsAnError(t *testing.T) {
+// A collector of other labels under a registered name is the Set's error,
+// never a panic; the refused collector is returned unregistered, and the
+// first refusal stays.
+func TestConflictIsAnError(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	first := counterVec()
-	if err := promreg.Register(reg, &first); err != nil {
-		t.Fatal(err)
-	}
-	other := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "promreg_test_total", Help: "A test counter."}, []string{"outcome"})
-	mine := other
-	err := promreg.Register(reg, &other)
+	promreg.On(reg).CounterVec("promreg_test_total", "A test counter.", "result")
+	s := promreg.On(reg)
+	other := s.CounterVec("promreg_test_total", "A test counter.", "outcome")
+	err := s.Err()
 	if err == nil {
 		t.Fatal("a collector of other labels under a registered name: accepted")
 	}
@@ -76,29 +54,54 @@ func TestRegisterConflictIsAnError(t *testing.T) {
 	if errors.As(err, &are) {
 		t.Errorf("a conflict reported as a reuse: %v", err)
 	}
-	if other != mine {
-		t.Error("the refused collector was replaced")
+	other.WithLabelValues("x").Inc() // counts, exported nowhere
+	s.Counter("promreg_test_total", "another help")
+	if s.Err() != err {
+		t.Errorf("the first refusal was replaced: %v", s.Err())
 	}
 }
 
 // The same description under another Go type (a Counter where a CounterVec
 // without labels is registered) cannot be reused: an error, not a panic.
-func TestRegisterOtherTypeIsAnError(t *testing.T) {
+func TestOtherTypeIsAnError(t *testing.T) {
 	reg := prometheus.NewRegistry()
-	vec := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "promreg_vec_total", Help: "h"}, nil)
-	if err := promreg.Register(reg, &vec); err != nil {
-		t.Fatal(err)
-	}
-	counter := prometheus.NewCounter(prometheus.CounterOpts{Name: "promreg_vec_total", Help: "h"})
-	if err := promreg.Register(reg, &counter); err == nil {
+	promreg.On(reg).CounterVec("promreg_vec_total", "h")
+	s := promreg.On(reg)
+	s.Counter("promreg_vec_total", "h")
+	if s.Err() == nil {
 		t.Fatal("a Counter where a CounterVec of the same description is registered: accepted")
 	}
 }
 
-func TestRegisterOnNilRegistersNothing(t *testing.T) {
-	c := counterVec()
-	mine := c
-	if err := promreg.Register(nil, &c); err != nil || c != mine {
-		t.Errorf("nil registerer: %v, collector replaced %v", err, c != mine)
+// A custom collector goes through Add.
+func TestAddACustomCollector(t *testing.T) {
+	reg := prometheus.NewRegistry()
+	desc := prometheus.NewDesc("promreg_custom", "h", nil, nil)
+	first := promreg.Add(promreg.On(reg), &constCollector{desc: desc, v: 3})
+	second := promreg.Add(promreg.On(reg), &constCollector{desc: desc, v: 4})
+	if second != first {
+		t.Fatal("the second custom collector was not the first")
 	}
+	if n, err := testutil.GatherAndCount(reg, "promreg_custom"); err != nil || n != 1 {
+		t.Errorf("%d series (%v), want 1", n, err)
+	}
+}
+
+func TestNilRegistersNothing(t *testing.T) {
+	s := promreg.On(nil)
+	c := s.CounterVec("promreg_test_total", "h", "result")
+	c.WithLabelValues("ok").Inc()
+	if s.Err() != nil || testutil.ToFloat64(c.WithLabelValues("ok")) != 1 {
+		t.Errorf("nil registerer: %v", s.Err())
+	}
+}
+
+type constCollector struct {
+	desc *prometheus.Desc
+	v    float64
+}
+
+func (c *constCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *constCollector) Collect(ch chan<- prometheus.Metric) {
+	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, c.v)
 }

@@ -56,20 +56,15 @@ var Buckets = []float64{50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3
 // packages of one process, each with its own Metrics), and the reloads of
 // every one's scripts are exported.
 func New(reg prometheus.Registerer, scripts ...*runtime.Script) (*Metrics, error) {
+	set := promreg.On(reg)
 	m := &Metrics{
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "luagen_script_calls_total", Help: "Script calls the generated wrappers sent.",
-		}, []string{"script"}),
-		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "luagen_script_errors_total", Help: "Script calls that failed, by the error reply's code (or outcome_unknown, not_sent, other).",
-		}, []string{"script", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "luagen_script_duration_seconds", Help: "Latency of script calls the generated wrappers sent.", Buckets: Buckets,
-		}, []string{"script"}),
-		per: map[*runtime.Script]*series{},
+		calls:    set.CounterVec("luagen_script_calls_total", "Script calls the generated wrappers sent.", "script"),
+		errs:     set.CounterVec("luagen_script_errors_total", "Script calls that failed, by the error reply's code (or outcome_unknown, not_sent, other).", "script", "code"),
+		duration: set.HistogramVec("luagen_script_duration_seconds", "Latency of script calls the generated wrappers sent.", Buckets, "script"),
+		per:      map[*runtime.Script]*series{},
 	}
-	reloads := &reloadCollector{desc: prometheus.NewDesc("luagen_script_noscript_reloads_total", "SCRIPT LOADs after a call met NOSCRIPT (callers that shared one load count once).", []string{"script"}, nil)}
-	if err := errors.Join(promreg.Register(reg, &m.calls), promreg.Register(reg, &m.errs), promreg.Register(reg, &m.duration), promreg.Register(reg, &reloads)); err != nil {
+	reloads := promreg.Add(set, &reloadCollector{desc: prometheus.NewDesc("luagen_script_noscript_reloads_total", "SCRIPT LOADs after a call met NOSCRIPT (callers that shared one load count once).", []string{"script"}, nil)})
+	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("scriptmetrics: %w", err)
 	}
 	reloads.add(scripts)

@@ -71,18 +71,13 @@ func New(st *store.Store, o Options) *Cache {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	c := &Cache{
 		st: st, timeout: o.Timeout, batch: o.ClearBatch, log: o.Logger,
-		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_cache_operations_total",
-			Help: "Cache operations by op (get, set, delete, clear) and result (hit, miss, ok, failure, invalid).",
-		}, []string{"store", "op", "result"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_cache_failures_total",
-			Help: "Cache store failures by op; a get failure was answered as a miss. Alert on any increase.",
-		}, []string{"store", "op"}),
+		ops:      set.CounterVec("elang_cache_operations_total", "Cache operations by op (get, set, delete, clear) and result (hit, miss, ok, failure, invalid).", "store", "op", "result"),
+		failures: set.CounterVec("elang_cache_failures_total", "Cache store failures by op; a get failure was answered as a miss. Alert on any increase.", "store", "op"),
 	}
-	if err := errors.Join(promreg.Register(o.Registerer, &c.ops), promreg.Register(o.Registerer, &c.failures)); err != nil {
+	if err := set.Err(); err != nil {
 		o.Logger.Error("cache: metrics not registered: they are counted but exported nowhere", "err", err)
 	}
 	return c

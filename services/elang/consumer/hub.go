@@ -2,7 +2,6 @@ package consumer
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -102,11 +101,12 @@ func NewHub(db *pgxpool.Pool, g *Group, o HubOptions) *Hub {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	h := &Hub{db: db, g: g, o: o, subs: map[string]map[*Subscription]struct{}{},
-		queries:   prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_realtime_queries_total", Help: "SQL queries of the replay history, one per group of clients sharing a channel and a cursor."}),
-		delivered: prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_realtime_delivered_total", Help: "Events delivered to clients."}),
+		queries:   set.Counter("elang_realtime_queries_total", "SQL queries of the replay history, one per group of clients sharing a channel and a cursor."),
+		delivered: set.Counter("elang_realtime_delivered_total", "Events delivered to clients."),
 	}
-	if err := errors.Join(promreg.Register(o.Registerer, &h.queries), promreg.Register(o.Registerer, &h.delivered)); err != nil {
+	if err := set.Err(); err != nil {
 		o.Logger.Error("consumer: hub metrics not registered: they are counted but exported nowhere", "err", err)
 	}
 	return h

@@ -90,11 +90,12 @@ func NewWorker(db *pgxpool.Pool, g *Group, h Handler, o WorkerOptions) *Worker {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	w := &Worker{db: db, g: g, h: h, o: o,
-		jobs:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elang_queue_jobs_total", Help: "Jobs by outcome: done, retry, failed, or released (given back unrun or interrupted at shutdown)."}, []string{"outcome"}),
-		reclaimed: prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_queue_reclaimed_total", Help: "Notifications reclaimed from consumers that stopped acknowledging (XAUTOCLAIM)."}),
+		jobs:      set.CounterVec("elang_queue_jobs_total", "Jobs by outcome: done, retry, failed, or released (given back unrun or interrupted at shutdown).", "outcome"),
+		reclaimed: set.Counter("elang_queue_reclaimed_total", "Notifications reclaimed from consumers that stopped acknowledging (XAUTOCLAIM)."),
 	}
-	if err := errors.Join(promreg.Register(o.Registerer, &w.jobs), promreg.Register(o.Registerer, &w.reclaimed)); err != nil {
+	if err := set.Err(); err != nil {
 		o.Logger.Error("consumer: worker metrics not registered: they are counted but exported nowhere", "err", err)
 	}
 	return w

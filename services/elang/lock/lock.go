@@ -82,18 +82,13 @@ func New(st *store.Store, o Options) *Locker {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	l := &Locker{
 		st: st, timeout: o.Timeout, log: o.Logger,
-		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_lock_operations_total",
-			Help: "Lock operations by op (acquire, refresh, release) and result (acquired, busy, ok, expired, other_owner, failure, invalid).",
-		}, []string{"store", "op", "result"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_lock_failures_total",
-			Help: "Lock store failures by op: the caller got ErrUnavailable. Alert on any increase.",
-		}, []string{"store", "op"}),
+		ops:      set.CounterVec("elang_lock_operations_total", "Lock operations by op (acquire, refresh, release) and result (acquired, busy, ok, expired, other_owner, failure, invalid).", "store", "op", "result"),
+		failures: set.CounterVec("elang_lock_failures_total", "Lock store failures by op: the caller got ErrUnavailable. Alert on any increase.", "store", "op"),
 	}
-	if err := errors.Join(promreg.Register(o.Registerer, &l.ops), promreg.Register(o.Registerer, &l.failures)); err != nil {
+	if err := set.Err(); err != nil {
 		o.Logger.Error("lock: metrics not registered: they are counted but exported nowhere", "err", err)
 	}
 	return l

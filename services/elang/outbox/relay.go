@@ -112,17 +112,17 @@ func NewRelay(db *pgxpool.Pool, rdb redis.UniversalClient, scripts *elang.Script
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	r := &Relay{
 		db: db, rdb: rdb, scripts: scripts, prefix: p, o: o,
-		pending:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "elang_outbox_pending", Help: "Outbox rows not yet published to the Redis stream (counted by the relay)."}),
-		relayed:  prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_outbox_relayed_total", Help: "Outbox rows the relay marked delivered."}),
-		deduped:  prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_outbox_deduplicated_total", Help: "Rows whose dedupe key showed an earlier append (a retry after a crash between XADD and the SQL mark)."}),
-		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_outbox_relay_failures_total", Help: "Relay passes that failed (Redis or PostgreSQL); their rows stay pending."}),
+		pending:  set.Gauge("elang_outbox_pending", "Outbox rows not yet published to the Redis stream (counted by the relay)."),
+		relayed:  set.Counter("elang_outbox_relayed_total", "Outbox rows the relay marked delivered."),
+		deduped:  set.Counter("elang_outbox_deduplicated_total", "Rows whose dedupe key showed an earlier append (a retry after a crash between XADD and the SQL mark)."),
+		failures: set.Counter("elang_outbox_relay_failures_total", "Relay passes that failed (Redis or PostgreSQL); their rows stay pending."),
 	}
 	// A zero prefix builds no key: every pass then fails with the builder's error.
 	r.stream, r.keyErr = elang.NewOutboxStreamKey(p)
-	if err := errors.Join(promreg.Register(o.Registerer, &r.pending), promreg.Register(o.Registerer, &r.relayed),
-		promreg.Register(o.Registerer, &r.deduped), promreg.Register(o.Registerer, &r.failures)); err != nil {
+	if err := set.Err(); err != nil {
 		o.Logger.Error("outbox: relay metrics not registered: they are counted but exported nowhere", "err", err)
 	}
 	return r

@@ -150,15 +150,10 @@ func New(rdb redis.Scripter, p elang.Prefix, key secrets.HMACKey, limits []Limit
 	if l.log == nil {
 		l.log = slog.Default()
 	}
-	l.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "elang_ratelimit_decisions_total",
-		Help: "Rate-limit decisions by limit and result (allowed, denied, failure).",
-	}, []string{"limit", "result"})
-	l.failures = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "elang_ratelimit_failures_total",
-		Help: "Rate-limit calls Redis could not serve, by limit: the caller got ErrUnavailable. Alert on any increase.",
-	}, []string{"limit"})
-	if err := errors.Join(promreg.Register(o.Registerer, &l.decisions), promreg.Register(o.Registerer, &l.failures)); err != nil {
+	set := promreg.On(o.Registerer)
+	l.decisions = set.CounterVec("elang_ratelimit_decisions_total", "Rate-limit decisions by limit and result (allowed, denied, failure).", "limit", "result")
+	l.failures = set.CounterVec("elang_ratelimit_failures_total", "Rate-limit calls Redis could not serve, by limit: the caller got ErrUnavailable. Alert on any increase.", "limit")
+	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("ratelimit: metrics: %w", err)
 	}
 	return l, nil

@@ -125,18 +125,13 @@ func New(rdb redis.Scripter, p elang.Prefix, rev Revocations, o Options) (*Sessi
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	x := &Sessions{
 		s: s, p: p, rev: rev, wait: o.LockWait, timeout: o.Timeout, log: o.Logger,
-		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_session_operations_total",
-			Help: "Session operations by op (create, open, save, release, destroy) and result.",
-		}, []string{"op", "result"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_session_failures_total",
-			Help: "Session operations Redis could not serve, by op: the caller got ErrUnavailable. Alert on any increase.",
-		}, []string{"op"}),
+		ops:      set.CounterVec("elang_session_operations_total", "Session operations by op (create, open, save, release, destroy) and result.", "op", "result"),
+		failures: set.CounterVec("elang_session_failures_total", "Session operations Redis could not serve, by op: the caller got ErrUnavailable. Alert on any increase.", "op"),
 	}
-	if err := errors.Join(promreg.Register(o.Registerer, &x.ops), promreg.Register(o.Registerer, &x.failures)); err != nil {
+	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("session: metrics: %w", err)
 	}
 	return x, nil

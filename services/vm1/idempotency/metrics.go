@@ -1,8 +1,6 @@
 package idempotency
 
 import (
-	"errors"
-
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/prometheus/client_golang/prometheus"
@@ -35,17 +33,12 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
+	set := promreg.On(reg)
 	m := &metrics{
-		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_api_idempotency_total",
-			Help: "Idempotent calls of api-backend by scope and result (executed, hit, fallback, conflict, in_progress, unavailable, transient, failed, lease_lost).",
-		}, []string{"scope", "result"}),
-		redisErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_api_idempotency_redis_errors_total",
-			Help: "Redis failures the idempotency flow absorbed because PostgreSQL holds the truth, by operation.",
-		}, []string{"op"}),
+		outcomes:    set.CounterVec("han_api_idempotency_total", "Idempotent calls of api-backend by scope and result (executed, hit, fallback, conflict, in_progress, unavailable, transient, failed, lease_lost).", "scope", "result"),
+		redisErrors: set.CounterVec("han_api_idempotency_redis_errors_total", "Redis failures the idempotency flow absorbed because PostgreSQL holds the truth, by operation.", "op"),
 	}
-	if err := errors.Join(promreg.Register(reg, &m.outcomes), promreg.Register(reg, &m.redisErrors)); err != nil {
+	if err := set.Err(); err != nil {
 		return nil, err
 	}
 	return m, nil

@@ -108,11 +108,11 @@ func New(c *safetyredis.Client, callers map[string]Policy) (*Limiter, error) {
 		return nil, errors.New("safety: callerlimit.New: nil Client")
 	}
 	o := c.Options()
-	decisions := prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "han_safety_rate_limit_decisions_total",
-		Help: "Rate-limit decisions by caller, decision (allowed, denied) and source (redis, local: fail-open while Redis is unavailable, closed: fail-closed while it is).",
-	}, []string{"caller", "decision", "source"})
-	if err := promreg.Register(o.Registerer, &decisions); err != nil {
+	set := promreg.On(o.Registerer)
+	decisions := set.CounterVec("han_safety_rate_limit_decisions_total",
+		"Rate-limit decisions by caller, decision (allowed, denied) and source (redis, local: fail-open while Redis is unavailable, closed: fail-closed while it is).",
+		"caller", "decision", "source")
+	if err := set.Err(); err != nil {
 		return nil, fmt.Errorf("safety: callerlimit.New: metrics: %w", err)
 	}
 	l := &Limiter{c: c, scripts: c.Scripts(), timeout: o.RateLimitTimeout, now: o.Now, callers: make(map[string]*caller, len(callers)), local: degraded.NewLimiter[string](len(callers))}

@@ -1,8 +1,6 @@
 package safetycache
 
 import (
-	"errors"
-
 	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/vm2/safetyrecord"
 	"github.com/prometheus/client_golang/prometheus"
@@ -31,26 +29,14 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	s := promreg.On(reg)
 	m := &metrics{
-		lookups: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_safety_cache_lookups_total",
-			Help: "Hot-cache reads by kind and result (hit, miss, stale, unavailable, corrupt, error); every result but hit is a miss.",
-		}, []string{"kind", "result"}),
-		writes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_safety_cache_writes_total",
-			Help: "Hot-cache writes by kind and result (written, stale, dropped, skipped, error).",
-		}, []string{"kind", "result"}),
-		ttlClamped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_safety_cache_ttl_clamped_total",
-			Help: "Cache writes whose TTL from the active config was above the key's maximum and was clamped to it.",
-		}, []string{"kind"}),
-		dnsTTLCapped: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "han_safety_dns_ttl_capped_total",
-			Help: "DNS answers whose own TTL was above the hard maximum (900 s, or the active policy's when lower) and was capped.",
-		}),
+		lookups:      s.CounterVec("han_safety_cache_lookups_total", "Hot-cache reads by kind and result (hit, miss, stale, unavailable, corrupt, error); every result but hit is a miss.", "kind", "result"),
+		writes:       s.CounterVec("han_safety_cache_writes_total", "Hot-cache writes by kind and result (written, stale, dropped, skipped, error).", "kind", "result"),
+		ttlClamped:   s.CounterVec("han_safety_cache_ttl_clamped_total", "Cache writes whose TTL from the active config was above the key's maximum and was clamped to it.", "kind"),
+		dnsTTLCapped: s.Counter("han_safety_dns_ttl_capped_total", "DNS answers whose own TTL was above the hard maximum (900 s, or the active policy's when lower) and was capped."),
 	}
-	if err := errors.Join(promreg.Register(reg, &m.lookups), promreg.Register(reg, &m.writes),
-		promreg.Register(reg, &m.ttlClamped), promreg.Register(reg, &m.dnsTTLCapped)); err != nil {
+	if err := s.Err(); err != nil {
 		return nil, err
 	}
 	// Every series of a fixed label set exists from the start, so a dashboard sees

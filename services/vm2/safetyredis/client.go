@@ -405,16 +405,10 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (metrics, error) {
+	s := promreg.On(reg)
 	m := metrics{
-		degraded: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "han_safety_redis_degraded",
-			Help: "1 while Message Safety's Redis is unreachable and its hot paths run degraded (seed 004 §6), else 0.",
-		}),
-		degradations: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "han_safety_redis_degradations_total",
-			Help: "Times Message Safety's Redis became unreachable.",
-		}),
+		degraded:     s.Gauge("han_safety_redis_degraded", "1 while Message Safety's Redis is unreachable and its hot paths run degraded (seed 004 §6), else 0."),
+		degradations: s.Counter("han_safety_redis_degradations_total", "Times Message Safety's Redis became unreachable."),
 	}
-	err := errors.Join(promreg.Register(reg, &m.degraded), promreg.Register(reg, &m.degradations))
-	return m, err
+	return m, s.Err()
 }

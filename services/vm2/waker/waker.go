@@ -49,21 +49,13 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	s := promreg.On(reg)
 	m := &metrics{
-		subscribers: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "han_safety_wakeup_subscribers",
-			Help: "Open wake-up subscriptions of this process.",
-		}),
-		published: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_safety_wakeup_published_total",
-			Help: "Wake-up publishes by result (sent, dropped: Redis unavailable, error).",
-		}, []string{"result"}),
-		received: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_safety_wakeup_received_total",
-			Help: "Wake-up notifications received by result (delivered, coalesced, invalid), and (re)subscriptions (subscribed).",
-		}, []string{"result"}),
+		subscribers: s.Gauge("han_safety_wakeup_subscribers", "Open wake-up subscriptions of this process."),
+		published:   s.CounterVec("han_safety_wakeup_published_total", "Wake-up publishes by result (sent, dropped: Redis unavailable, error).", "result"),
+		received:    s.CounterVec("han_safety_wakeup_received_total", "Wake-up notifications received by result (delivered, coalesced, invalid), and (re)subscriptions (subscribed).", "result"),
 	}
-	if err := errors.Join(promreg.Register(reg, &m.subscribers), promreg.Register(reg, &m.published), promreg.Register(reg, &m.received)); err != nil {
+	if err := s.Err(); err != nil {
 		return nil, err
 	}
 	// Every series exists from the start, so a dashboard sees zeros rather than no data.

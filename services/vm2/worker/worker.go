@@ -258,26 +258,14 @@ type workerMetrics struct {
 }
 
 func newWorkerMetrics(reg prometheus.Registerer) (*workerMetrics, error) {
+	s := promreg.On(reg)
 	m := &workerMetrics{
-		claims: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_safety_task_claims_total",
-			Help: "Claims of safety tasks from PostgreSQL by trigger (start, wakeup, interval: the fallback poll, backlog: the last claim took a full batch).",
-		}, []string{"trigger"}),
-		claimed: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "han_safety_tasks_claimed_total",
-			Help: "Safety tasks claimed from PostgreSQL.",
-		}),
-		claimErrors: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "han_safety_task_claim_errors_total",
-			Help: "Claims of safety tasks that failed (PostgreSQL unreachable); retried after the poll interval.",
-		}),
-		finished: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_safety_tasks_finished_total",
-			Help: "Claimed safety tasks by result (done, failed: released to the queue, lease_lost: claimed by another worker meanwhile).",
-		}, []string{"result"}),
+		claims:      s.CounterVec("han_safety_task_claims_total", "Claims of safety tasks from PostgreSQL by trigger (start, wakeup, interval: the fallback poll, backlog: the last claim took a full batch).", "trigger"),
+		claimed:     s.Counter("han_safety_tasks_claimed_total", "Safety tasks claimed from PostgreSQL."),
+		claimErrors: s.Counter("han_safety_task_claim_errors_total", "Claims of safety tasks that failed (PostgreSQL unreachable); retried after the poll interval."),
+		finished:    s.CounterVec("han_safety_tasks_finished_total", "Claimed safety tasks by result (done, failed: released to the queue, lease_lost: claimed by another worker meanwhile).", "result"),
 	}
-	if err := errors.Join(promreg.Register(reg, &m.claims), promreg.Register(reg, &m.claimed), promreg.Register(reg, &m.claimErrors),
-		promreg.Register(reg, &m.finished)); err != nil {
+	if err := s.Err(); err != nil {
 		return nil, err
 	}
 	for _, t := range []string{triggerStart, triggerWakeup, triggerInterval, triggerBacklog} {
