@@ -175,16 +175,25 @@ func (in *Input) Same(ph, a string, i int, b string, j int) {
 	}
 }
 
+// accept reports whether the value of argument arg may be appended: nothing
+// was refused before it, and ok. A value that is not ok is refused with
+// reason(), which runs only then (so that the path of a good value formats
+// and allocates nothing).
+func (in *Input) accept(arg string, ok bool, reason func() string) bool {
+	if in.err != nil {
+		return false
+	}
+	if !ok {
+		in.argErr(arg, reason())
+	}
+	return ok
+}
+
 // Int appends an integer argument within min..max.
 func (in *Input) Int(arg string, v, min, max int64) {
-	if in.err != nil {
-		return
+	if in.accept(arg, v >= min && v <= max, func() string { return fmt.Sprintf("want %d..%d", min, max) }) {
+		in.addInt(v)
 	}
-	if v < min || v > max {
-		in.argErr(arg, fmt.Sprintf("want %d..%d", min, max))
-		return
-	}
-	in.addInt(v)
 }
 
 // Bool appends a boolean argument as 1 or 0.
@@ -199,14 +208,9 @@ func (in *Input) Bool(v bool) {
 // Duration appends a duration within min..max in whole milliseconds
 // (truncating any fraction of a millisecond).
 func (in *Input) Duration(arg string, d, min, max time.Duration) {
-	if in.err != nil {
-		return
+	if in.accept(arg, d >= min && d <= max, func() string { return fmt.Sprintf("want %s..%s", min, max) }) {
+		in.addInt(d.Milliseconds())
 	}
-	if d < min || d > max {
-		in.argErr(arg, fmt.Sprintf("want %s..%s", min, max))
-		return
-	}
-	in.addInt(d.Milliseconds())
 }
 
 // Millis appends a duration the spec fixes (a declared TTL) in milliseconds.
@@ -216,74 +220,50 @@ func (in *Input) Millis(d time.Duration) {
 
 // String appends a string argument of at most maxBytes bytes.
 func (in *Input) String(arg, v string, maxBytes int) {
-	if in.err != nil {
-		return
+	if in.accept(arg, len(v) <= maxBytes, func() string { return tooLong(len(v), maxBytes) }) {
+		in.addString(v)
 	}
-	if len(v) > maxBytes {
-		in.argErr(arg, fmt.Sprintf("%d bytes, the limit is %d", len(v), maxBytes))
-		return
-	}
-	in.addString(v)
 }
 
 // Bytes appends a bytes argument of at most maxBytes bytes.
 func (in *Input) Bytes(arg string, v []byte, maxBytes int) {
-	if in.err != nil {
-		return
+	if in.accept(arg, len(v) <= maxBytes, func() string { return tooLong(len(v), maxBytes) }) {
+		in.addBytes(v)
 	}
-	if len(v) > maxBytes {
-		in.argErr(arg, fmt.Sprintf("%d bytes, the limit is %d", len(v), maxBytes))
-		return
-	}
-	in.addBytes(v)
 }
+
+func tooLong(n, maxBytes int) string { return fmt.Sprintf("%d bytes, the limit is %d", n, maxBytes) }
 
 // Token appends a random token (owner token, nonce).
 func (in *Input) Token(arg, v string) {
-	if in.err != nil {
-		return
+	if in.accept(arg, keypart.Token(v), tokenReason) {
+		in.addString(v)
 	}
-	if !keypart.Token(v) {
-		in.argErr(arg, "want "+strconv.Itoa(keypart.TokenMinLen)+".."+strconv.Itoa(keypart.TokenMaxLen)+" characters of [A-Za-z0-9_-]")
-		return
-	}
-	in.addString(v)
+}
+
+func tokenReason() string {
+	return "want " + strconv.Itoa(keypart.TokenMinLen) + ".." + strconv.Itoa(keypart.TokenMaxLen) + " characters of [A-Za-z0-9_-]"
 }
 
 // Hex appends exactly n lower-case hex characters.
 func (in *Input) Hex(arg, v string, n int) {
-	if in.err != nil {
-		return
+	if in.accept(arg, keypart.Hex(v, n), func() string { return fmt.Sprintf("want %d lower-case hex characters", n) }) {
+		in.addString(v)
 	}
-	if !keypart.Hex(v, n) {
-		in.argErr(arg, fmt.Sprintf("want %d lower-case hex characters", n))
-		return
-	}
-	in.addString(v)
 }
 
 // UUID appends a canonical lower-case UUID.
 func (in *Input) UUID(arg, v string) {
-	if in.err != nil {
-		return
+	if in.accept(arg, keypart.UUID(v), func() string { return "want a canonical lower-case UUID" }) {
+		in.addString(v)
 	}
-	if !keypart.UUID(v) {
-		in.argErr(arg, "want a canonical lower-case UUID")
-		return
-	}
-	in.addString(v)
 }
 
 // Name appends 1..maxLen characters of [A-Za-z0-9._-].
 func (in *Input) Name(arg, v string, maxLen int) {
-	if in.err != nil {
-		return
+	if in.accept(arg, keypart.Name(v, maxLen), func() string { return fmt.Sprintf("want 1..%d characters of [A-Za-z0-9._-]", maxLen) }) {
+		in.addString(v)
 	}
-	if !keypart.Name(v, maxLen) {
-		in.argErr(arg, fmt.Sprintf("want 1..%d characters of [A-Za-z0-9._-]", maxLen))
-		return
-	}
-	in.addString(v)
 }
 
 // absent appends argAbsent for an optional argument left out and reports
