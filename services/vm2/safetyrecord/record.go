@@ -385,123 +385,121 @@ func (a DNSAnswer) validate() error {
 
 // ---- encoding ----
 
-// EncodeText validates r and encodes it as the cache stores it.
-func EncodeText(r TextResult) ([]byte, error) {
+// record is what every record type has: its rules.
+type record interface{ validate() error }
+
+// encodeRecord validates r and encodes it as the cache stores it: the tag,
+// then the fields write writes; refused above its kind's max_bytes.
+func encodeRecord(r record, k Kind, tag string, fields int, write func(w *encoder)) ([]byte, error) {
 	if err := r.validate(); err != nil {
 		return nil, err
 	}
-	w := newEncoder(tagText, 3)
-	w.str(string(r.Verdict))
-	w.strs(r.RuleIDs)
-	w.strs(r.MonitorRuleIDs)
-	return w.sized(KindText)
+	w := newEncoder(tag, fields)
+	write(w)
+	return w.sized(k)
+}
+
+// recordDecoder starts reading a stored record of kind k; any fault is ErrCorrupt.
+func recordDecoder(k Kind, b []byte, tag string, fields int) *decoder {
+	return newDecoder(string(k), b, maxBytes(k), tag, fields, ErrCorrupt)
+}
+
+// decoded finishes d and validates r, the record read from it: a rule the
+// stored value breaks is ErrCorrupt (the bytes are at fault, not the caller).
+func decoded[R record](d *decoder, r R) (R, error) {
+	var zero R
+	if err := d.finish(); err != nil {
+		return zero, err
+	}
+	if err := r.validate(); err != nil {
+		return zero, corrupt(d.record, err)
+	}
+	return r, nil
+}
+
+// EncodeText validates r and encodes it as the cache stores it.
+func EncodeText(r TextResult) ([]byte, error) {
+	return encodeRecord(r, KindText, tagText, 3, func(w *encoder) {
+		w.str(string(r.Verdict))
+		w.strs(r.RuleIDs)
+		w.strs(r.MonitorRuleIDs)
+	})
 }
 
 // DecodeText decodes and validates a stored TextResult; any fault is ErrCorrupt.
 func DecodeText(b []byte) (TextResult, error) {
-	const rec = string(KindText)
-	d := newDecoder(rec, b, maxBytes(KindText), tagText, 3, ErrCorrupt)
+	d := recordDecoder(KindText, b, tagText, 3)
 	r := TextResult{
 		Verdict:        Verdict(d.str("verdict", 16)),
 		RuleIDs:        d.strs("rule_ids", MaxRuleIDs, MaxIDLen),
 		MonitorRuleIDs: d.strs("monitor_rule_ids", MaxRuleIDs, MaxIDLen),
 	}
-	if err := d.finish(); err != nil {
-		return TextResult{}, err
-	}
-	if err := r.validate(); err != nil {
-		return TextResult{}, corrupt(rec, err)
-	}
-	return r, nil
+	return decoded(d, r)
 }
 
 // EncodeVerdict validates v and encodes it as the cache stores it.
 func EncodeVerdict(v FileVerdict) ([]byte, error) {
-	if err := v.validate(); err != nil {
-		return nil, err
-	}
-	w := newEncoder(tagVerdict, 2)
-	w.str(string(v.Verdict))
-	w.strs(v.RuleIDs)
-	return w.sized(KindVerdict)
+	return encodeRecord(v, KindVerdict, tagVerdict, 2, func(w *encoder) {
+		w.str(string(v.Verdict))
+		w.strs(v.RuleIDs)
+	})
 }
 
 // DecodeVerdict decodes and validates a stored FileVerdict; any fault is ErrCorrupt.
 func DecodeVerdict(b []byte) (FileVerdict, error) {
-	const rec = string(KindVerdict)
-	d := newDecoder(rec, b, maxBytes(KindVerdict), tagVerdict, 2, ErrCorrupt)
+	d := recordDecoder(KindVerdict, b, tagVerdict, 2)
 	v := FileVerdict{
 		Verdict: Verdict(d.str("verdict", 16)),
 		RuleIDs: d.strs("rule_ids", MaxRuleIDs, MaxIDLen),
 	}
-	if err := d.finish(); err != nil {
-		return FileVerdict{}, err
-	}
-	if err := v.validate(); err != nil {
-		return FileVerdict{}, corrupt(rec, err)
-	}
-	return v, nil
+	return decoded(d, v)
 }
 
 // EncodeLink validates p and encodes it as the cache stores it.
 func EncodeLink(p LinkPolicy) ([]byte, error) {
-	if err := p.validate(); err != nil {
-		return nil, err
-	}
-	w := newEncoder(tagLink, 3)
-	w.str(string(p.Class))
-	w.str(string(p.Verdict))
-	w.strs(p.RuleIDs)
-	return w.sized(KindLink)
+	return encodeRecord(p, KindLink, tagLink, 3, func(w *encoder) {
+		w.str(string(p.Class))
+		w.str(string(p.Verdict))
+		w.strs(p.RuleIDs)
+	})
 }
 
 // DecodeLink decodes and validates a stored LinkPolicy; any fault is ErrCorrupt.
 func DecodeLink(b []byte) (LinkPolicy, error) {
-	const rec = string(KindLink)
-	d := newDecoder(rec, b, maxBytes(KindLink), tagLink, 3, ErrCorrupt)
+	d := recordDecoder(KindLink, b, tagLink, 3)
 	p := LinkPolicy{
 		Class:   LinkClass(d.str("class", 16)),
 		Verdict: Verdict(d.str("verdict", 16)),
 		RuleIDs: d.strs("rule_ids", MaxRuleIDs, MaxIDLen),
 	}
-	if err := d.finish(); err != nil {
-		return LinkPolicy{}, err
-	}
-	if err := p.validate(); err != nil {
-		return LinkPolicy{}, corrupt(rec, err)
-	}
-	return p, nil
+	return decoded(d, p)
 }
 
 // EncodeDNS validates a and encodes it as the cache stores it. The TTL is not part
 // of the value: the entry's own expiry holds it.
 func EncodeDNS(a DNSAnswer) ([]byte, error) {
-	if err := a.validate(); err != nil {
-		return nil, err
-	}
-	w := newEncoder(tagDNS, 6)
-	w.str(string(a.RRType))
-	w.boolean(a.NXDomain)
-	w.arrayLen(len(a.Addrs))
-	for _, ip := range a.Addrs {
-		w.bin(ip.AsSlice())
-	}
-	w.strs(a.Hosts)
-	w.arrayLen(len(a.MX))
-	for _, m := range a.MX {
-		w.arrayLen(2)
-		w.uint16(m.Preference)
-		w.str(m.Host)
-	}
-	w.strs(a.TXT)
-	return w.sized(KindDNS)
+	return encodeRecord(a, KindDNS, tagDNS, 6, func(w *encoder) {
+		w.str(string(a.RRType))
+		w.boolean(a.NXDomain)
+		w.arrayLen(len(a.Addrs))
+		for _, ip := range a.Addrs {
+			w.bin(ip.AsSlice())
+		}
+		w.strs(a.Hosts)
+		w.arrayLen(len(a.MX))
+		for _, m := range a.MX {
+			w.arrayLen(2)
+			w.uint16(m.Preference)
+			w.str(m.Host)
+		}
+		w.strs(a.TXT)
+	})
 }
 
 // DecodeDNS decodes and validates a stored DNSAnswer (TTL left 0); any fault is
 // ErrCorrupt.
 func DecodeDNS(b []byte) (DNSAnswer, error) {
-	const rec = string(KindDNS)
-	d := newDecoder(rec, b, maxBytes(KindDNS), tagDNS, 6, ErrCorrupt)
+	d := recordDecoder(KindDNS, b, tagDNS, 6)
 	a := DNSAnswer{RRType: vm2.DNSRRType(d.str("rrtype", 8)), NXDomain: d.boolean("nxdomain")}
 	if n := d.arrayLen("addrs", MaxDNSAddrs); n > 0 {
 		a.Addrs = make([]netip.Addr, 0, n)
@@ -526,11 +524,5 @@ func DecodeDNS(b []byte) (DNSAnswer, error) {
 		}
 	}
 	a.TXT = d.strs("txt", MaxDNSTXT, MaxTXTLen)
-	if err := d.finish(); err != nil {
-		return DNSAnswer{}, err
-	}
-	if err := a.validate(); err != nil {
-		return DNSAnswer{}, corrupt(rec, err)
-	}
-	return a, nil
+	return decoded(d, a)
 }
