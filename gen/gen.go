@@ -61,8 +61,8 @@ func Generate(spec *keyspec.Spec, lua fs.FS, opts Options) (Files, error) {
 	for _, in := range instances {
 		var scripts []codegen.Script
 		for _, s := range spec.ScriptsOf(in) {
-			src := srcs[s.Name]
-			scripts = append(scripts, codegen.Script{Spec: s, Source: string(src.Src), SHA1: src.SHA1})
+			src := srcs[s.ID]
+			scripts = append(scripts, codegen.Script{Spec: s, Source: string(src.Src), SHA1: src.SHA1, Includes: src.Includes()})
 		}
 		files, err := codegen.Instance(spec, in, scripts)
 		if err != nil {

@@ -33,6 +33,15 @@ func CheckName(key, part, v string, maxLen int) error {
 	return nil
 }
 
+// CheckPath requires 1..maxLen characters of ':'-separated segments of
+// [A-Za-z0-9._-], none empty (a path placeholder: "user:42:login").
+func CheckPath(key, part, v string, maxLen int) error {
+	if !keypart.Path(v, maxLen) {
+		return &KeyPartError{Key: key, Part: part, Reason: fmt.Sprintf("want 1..%d characters of ':'-separated segments of [A-Za-z0-9._-], none empty (got %d characters)", maxLen, len(v))}
+	}
+	return nil
+}
+
 // CheckInt requires min <= v <= max.
 func CheckInt(key, part string, v, min, max int64) error {
 	if v < min || v > max {

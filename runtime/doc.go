@@ -25,15 +25,17 @@
 //
 //   - Scripts: MustScript and MustFunction (functions mode) with the options
 //     ReplaySafe and StringArgs; Script.Input and Script.PrefixedInput.
-//   - Calls: Input's Key, PrefixedKey and Same, then one method per argument
-//     (Int, Bool, Duration, Millis, String, Bytes, Token, Hex, UUID, Name, and
-//     OptInt ... OptName for optional ones); Run on a DB, made by Bind; Queue on
-//     a Batch, giving a Pending; an Observer in a generated Clients.
+//   - Calls: Input's Key, PrefixedKey, ChannelKey, KeyCount (a repeating KEYS
+//     position), Same and SamePart (with a KeyPart) for shared placeholders,
+//     then one method per argument (Int, Bool, Duration, Millis, String, Bytes,
+//     Token, Hex, UUID, Name, Channel, Const, Unused, OptInt ... OptName for
+//     optional ones, ArgCount for a repeating one); Run on a DB, made by Bind;
+//     Queue on a Batch, giving a Pending; an Observer in a generated Clients.
 //   - Replies: Script.ArrayReply and Script.ValueReply, then Reply's Int, Bool,
 //     String, Bytes, Duration, Time, Enum, Strings and Err, with Nullable and
 //     List.
-//   - Keys: CheckUUID, CheckHex, CheckName, CheckInt, CheckHMAC (taking an
-//     HMAC) and EnumPartError in key builders; NoPrefix, CheckPrefix,
+//   - Keys: CheckUUID, CheckHex, CheckName, CheckPath, CheckInt, CheckHMAC
+//     (taking an HMAC) and EnumPartError in key builders; NoPrefix, CheckPrefix,
 //     PrefixFromURL, ResolvePrefix, TestPrefix and ErrInvalidPrefix for
 //     deployment prefixes; KeyInfo for the declared keys.
 //   - Errors and libraries: ErrorCode for each declared error reply; Library

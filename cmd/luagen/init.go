@@ -21,12 +21,15 @@ import (
 //go:embed template
 var templates embed.FS
 
-// runInit writes a minimal spec, one script and a Go test of it into --dir. It
-// refuses to overwrite anything: when one of its files exists it writes none.
+// runInit writes a minimal spec, one script and a Go test of it into --dir: a
+// page-hit counter with a TTL, or with --durable a job queue whose keys the
+// service keeps (ttl none) within a bound. It refuses to overwrite anything:
+// when one of its files exists it writes none.
 func runInit(args []string, stdout, stderr io.Writer) int {
 	fset := flag.NewFlagSet("luagen init", flag.ContinueOnError)
 	fset.SetOutput(stderr)
 	dir := fset.String("dir", ".", "the directory to write keyspec.yaml, lua/ and the test into (inside a Go module)")
+	durable := fset.Bool("durable", false, "write a job queue whose keys never expire (ttl none, bounded by max_len) instead of the page-hit counter")
 	if code, ok := parse(fset, args, stderr); !ok {
 		return code
 	}
@@ -45,8 +48,9 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "luagen init: %v\n", err)
 		return exitProblem
 	}
+	example := initExamples[*durable]
 	files := map[string][]byte{}
-	for name, from := range map[string]string{"keyspec.yaml": "template/keyspec.yaml", filepath.Join("lua", "app", "hits_incr.lua"): "template/hits_incr.lua"} {
+	for name, from := range example.files {
 		b, err := fs.ReadFile(templates, from)
 		if err != nil {
 			fmt.Fprintf(stderr, "luagen init: %v\n", err)
@@ -54,13 +58,13 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		}
 		files[name] = b
 	}
-	tmpl := template.Must(template.ParseFS(templates, "template/hits_test.go.tmpl"))
+	tmpl := template.Must(template.ParseFS(templates, example.test))
 	var test bytes.Buffer
 	if err := tmpl.Execute(&test, map[string]string{"Package": pkg, "Import": importPath}); err != nil {
 		fmt.Fprintf(stderr, "luagen init: %v\n", err)
 		return exitProblem
 	}
-	files["luagen_hits_test.go"] = test.Bytes()
+	files[example.testFile] = test.Bytes()
 	var exists []string
 	for name := range files {
 		if _, err := os.Lstat(filepath.Join(abs, name)); err == nil {
@@ -88,6 +92,28 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stdout, "next: cd %s && luagen generate && go test ./...\n", *dir)
 	return exitOK
+}
+
+// initExample is what luagen init writes: files (written as they are, by
+// path, from the templates) and a test made from a template.
+type initExample struct {
+	files    map[string]string
+	test     string
+	testFile string
+}
+
+// initExamples are the counter (false) and the durable job queue (true).
+var initExamples = map[bool]initExample{
+	false: {
+		files:    map[string]string{"keyspec.yaml": "template/keyspec.yaml", filepath.Join("lua", "app", "hits_incr.lua"): "template/hits_incr.lua"},
+		test:     "template/hits_test.go.tmpl",
+		testFile: "luagen_hits_test.go",
+	},
+	true: {
+		files:    map[string]string{"keyspec.yaml": "template/durable/keyspec.yaml", filepath.Join("lua", "app", "job_push.lua"): "template/durable/job_push.lua"},
+		test:     "template/durable/jobs_test.go.tmpl",
+		testFile: "luagen_jobs_test.go",
+	},
 }
 
 // generatedImport is the import path of generated/app under dir, from the go.mod

@@ -108,7 +108,7 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	} else {
 		var scripts []*runtime.Script
 		for _, s := range spec.ScriptsOf(in) {
-			sc, err := runtime.NewScript(s.Name, string(srcs[s.Name].Src), srcs[s.Name].SHA1, s.ReadOnly)
+			sc, err := runtime.NewScript(s.Name, string(srcs[s.ID].Src), srcs[s.ID].SHA1, s.ReadOnly)
 			if err != nil {
 				fmt.Fprintf(stderr, "luagen load: %v\n", err)
 				return exitProblem

@@ -28,7 +28,7 @@ commands:
   lint       report spec and Lua problems as FILE:LINE: rule: message
   acl        print the aclfile of an instance or one of its servers (least privilege, from the spec and the Lua)
   config     print the hardened redis.conf fragment of an instance or one of its servers
-  init       write a minimal keyspec.yaml, one script and a Go test of it (--dir D)
+  init       write a minimal keyspec.yaml, one script and a Go test of it (--dir D; --durable: a job queue kept without TTLs)
   load       the deploy step: load an instance's scripts (its Functions library, or SCRIPT LOAD) on every primary as its loader user
   sizing     measure an instance's keys on a scratch redis-server and print the memory a cardinality file implies
   alerts     print the Prometheus alerting and recording rules of an instance (or one of its servers)

@@ -144,7 +144,7 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 			if s.DB == nil || s.DB.User != u || s.DB.ServerOf() != srv {
 				continue
 			}
-			src := srcs[s.Name]
+			src := srcs[s.ID]
 			if src == nil {
 				return nil, nil, fmt.Errorf("script %s: no Lua loaded", s.Name)
 			}
@@ -180,10 +180,16 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 				cmds[cmdEvalSHA] = true
 			}
 			for _, pos := range s.Keys {
-				for _, k := range pos.OneOf {
+				names := pos.OneOf
+				if pos.Channel != nil {
+					// EVALSHA checks every KEYS element against the key
+					// patterns, a channel's name too.
+					names = []*keyspec.Key{{Name: "channel " + pos.Channel.Name, Pattern: pos.Channel.Pattern, DB: s.DB}}
+				}
+				for _, k := range names {
 					p := coveringPrefix(u, k)
 					if p == nil {
-						return nil, nil, fmt.Errorf("key %s of script %s is outside every prefix of %s", k.Name, s.Name, u.Name)
+						return nil, nil, fmt.Errorf("key %s of script %s is outside every prefix of %s", k.Name, s.ID, u.Name)
 					}
 					// EVALSHA declares its keys read-write; only EVALSHA_RO takes read-only keys.
 					if s.ReadOnly && access[p] == "" {

@@ -183,7 +183,7 @@ func TestDeriveGrantsNothingFromABypass(t *testing.T) {
 				if len(problems) > 0 || err != nil {
 					t.Fatalf("problems %v, Derive: %v", problems, err)
 				}
-				want := "user u reset on ~t:* resetchannels -@all +evalsha +object|encoding +pexpire +ping +publish +xread +zadd +zrem +zunionstore"
+				want := "user u reset on ~t:* resetchannels &t:* -@all +evalsha +object|encoding +pexpire +ping +publish +subscribe +unsubscribe +xread +zadd +zrem +zunionstore"
 				if got := users[1].Line(); got != want {
 					t.Fatalf("grants:\n%s\nwant:\n%s", got, want)
 				}

@@ -29,8 +29,10 @@ const (
 // Script is a live script of the instance with its Lua source and SHA1.
 type Script struct {
 	Spec   *keyspec.Script
-	Source string
+	Source string // as Redis runs it: includes in place
 	SHA1   string
+	// Includes are the files its source includes, relative to the Lua directory.
+	Includes []string
 }
 
 // Instance renders the package of one instance. The result maps file names

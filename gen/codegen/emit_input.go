@@ -10,28 +10,81 @@ import (
 
 func emitInput(f *jen.File, m inputFunc) {
 	var params []jen.Code
-	start := jen.Id(m.Script).Dot("Input").Call(jen.Lit(m.NKeys), jen.Lit(m.NArgv))
+	nkeys, nargv := countCode(m.NKeys, m.KeysRepeat, jen.Id(m.KeysRepeat)), countCode(m.NArgv, m.ArgvRepeat, jen.Id("a").Dot(m.ArgvRepeat))
+	start := jen.Id(m.Script).Dot("Input").Call(nkeys, nargv)
 	if m.Prefixed {
 		params = append(params, jen.Id("prefix").String())
-		start = jen.Id(m.Script).Dot("PrefixedInput").Call(jen.Id("prefix"), jen.Lit(m.NKeys), jen.Lit(m.NArgv))
+		start = jen.Id(m.Script).Dot("PrefixedInput").Call(jen.Id("prefix"), nkeys, nargv)
 	}
 	body := []jen.Code{jen.Id("in").Op(":=").Add(start)}
 	for _, k := range m.Keys {
+		if k.Repeat != nil {
+			params = append(params, jen.Id(k.Param).Index().Id(k.Type))
+			body = append(body, repeatKeyCode(k, m)...)
+			continue
+		}
 		params = append(params, jen.Id(k.Param).Id(k.Type))
 		body = append(body, keyReadCode(k, m.Prefixed)...)
 	}
 	for _, c := range m.Same {
-		body = append(body, jen.Id("in").Dot("Same").Call(jen.Lit(c.Placeholder), operandCode(c.A), operandCode(c.ASeg), operandCode(c.B), operandCode(c.BSeg)))
+		if !c.InLoop {
+			body = append(body, sameCode(c))
+		}
 	}
 	if m.ArgsType != "" {
 		params = append(params, jen.Id("a").Id(m.ArgsType))
 	}
+	if m.Shape != "" {
+		params = append(params, jen.Id(m.Shape).String())
+	}
 	for _, a := range m.Args {
-		body = append(body, argCode(a))
+		body = append(body, argCode(a)...)
 	}
 	body = append(body, jen.Return(jen.Id("in")))
 	f.Func().Id(m.Name).Params(params...).Qual(runtimePkg, "Input").Block(body...)
 	f.Line()
+}
+
+// countCode is how many KEYS or ARGV a call passes: the fixed positions', and
+// the length of the repeating one (slice) when repeat names it.
+func countCode(fixed int, repeat string, slice jen.Code) jen.Code {
+	switch {
+	case repeat == "":
+		return jen.Lit(fixed)
+	case fixed == 0:
+		return jen.Len(slice)
+	}
+	return jen.Lit(fixed).Op("+").Len(slice)
+}
+
+// repeatKeyCode passes every element of a repeating KEYS position, after the
+// check of their number, with the shared placeholder checks of each.
+func repeatKeyCode(k keyPosition, m inputFunc) []jen.Code {
+	count := jen.Id("in").Dot("KeyCount").Call(jen.Lit(k.Spec), jen.Len(jen.Id(k.Param)), jen.Lit(k.Repeat.Min), jen.Lit(k.Repeat.Max))
+	loop := keyReadCode(k, m.Prefixed)
+	for _, c := range m.Same {
+		if c.InLoop {
+			loop = append(loop, sameCode(c))
+		}
+	}
+	return []jen.Code{count, jen.For(jen.List(jen.Id("_"), jen.Id(elemVar)).Op(":=").Range().Id(k.Param)).Block(loop...)}
+}
+
+// sameCode is the check that two keys hold one value of a shared placeholder.
+func sameCode(c sameCheck) jen.Code {
+	if c.APart != nil {
+		return jen.Id("in").Dot("SamePart").Call(jen.Lit(c.Placeholder), operandCode(c.A), partCode(*c.APart), operandCode(c.B), partCode(*c.BPart))
+	}
+	return jen.Id("in").Dot("Same").Call(jen.Lit(c.Placeholder), operandCode(c.A), operandCode(c.ASeg), operandCode(c.B), operandCode(c.BSeg))
+}
+
+// partCode is a runtime.KeyPart literal.
+func partCode(p partRef) jen.Code {
+	var lits []jen.Code
+	for _, l := range p.Lits {
+		lits = append(lits, jen.Lit(l))
+	}
+	return jen.Qual(runtimePkg, "KeyPart").Values(jen.Dict{jen.Id("Lits"): jen.Index().String().Values(lits...), jen.Id("Index"): jen.Lit(p.Index)})
 }
 
 // keyReadCode passes one KEYS position to the Input, reading the key out of
@@ -43,25 +96,52 @@ func keyReadCode(k keyPosition, prefixed bool) []jen.Code {
 		for _, l := range k.Into {
 			into = append(into, jen.Id(l))
 		}
-		out = append(out, jen.List(into...).Op(":=").Id(k.Func.Name).Call(jen.Id(k.Param)))
+		holder := k.Param
+		if k.Repeat != nil {
+			holder = elemVar
+		}
+		out = append(out, jen.List(into...).Op(":=").Id(k.Func.Name).Call(jen.Id(holder)))
 	}
-	if prefixed {
+	switch {
+	case k.Channel:
+		return append(out, jen.Id("in").Dot("ChannelKey").Call(jen.Lit(k.Spec), operandCode(k.Name)))
+	case prefixed:
 		return append(out, jen.Id("in").Dot("PrefixedKey").Call(jen.Lit(k.Spec), operandCode(k.Name), operandCode(k.Prefix)))
 	}
 	return append(out, jen.Id("in").Dot("Key").Call(jen.Lit(k.Spec), operandCode(k.Name)))
 }
 
-// argCode is the runtime.Input call that checks and writes one argument.
-func argCode(a argModel) jen.Code {
+// argCode is the runtime.Input calls that check and write one argument: one,
+// or for a repeating argument the check of its number and one per value.
+func argCode(a argModel) []jen.Code {
+	value := jen.Id("a").Dot(a.Field)
+	switch {
+	case a.Param != "":
+		value = jen.Id(a.Param)
+	case a.Repeat != nil:
+		value = jen.Id(argElem)
+	}
 	call := jen.Id("in").Dot(a.Encode.Method)
+	var one jen.Code
 	switch a.Encode.Kind {
 	case encodeConst:
-		return call.Call(jen.Id(a.Encode.Const))
+		one = call.Call(jen.Id(a.Encode.Const))
+	case encodeNone:
+		one = call.Call()
 	case encodeFlag:
-		return call.Call(jen.Id("a").Dot(a.Field))
+		one = call.Call(value)
+	case encodeChannel:
+		one = call.Call(jen.Lit(a.Spec), jen.Add(value).Dot("name"))
+	default:
+		one = call.Call(append([]jen.Code{jen.Lit(a.Spec), value}, litCodes(a.Encode.Bounds)...)...)
 	}
-	args := append([]jen.Code{jen.Lit(a.Spec), jen.Id("a").Dot(a.Field)}, litCodes(a.Encode.Bounds)...)
-	return call.Call(args...)
+	if a.Repeat == nil {
+		return []jen.Code{one}
+	}
+	return []jen.Code{
+		jen.Id("in").Dot("ArgCount").Call(jen.Lit(a.Spec), jen.Len(jen.Id("a").Dot(a.Field)), jen.Lit(a.Repeat.Min), jen.Lit(a.Repeat.Max)),
+		jen.For(jen.List(jen.Id("_"), jen.Id(argElem)).Op(":=").Range().Id("a").Dot(a.Field)).Block(one),
+	}
 }
 
 // emitKeyFunc writes a function that reads the key out of a KEYS interface:

@@ -32,8 +32,21 @@ func emitScript(f *jen.File, s scriptDecl) {
 		emitKeyFunc(f, kf)
 	}
 	emitInput(f, s.Input)
-	emitDecode(f, s.Decode)
-	emitWrapper(f, s.Wrapper)
+	if s.Shapes == nil {
+		emitDecode(f, s.Decode)
+		emitWrapper(f, s.Wrapper)
+		return
+	}
+	for _, sh := range s.Shapes {
+		for _, e := range sh.Elems {
+			emitElem(f, e)
+		}
+		if sh.Result != nil {
+			emitStruct(f, *sh.Result)
+		}
+		emitDecode(f, sh.Decode)
+		emitWrapper(f, sh.Wrapper)
+	}
 }
 
 func emitScriptValue(f *jen.File, v scriptValue) {
@@ -67,12 +80,19 @@ func emitWrapper(f *jen.File, w wrapperDecl) {
 		callIn = append(callIn, jen.Id("s").Dot("prefix"))
 	}
 	for _, k := range w.Keys {
-		params = append(params, jen.Id(k.Param).Id(k.Type))
+		if k.Repeat != nil {
+			params = append(params, jen.Id(k.Param).Index().Id(k.Type))
+		} else {
+			params = append(params, jen.Id(k.Param).Id(k.Type))
+		}
 		callIn = append(callIn, jen.Id(k.Param))
 	}
 	if w.ArgsType != "" {
 		params = append(params, jen.Id("args").Id(w.ArgsType))
 		callIn = append(callIn, jen.Id("args"))
+	}
+	if w.Shape != nil {
+		callIn = append(callIn, jen.Lit(*w.Shape))
 	}
 	result := typeCode(w.Result)
 	f.Add(docCode(w.Doc))

@@ -17,7 +17,16 @@ type argModel struct {
 	Index  int    // its 1-based ARGV position
 	Field  string // its field in <Script>Args; "" when the spec supplies the value
 	Encode argEncoder
+	// Repeat: the field is a slice, each element encoded (Encode's value is
+	// the loop's element), its length within Min..Max.
+	Repeat *keyspec.Repeat
+	// Param is set for the argument that chooses the reply's shape: the input
+	// function's parameter that holds its value, instead of a field.
+	Param string
 }
+
+// argElem is the loop variable over a repeating argument's values.
+const argElem = "v"
 
 // encoderKind is the shape of the runtime.Input call that writes an argument.
 type encoderKind int
@@ -25,7 +34,9 @@ type encoderKind int
 const (
 	encodeChecked encoderKind = iota // in.<Method>(spec, a.<Field>, bounds...): refuses a value out of bounds
 	encodeFlag                       // in.<Method>(a.<Field>): a bool, nothing to refuse
-	encodeConst                      // in.<Method>(<Const>): a constant of the package (a key's TTL)
+	encodeConst                      // in.<Method>(<Const>): a constant of the package (a key's TTL, its max_len)
+	encodeNone                       // in.<Method>(): a value of no one's (an unused argument's "")
+	encodeChannel                    // in.<Method>(spec, a.<Field>.name): a channel's name
 )
 
 // argEncoder is the runtime.Input call that checks an argument and writes it
@@ -43,8 +54,11 @@ func (b *modelBuilder) args(s *keyspec.Script) ([]argModel, []structField) {
 	var out []argModel
 	var fields []structField
 	for i, a := range s.Argv {
-		am := argModel{Spec: a.Name, Index: i + 1}
-		if a.TTLOf == nil {
+		am := argModel{Spec: a.Name, Index: i + 1, Repeat: a.Repeat}
+		switch {
+		case s.Reply.ByArg == a:
+			am.Param = shapeParam
+		case a.TTLOf == nil && a.MaxLenOf == nil && a.Unused == "":
 			am.Field = exported(a.Name)
 			fields = append(fields, structField{Doc: argDoc(a, am.Index), Name: am.Field, Type: argGoType(a)})
 		}
@@ -62,6 +76,12 @@ func (b *modelBuilder) args(s *keyspec.Script) ([]argModel, []structField) {
 // argDoc is the doc of a caller's argument field, "" when it has none.
 func argDoc(a *keyspec.Arg, index int) comment {
 	d := sentence(a.Doc)
+	if r := a.Repeat; r != nil {
+		d = strings.TrimSpace(d + fmt.Sprintf(" %d..%d values, each its own ARGV from ARGV[%d] on.", r.Min, r.Max, index))
+	}
+	if a.Exact64() {
+		d = strings.TrimSpace(d + " Sent as exact decimal text: the script passes it through (Lua numbers are exact only within 2^53).")
+	}
 	if a.Optional {
 		d = strings.TrimSpace(d + fmt.Sprintf(" Optional: nil sends an empty ARGV[%d], which no present value encodes to.", index))
 		if a.Type == keyspec.ArgString || a.Type == keyspec.ArgBytes {
@@ -77,8 +97,15 @@ func argDoc(a *keyspec.Arg, index int) comment {
 // encoderOf is how a's value is checked and encoded; an optional argument's
 // method is the Opt form, which sends "" for nil.
 func encoderOf(a *keyspec.Arg) (argEncoder, bool) {
-	if a.TTLOf != nil {
+	switch {
+	case a.TTLOf != nil:
 		return argEncoder{Kind: encodeConst, Method: "Millis", Const: exported(a.TTLOf.Name) + "TTL"}, true
+	case a.MaxLenOf != nil:
+		return argEncoder{Kind: encodeConst, Method: "Const", Const: exported(a.MaxLenOf.Name) + "MaxLen"}, true
+	case a.Unused != "":
+		return argEncoder{Kind: encodeNone, Method: "Unused"}, true
+	case a.Channel != nil:
+		return argEncoder{Kind: encodeChannel, Method: "Channel"}, true
 	}
 	opt := ""
 	if a.Optional {
@@ -90,7 +117,7 @@ func encoderOf(a *keyspec.Arg) (argEncoder, bool) {
 	switch a.Type {
 	case keyspec.ArgBool:
 		return argEncoder{Kind: encodeFlag, Method: opt + "Bool"}, true
-	case keyspec.ArgInt:
+	case keyspec.ArgInt, keyspec.ArgInt64:
 		return checked("Int", intLit(a.Min), intLit(a.Max))
 	case keyspec.ArgDurationMS:
 		return checked("Duration", durOrZeroLit(a.MinDur), durOrZeroLit(a.MaxDur))
@@ -115,11 +142,16 @@ func encoderOf(a *keyspec.Arg) (argEncoder, bool) {
 func argGoType(a *keyspec.Arg) goType {
 	var t goType
 	switch a.Type {
-	case keyspec.ArgInt:
+	case keyspec.ArgInt, keyspec.ArgInt64:
 		t = goType{Name: "int64"}
 	case keyspec.ArgBool:
 		t = goType{Name: "bool"}
+	case keyspec.ArgChannel:
+		t = named(exported(a.Channel.Name) + "Channel")
 	case keyspec.ArgBytes:
+		if a.Repeat != nil {
+			return goType{Name: "[]byte", Slice: true}
+		}
 		return goType{Name: "byte", Slice: true}
 	case keyspec.ArgDurationMS:
 		t = goType{Pkg: "time", Name: "Duration"}
@@ -127,5 +159,10 @@ func argGoType(a *keyspec.Arg) goType {
 		t = goType{Name: "string"}
 	}
 	t.Ptr = a.Optional
+	t.Slice = a.Repeat != nil
 	return t
 }
+
+// shapeParam is the input function's parameter that takes the value of the
+// argument choosing the reply's shape.
+const shapeParam = "shape"

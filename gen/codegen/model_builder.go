@@ -111,6 +111,10 @@ func (b *modelBuilder) builder(fn, t, field, name string, pat keyspec.Pattern) b
 	tagNote := ""
 	if tp := pat.TagParam(); tp != nil {
 		tagNote = fmt.Sprintf(" {%s} is the key's hash tag: its value alone picks the Redis Cluster slot.", tp.Name)
+	} else if text, ok := pat.TagText(); ok {
+		tagNote = fmt.Sprintf(" Its hash tag is {%s}: every such key is in one Redis Cluster slot.", text)
+	} else if pat.HasTag() {
+		tagNote = fmt.Sprintf(" Its hash tag is {%s}: its placeholders' values pick the Redis Cluster slot.", pat.TagSignature())
 	}
 	bd.Doc = wrapped(fmt.Sprintf("%s builds %s. Each part is checked against its placeholder's type, so no value can forge another name; the error names the part, never its value.%s", fn, what, tagNote))
 	return bd
@@ -152,6 +156,8 @@ func partOf(p *keyspec.Param, v string) (partCheck, namePart) {
 		return call("CheckHex", countLit(p.Len)), namePart{nameVar, v}
 	case keyspec.TypeName:
 		return call("CheckName", countLit(p.MaxLen)), namePart{nameVar, v}
+	case keyspec.TypePath:
+		return call("CheckPath", countLit(p.MaxLen)), namePart{nameVar, v}
 	case keyspec.TypeHMAC:
 		return call("CheckHMAC"), namePart{nameString, v}
 	case keyspec.TypeSHA256:
@@ -174,25 +180,16 @@ func nameParts(pat keyspec.Pattern, parts map[string]namePart, prefixed bool) []
 		out = append(out, namePart{Kind: namePrefix})
 	}
 	lit := ""
-	for i, s := range pat.Segments {
-		if i > 0 {
-			lit += ":"
-		}
-		if s.Param == nil {
-			lit += s.Literal
+	for _, pt := range pat.Parts {
+		if pt.Param == nil {
+			lit += pt.Literal
 			continue
-		}
-		if s.Tag {
-			lit += "{"
 		}
 		if lit != "" {
 			out = append(out, namePart{nameLiteral, lit})
 			lit = ""
 		}
-		out = append(out, parts[s.Param.Name])
-		if s.Tag {
-			lit += "}"
-		}
+		out = append(out, parts[pt.Param.Name])
 	}
 	if lit != "" {
 		out = append(out, namePart{nameLiteral, lit})

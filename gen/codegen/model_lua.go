@@ -25,9 +25,13 @@ func (b *modelBuilder) luaFile() luaFile {
 	var f luaFile
 	for _, s := range b.scripts {
 		base, lname := exported(s.Spec.Name), unexported(s.Spec.Name)
+		sourceDoc := line(fmt.Sprintf("%sSource is lua/%s.", lname, s.Spec.LuaFile()))
+		if len(s.Includes) > 0 {
+			sourceDoc = wrapped(fmt.Sprintf("%sSource is lua/%s with what it includes (lua/%s) in place of its @include lines: the one script Redis runs.", lname, s.Spec.LuaFile(), strings.Join(s.Includes, ", lua/")))
+		}
 		f.Scripts = append(f.Scripts, luaSource{
 			SHA1:      constDef{Doc: wrapped(fmt.Sprintf("%sSHA1 is the SHA1 of lua/%s, the name EVALSHA calls it by.", base, s.Spec.LuaFile())), Name: base + "SHA1", Value: strLit(s.SHA1)},
-			SourceDoc: line(fmt.Sprintf("%sSource is lua/%s.", lname, s.Spec.LuaFile())),
+			SourceDoc: sourceDoc,
 			Source:    lname + "Source",
 			Text:      s.Source,
 			Raw:       !strings.ContainsAny(s.Source, "`\r"),

@@ -25,6 +25,19 @@ type scriptDecl struct {
 	Input    inputFunc
 	Decode   decodeFunc
 	Wrapper  wrapperDecl
+	// Shapes are the wrappers of a reply chosen by an argument, one per
+	// shape, each with its types and decoder; Elems, Result, Decode and
+	// Wrapper are then unused.
+	Shapes []shapeDecl
+}
+
+// shapeDecl is one shape of a reply chosen by an argument: its types, its
+// decoder and its wrapper, which sends Value for the argument.
+type shapeDecl struct {
+	Elems   []elemDecl
+	Result  *structDecl
+	Decode  decodeFunc
+	Wrapper wrapperDecl
 }
 
 // scriptValue is <Script>Script, the runtime.Script the wrappers run.
@@ -63,14 +76,46 @@ type keyIface struct {
 type keyPosition struct {
 	Spec     string // the position's name, which a refusal names
 	Param    string
-	Type     string             // the parameter's type: the key type, or Iface's
+	Type     string             // the parameter's type: the key type, Iface's, or the channel type; a slice of it with Repeat
 	Iface    *keyIface          // the interface of a position that takes several key types
 	Func     *keyFunc           // the function that reads the key out of Iface
 	Into     []string           // the locals Func returns into: name, prefix, segments
 	Name     operand            // the key's name
 	Prefix   operand            // the prefix it was built with (prefixed instances)
-	segments map[string]operand // the segment of each shared placeholder it has
+	segments map[string]operand // the segment of each shared placeholder it has (simple patterns)
+	parts    map[string]partRef // where each shared placeholder it has is in its key's name
 	newFunc  bool               // Func is new here: this script writes it
+	// Repeat is set for a trailing repeating position: the parameter is a
+	// slice, and each element is passed (Elem is the loop's element).
+	Repeat *keyspec.Repeat
+	// Channel: the position passes a channel's name (Name is its name field).
+	Channel bool
+}
+
+// elemVar is the loop variable over a repeating position's elements.
+const elemVar = "k"
+
+// partRef is where one placeholder's value is in a key's name: the pattern's
+// literal runs and the placeholder's index (runtime.KeyPart).
+type partRef struct {
+	Lits  []string
+	Index int
+}
+
+// partRefOf is where placeholder ph is in names of pat.
+func partRefOf(pat keyspec.Pattern, ph string) (partRef, bool) {
+	r := partRef{Lits: []string{""}, Index: -1}
+	for _, pt := range pat.Parts {
+		if pt.Param == nil {
+			r.Lits[len(r.Lits)-1] += pt.Literal
+			continue
+		}
+		if pt.Param.Name == ph {
+			r.Index = len(r.Lits) - 1
+		}
+		r.Lits = append(r.Lits, "")
+	}
+	return r, r.Index >= 0
 }
 
 // keyFunc reads the key out of a KEYS interface, accepting only the declared
@@ -90,11 +135,16 @@ type keyCase struct {
 	Segments []int
 }
 
-// sameCheck is in.Same: two positions hold one value of a shared placeholder.
+// sameCheck is in.Same: two positions hold one value of a shared placeholder;
+// in.SamePart when a key's pattern is not simple (APart, BPart set).
 type sameCheck struct {
-	Placeholder string
-	A, ASeg     operand
-	B, BSeg     operand
+	Placeholder  string
+	A, ASeg      operand
+	B, BSeg      operand
+	APart, BPart *partRef
+	// InLoop: B is the element of the repeating position's loop (A is the
+	// position's first element when it is the first to hold the placeholder).
+	InLoop bool
 }
 
 // inputFunc is <script>Input: each key and argument, one runtime.Input call each.
@@ -102,8 +152,15 @@ type inputFunc struct {
 	Name     string
 	Script   string // the runtime.Script it starts from
 	Prefixed bool   // takes the prefix and starts with PrefixedInput
-	NKeys    int
-	NArgv    int
+	NKeys    int    // the fixed KEYS positions
+	NArgv    int    // the fixed ARGV positions
+	// KeysRepeat and ArgvRepeat are the repeating KEYS parameter and ARGV
+	// field, whose lengths add to NKeys and NArgv; "" when none repeats.
+	KeysRepeat string
+	ArgvRepeat string
+	// Shape is the parameter that takes the value of the argument choosing the
+	// reply's shape (by_arg); "" without one.
+	Shape    string
 	Keys     []keyPosition
 	ArgsType string // "" when the caller passes no ARGV
 	Same     []sameCheck
@@ -123,6 +180,7 @@ type wrapperDecl struct {
 	Prefixed bool // passes s.prefix; Queue<Script> is a method of Scripts
 	QueueDoc comment
 	Queue    string
+	Shape    *string // the value it sends for the argument choosing the reply's shape
 }
 
 // wrapperLocals are the names a generated wrapper, its batch form and its input
@@ -149,8 +207,10 @@ func (b *modelBuilder) script(sc Script) scriptDecl {
 		d.Args = &structDecl{Doc: wrapped(fmt.Sprintf("%sArgs are the ARGV of %s.", base, base)), Name: base + "Args", Fields: fields}
 		b.decls.add(fileScripts, d.Args.Name)
 	}
-	d.Elems = b.elemDecls(s.Reply.All(), replyOwner(s), s.Name)
-	d.Result = b.resultDecl(s)
+	if s.Reply.ByArg == nil {
+		d.Elems = b.elemDecls(s.Reply.All(), replyOwner(s), s.Name)
+		d.Result = b.resultDecl(s)
+	}
 	for _, k := range keys {
 		if k.newFunc {
 			d.KeyFuncs = append(d.KeyFuncs, k.Func)
@@ -161,14 +221,59 @@ func (b *modelBuilder) script(sc Script) scriptDecl {
 		Name: lname + "Input", Script: d.Value.Var, Prefixed: b.prefixed,
 		NKeys: len(keys), NArgv: len(s.Argv), Keys: keys, Same: sameChecks(s.SharedPlaceholders, keys), Args: args,
 	}
+	if last := len(keys) - 1; last >= 0 && keys[last].Repeat != nil {
+		d.Input.NKeys, d.Input.KeysRepeat = last, keys[last].Param
+	}
+	if last := len(args) - 1; last >= 0 && args[last].Repeat != nil {
+		d.Input.NArgv, d.Input.ArgvRepeat = last, args[last].Field
+	}
 	if d.Args != nil {
 		d.Input.ArgsType = d.Args.Name
+	}
+	if s.Reply.ByArg != nil {
+		d.Input.Shape = shapeParam
+		b.decls.add(fileScripts, d.Input.Name)
+		for _, sh := range s.Reply.Shapes {
+			d.Shapes = append(d.Shapes, b.shape(s, sh, keys, d.Input))
+		}
+		return d
 	}
 	result := resultType(s)
 	d.Decode = b.decodeFunc(s, result)
 	b.decls.add(fileScripts, d.Input.Name, d.Decode.Name)
 	d.Wrapper = b.wrapper(s, keys, d.Input, result)
 	return d
+}
+
+// shape models the wrapper of one shape of s's reply: a script of the
+// shape's name (<script>_<value>) and reply, sending value for by_arg.
+func (b *modelBuilder) shape(s *keyspec.Script, sh *keyspec.ReplyShape, keys []keyPosition, in inputFunc) shapeDecl {
+	shaped := *s
+	shaped.Name, shaped.Reply = s.Name+"_"+sh.Value, sh.Reply
+	d := shapeDecl{Elems: b.elemDecls(sh.Reply.All(), replyOwner(&shaped), shaped.Name), Result: b.resultDecl(&shaped)}
+	result := resultType(&shaped)
+	d.Decode = b.decodeFunc(&shaped, result)
+	d.Decode.Script = exported(s.Name) + "Script"
+	b.decls.add(fileScripts, d.Decode.Name)
+	shaped.Doc = fmt.Sprintf("with %s %q: its reply is then %s. %s", s.Reply.ByArg.Name, sh.Value, replyShapeText(sh.Reply), s.Doc)
+	w := b.wrapper(&shaped, keys, in, result)
+	w.Doc = wrapped(strings.Replace(strings.Join(w.Doc, " "), "runs "+shaped.Name+" on", "runs "+s.Name+" on", 1))
+	value := sh.Value
+	w.Shape = &value
+	d.Wrapper = w
+	return d
+}
+
+// replyShapeText says what a reply shape is, for the wrapper's doc.
+func replyShapeText(r keyspec.Reply) string {
+	if r.Value != nil {
+		return fmt.Sprintf("%s (%s)", r.Value.Name, r.Value.Type)
+	}
+	var names []string
+	for _, f := range r.Fields {
+		names = append(names, f.Name)
+	}
+	return "{" + strings.Join(names, ", ") + "}"
 }
 
 func (b *modelBuilder) scriptValue(sc Script) scriptValue {
@@ -218,23 +323,35 @@ func keyIfaceOf(s *keyspec.Script, i int, k *keyspec.ScriptKey) *keyIface {
 func (b *modelBuilder) keyPositions(s *keyspec.Script) []keyPosition {
 	var out []keyPosition
 	for i, k := range s.Keys {
-		kp := keyPosition{Spec: k.Name, Param: unexported(k.Name), segments: map[string]operand{}}
+		kp := keyPosition{Spec: k.Name, Param: unexported(k.Name), segments: map[string]operand{}, parts: map[string]partRef{}, Repeat: k.Repeat}
 		if wrapperLocals[kp.Param] {
 			b.errorf("script %s: key %s: its Go parameter %q is a name the generated wrapper uses itself; rename the key", s.Name, kp.Param, kp.Param)
 		}
-		if len(k.OneOf) == 1 {
+		holder := kp.Param // what holds the key: the parameter, or the loop's element
+		if k.Repeat != nil {
+			holder = elemVar
+		}
+		switch {
+		case k.Channel != nil:
+			kp.Type, kp.Channel = exported(k.Channel.Name)+"Channel", true
+			kp.Name = operand{ID: holder, Field: "name"}
+		case len(k.OneOf) == 1:
 			// A key type of this package: its name is its unexported field.
 			kp.Type = keyTypeName(k.OneOf[0])
-			kp.Name, kp.Prefix = operand{ID: kp.Param, Field: "key"}, operand{ID: kp.Param, Field: "p"}
+			kp.Name, kp.Prefix = operand{ID: holder, Field: "key"}, operand{ID: holder, Field: "p"}
+			pat := k.OneOf[0].Pattern
 			for _, ph := range s.SharedPlaceholders {
-				if idx := k.OneOf[0].Pattern.Index(ph); idx >= 0 {
+				if idx := pat.Index(ph); idx >= 0 {
 					kp.segments[ph] = operand{Int: idx}
 				}
+				if r, ok := partRefOf(pat, ph); ok {
+					kp.parts[ph] = r
+				}
 			}
-		} else {
+		default:
 			kp.Iface = keyIfaceOf(s, i, k)
 			kp.Type = kp.Iface.Type
-			b.readThroughFunc(&kp, s, k)
+			b.readThroughFunc(&kp, s, k, holder)
 		}
 		out = append(out, kp)
 	}
@@ -243,22 +360,31 @@ func (b *modelBuilder) keyPositions(s *keyspec.Script) []keyPosition {
 
 // readThroughFunc makes kp, a position of several key types, read its key with
 // a key function: the one positions alike already share, or a new one.
-func (b *modelBuilder) readThroughFunc(kp *keyPosition, s *keyspec.Script, k *keyspec.ScriptKey) {
-	local := kp.Param + "Name"
+func (b *modelBuilder) readThroughFunc(kp *keyPosition, s *keyspec.Script, k *keyspec.ScriptKey, holder string) {
+	local := holder + "Name"
 	kp.Into = []string{local}
 	kp.Name = operand{ID: local}
 	if b.prefixed {
-		kp.Into = append(kp.Into, kp.Param+"Prefix")
-		kp.Prefix = operand{ID: kp.Param + "Prefix"}
+		kp.Into = append(kp.Into, holder+"Prefix")
+		kp.Prefix = operand{ID: holder + "Prefix"}
 	}
 	var phs []string
 	for _, ph := range s.SharedPlaceholders {
-		if k.OneOf[0].Pattern.Index(ph) >= 0 {
-			phs = append(phs, ph)
-			v := kp.Param + "At" + exported(ph)
-			kp.Into = append(kp.Into, v)
-			kp.segments[ph] = operand{ID: v}
+		if !k.OneOf[0].Pattern.Has(ph) {
+			continue
 		}
+		for _, kk := range k.OneOf {
+			if kk.Pattern.Index(ph) < 0 {
+				b.errorf("script %s: KEYS %s: shared placeholder {%s} in key %s, whose pattern is not one of whole segments: a position of several key types compares shared placeholders by segment; give the position one key type", s.Name, k.Name, ph, kk.Name)
+			}
+		}
+		if k.Repeat != nil {
+			b.errorf("script %s: KEYS %s: a repeating position of several key types with shared placeholder {%s}: give the position one key type", s.Name, k.Name, ph)
+		}
+		phs = append(phs, ph)
+		v := holder + "At" + exported(ph)
+		kp.Into = append(kp.Into, v)
+		kp.segments[ph] = operand{ID: v}
 	}
 	names := kp.Iface.KeyTypes
 	sig := strings.Join(names, ",") + "|" + strings.Join(phs, ",")
@@ -290,18 +416,36 @@ func (b *modelBuilder) readThroughFunc(kp *keyPosition, s *keyspec.Script, k *ke
 // value of the first that has it.
 func sameChecks(shared []string, keys []keyPosition) []sameCheck {
 	var out []sameCheck
+	has := func(k keyPosition, ph string) bool {
+		_, seg := k.segments[ph]
+		_, part := k.parts[ph]
+		return seg || part
+	}
 	for _, ph := range shared {
 		first := -1
-		for i := range keys {
-			seg, ok := keys[i].segments[ph]
-			if !ok {
+		for i, k := range keys {
+			if !has(k, ph) {
 				continue
 			}
 			if first < 0 {
 				first = i
-				continue
+				if k.Repeat == nil {
+					continue
+				}
 			}
-			out = append(out, sameCheck{Placeholder: ph, A: keys[first].Name, ASeg: keys[first].segments[ph], B: keys[i].Name, BSeg: seg})
+			a := keys[first]
+			c := sameCheck{Placeholder: ph, A: a.Name, ASeg: a.segments[ph], B: k.Name, BSeg: k.segments[ph], InLoop: k.Repeat != nil}
+			if first == i {
+				// The repeating position holds it first: every element holds its first element's value.
+				c.A = operand{ID: a.Param + "[0]", Field: a.Name.Field}
+			}
+			_, simpleA := a.segments[ph]
+			_, simpleB := k.segments[ph]
+			if !simpleA || !simpleB {
+				pa, pb := a.parts[ph], k.parts[ph]
+				c.APart, c.BPart = &pa, &pb
+			}
+			out = append(out, c)
 		}
 	}
 	return out

@@ -5,8 +5,12 @@
 // and against Redis's own command table (gen/rediscmd): every command is one Redis
 // knows and allows in scripts, every key position of every call is filled from
 // KEYS, KEYS stays read-only, nothing reaches another database or switches
-// replication off. Code generation, lint and ACL derivation all start from what
-// it returns, so nothing any of them produces rests on a script it refuses.
+// replication off. It also holds the script to what the spec declares of its
+// keys and channels (ttl.go: expiries and bounds; channels.go: PUBLISH targets;
+// positions.go: repeating and unused positions) and flattens shared Lua
+// (include.go) before any of this. Code generation, lint and ACL derivation all
+// start from what it returns, so nothing any of them produces rests on a script
+// it refuses.
 package compiler
 
 import (
@@ -28,12 +32,20 @@ import (
 // Source is the Lua of one live script, read and checked against its signature.
 type Source struct {
 	Script *keyspec.Script
-	Src    []byte
-	Info   *luascript.Info
-	SHA1   string
+	// Src is the script as Redis runs it: its file with every include
+	// directive replaced by the file it names (Position maps a line back).
+	Src  []byte
+	Info *luascript.Info
+	SHA1 string
 	// Commands are the commands and subcommands its calls run, one per entry of
 	// Info.Calls, from Redis's command table ("get", "object|encoding").
 	Commands []*rediscmd.Command
+	// Unproven are what the static reading could not tell of the script's
+	// keys (RuleTTLUnproven, RuleBoundUnproven): luagen lint reports them,
+	// generate accepts the script, and the harness checks them at run time.
+	Unproven []Problem
+
+	flat *flattened
 }
 
 // Problem is one thing Check refuses, with the lint rule that names its kind.
@@ -168,20 +180,31 @@ func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []
 			add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: display, Line: line}, Msg: what + ": a script is UTF-8 text without control characters (a tab aside)"})
 			continue
 		}
-		info, err := luascript.Analyze(display, src)
+		flat, problems := flatten(lua, luaDir, s.LuaFile(), src)
+		if len(problems) > 0 {
+			errs = append(errs, problems...)
+			continue
+		}
+		for _, f := range flat.files {
+			declared[f] = true
+		}
+		info, err := luascript.Analyze(display, flat.src)
 		if err != nil {
 			var se *luascript.SyntaxError
 			if errors.As(err, &se) {
-				add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: se.File, Line: se.Line}, Msg: se.Msg})
+				add(RuleSignature, &keyspec.Error{Pos: flat.origin(display, keyspec.Pos{File: se.File, Line: se.Line}), Msg: se.Msg})
 			} else {
 				add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: display, Line: 1}, Msg: err.Error()})
 			}
 			continue
 		}
-		sum := sha1.Sum(src)
+		sum := sha1.Sum(flat.src)
 		problems, cmds := check(s, info, display)
+		remap(flat, display, problems)
 		errs = append(errs, problems...)
-		out[s.Name] = &Source{Script: s, Src: src, Info: info, SHA1: hex.EncodeToString(sum[:]), Commands: cmds}
+		_, unproven := checkTTLs(s, info, cmds, display)
+		remap(flat, display, unproven)
+		out[s.ID] = &Source{Script: s, Src: flat.src, Info: info, SHA1: hex.EncodeToString(sum[:]), Commands: cmds, Unproven: unproven, flat: flat}
 	}
 	for _, in := range spec.Instances {
 		entries, err := fs.ReadDir(lua, in.Name)
@@ -214,6 +237,7 @@ func (src *Source) Recheck() ([]*rediscmd.Command, error) {
 		return nil, err
 	}
 	problems, cmds := check(src.Script, info, display)
+	remap(src.flat, display, problems)
 	if len(problems) > 0 {
 		errs := make(keyspec.List, len(problems))
 		for i, p := range problems {
@@ -229,7 +253,11 @@ func (src *Source) Recheck() ([]*rediscmd.Command, error) {
 func check(s *keyspec.Script, info *luascript.Info, display string) ([]Problem, []*rediscmd.Command) {
 	errs := checkSignature(s, info, display)
 	calls, cmds := checkCalls(s, info, display)
-	return append(errs, calls...), cmds
+	errs = append(errs, calls...)
+	errs = append(errs, checkChannels(s, info, cmds, display)...)
+	ttl, _ := checkTTLs(s, info, cmds, display)
+	errs = append(errs, ttl...)
+	return errs, cmds
 }
 
 func checkSignature(s *keyspec.Script, info *luascript.Info, display string) []Problem {
@@ -237,42 +265,7 @@ func checkSignature(s *keyspec.Script, info *luascript.Info, display string) []P
 	add := func(rule string, e *keyspec.Error) { errs = append(errs, Problem{Err: e, Rule: rule}) }
 	entry := fmt.Sprintf("script %q", s.Name)
 	at := func(line int) keyspec.Pos { return keyspec.Pos{File: display, Line: line} }
-	dynKeys, dynArgs := false, false
-	readKeys, readArgs := map[int]bool{}, map[int]bool{}
-	for _, r := range info.Keys {
-		if r.Index == 0 {
-			dynKeys = true
-			continue
-		}
-		readKeys[r.Index] = true
-		if r.Index > len(s.Keys) {
-			add(RuleSignature, &keyspec.Error{Pos: at(r.Line), Msg: fmt.Sprintf("reads KEYS[%d], but %s declares %d KEYS (%s:%d)", r.Index, entry, len(s.Keys), s.Pos.File, s.Line)})
-		}
-	}
-	for _, r := range info.Argv {
-		if r.Index == 0 {
-			dynArgs = true
-			continue
-		}
-		readArgs[r.Index] = true
-		if r.Index > len(s.Argv) {
-			add(RuleSignature, &keyspec.Error{Pos: at(r.Line), Msg: fmt.Sprintf("reads ARGV[%d], but %s declares %d ARGV (%s:%d)", r.Index, entry, len(s.Argv), s.Pos.File, s.Line)})
-		}
-	}
-	if !dynKeys {
-		for i, k := range s.Keys {
-			if !readKeys[i+1] {
-				add(RuleSignature, &keyspec.Error{Pos: k.Pos, Entry: fmt.Sprintf("%s KEYS[%d] %q", entry, i+1, k.Name), Msg: display + " never reads it"})
-			}
-		}
-	}
-	if !dynArgs {
-		for i, a := range s.Argv {
-			if !readArgs[i+1] {
-				add(RuleSignature, &keyspec.Error{Pos: a.Pos, Entry: fmt.Sprintf("%s ARGV[%d] %q", entry, i+1, a.Name), Msg: display + " never reads it"})
-			}
-		}
-	}
+	errs = append(errs, checkPositions(s, info, display)...)
 	noWrites := info.HasFlag("no-writes")
 	switch {
 	case s.ReadOnly && !noWrites:

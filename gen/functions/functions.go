@@ -45,7 +45,7 @@ func Build(spec *keyspec.Spec, in *keyspec.Instance, srcs map[string]*compiler.S
 	scripts := spec.ScriptsOf(in)
 	sort.Slice(scripts, func(i, j int) bool { return scripts[i].Name < scripts[j].Name })
 	for _, s := range scripts {
-		src := srcs[s.Name]
+		src := srcs[s.ID]
 		if src == nil {
 			return nil, fmt.Errorf("script %s: no Lua loaded", s.Name)
 		}

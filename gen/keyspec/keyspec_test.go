@@ -1,56 +1,10 @@
 package keyspec_test
 
 import (
-	"errors"
-	"flag"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/hanchat/luagen/gen/keyspec"
 )
-
-var update = flag.Bool("update", false, "rewrite the want lines of testdata/invalid")
-
-// Each testdata/invalid fixture is testdata/valid.yaml with one deliberate mistake;
-// its first line, "# want: ...", is the exact first error Parse must report.
-func TestInvalidSpecsNameFileLineAndEntry(t *testing.T) {
-	files, err := filepath.Glob("testdata/invalid/*.yaml")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no fixtures: %v", err)
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			first, rest, _ := strings.Cut(string(src), "\n")
-			want, ok := strings.CutPrefix(first, "# want: ")
-			if !ok {
-				t.Fatalf("first line must be # want: <error>")
-			}
-			spec, err := keyspec.Parse("keyspec.yaml", src)
-			if err == nil {
-				t.Fatalf("parsed without error: %d keys", len(spec.Keys))
-			}
-			if !errors.Is(err, keyspec.ErrInvalid) {
-				t.Errorf("error does not match ErrInvalid: %v", err)
-			}
-			got, _, _ := strings.Cut(err.Error(), "\n")
-			if *update {
-				if err := os.WriteFile(f, []byte("# want: "+got+"\n"+rest), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			if got != want {
-				t.Errorf("first error:\n got: %s\nwant: %s", got, want)
-			}
-		})
-	}
-}
 
 func TestValidFixtureParses(t *testing.T) {
 	spec, err := keyspec.Load("testdata/valid.yaml")
@@ -145,5 +99,27 @@ func TestParseDuration(t *testing.T) {
 		if _, err := keyspec.ParseDuration(bad); err == nil {
 			t.Errorf("ParseDuration(%q) accepted", bad)
 		}
+	}
+}
+
+// The run-time hook: what the spec expects of a key a script left behind.
+func TestExpectation(t *testing.T) {
+	spec, err := keyspec.Load("testdata/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := spec.Instance("a")
+	k := spec.KeyOf(a, "t:item:00000000-0000-0000-0000-000000000000:red")
+	if k == nil || k.Name != "t_item" {
+		t.Fatalf("KeyOf = %v, want t_item", k)
+	}
+	if e := k.Expectation(); !e.Expires || e.MaxTTL.String() != "1h0m0s" || e.MaxLen != 0 {
+		t.Errorf("Expectation = %+v", e)
+	}
+	if spec.KeyOf(a, "t:item:x:red") != nil || spec.KeyOf(a, "w:item:3") != nil {
+		t.Error("KeyOf matched a name of no key of a")
+	}
+	if e := spec.Key("w_item").Expectation(); !e.Expires || e.MaxTTL.String() != "720h0m0s" {
+		t.Errorf("clamped Expectation = %+v", e)
 	}
 }

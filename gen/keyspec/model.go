@@ -30,6 +30,9 @@ type Spec struct {
 	Keys      []*Key
 	Channels  []*Channel
 	Scripts   []*Script
+	// Forbid are the rules the spec declares for every instance (forbid: at
+	// the top level); each instance's Forbid holds them too, after its own.
+	Forbid []Forbid
 	// Deprecated lists the uses of deprecated spec fields (seed for source), for
 	// luagen lint to report; the spec is valid with them.
 	Deprecated []Deprecation
@@ -64,6 +67,8 @@ type Instance struct {
 	// (servers: in the spec), sorted by name; empty for an instance on one server.
 	Servers []*Server
 	DBs     []*DB // sorted by index
+	// Channels are the instance's channels, sorted by name.
+	Channels []*Channel
 }
 
 // Clients generated wrappers run on.
@@ -129,8 +134,10 @@ const (
 	PersistNone = "none"
 )
 
-// Forbid is a rule an instance declares and luagen lint enforces; exactly one of
-// Kind, Value, Commands and Shape is set.
+// Forbid is a rule an instance (or the whole spec) declares and luagen lint
+// enforces; exactly one of Kind, Value, Commands, Shape, TTL and Unbounded is
+// set. The tool itself imposes none of them: "every key expires" or "no
+// streams" is one service's policy, which its spec states.
 type Forbid struct {
 	Pos
 	// Kind: no key or script of this kind; Words: and none whose name (a key's
@@ -146,8 +153,24 @@ type Forbid struct {
 	// one of UnlessKind.
 	Shape      string
 	UnlessKind []string
-	Source     string
+	// TTL: ForbidTTLNone, no key of the instance goes without a TTL ("every
+	// key expires"); ForbidTTLUnbounded, none does unless it declares a bound
+	// the tool checks (a stream's max_len or retention, a list's max_len).
+	TTL string
+	// Unbounded: no key that may hold this value type (stream or list)
+	// without a declared bound (max_len; retention for a stream).
+	Unbounded string
+	// SpecWide: the rule is declared at the top level of the spec, for every
+	// instance.
+	SpecWide bool
+	Source   string
 }
+
+// TTL values of a forbid rule.
+const (
+	ForbidTTLNone      = "none"
+	ForbidTTLUnbounded = "unbounded"
+)
 
 // Forbidden shapes.
 const (
@@ -317,6 +340,63 @@ type Key struct {
 	TTL       TTL
 }
 
+// Expires reports whether the key's TTL rule gives it an expiry (any rule but none).
+func (k *Key) Expires() bool { return k.TTL.Rule != TTLNone }
+
+// Bounded reports whether every value type the key may hold has a declared
+// bound the tool checks on every write: a stream with max_len or retention, a
+// list with max_len.
+func (k *Key) Bounded() bool {
+	for _, v := range k.Value {
+		switch {
+		case v == ValueStream && (k.MaxLen > 0 || k.Retention > 0):
+		case v == ValueList && k.MaxLen > 0:
+		default:
+			return false
+		}
+	}
+	return len(k.Value) > 0
+}
+
+// Expectation is what the spec says holds of a key whenever it exists, after
+// any script call: what a run-time check (the test harness) compares with the
+// server's PTTL and LLEN/XLEN, for the cases the static reading cannot tell
+// (compiler.Source.Unproven).
+type Expectation struct {
+	// Expires: the key always has a TTL (PTTL > 0); false for ttl none,
+	// whose key never has one (PTTL -1).
+	Expires bool
+	// MaxTTL is the most its PTTL may be; 0 when the rule does not cap it
+	// statically (window_jitter: the window is the script's argument).
+	MaxTTL time.Duration
+	// MaxLen is the most elements a list or stream keeps; 0: no bound.
+	MaxLen int
+}
+
+// Expectation is what the spec expects of the key at run time.
+func (k *Key) Expectation() Expectation {
+	e := Expectation{Expires: k.Expires(), MaxLen: k.MaxLen}
+	switch k.TTL.Rule {
+	case TTLFixed, TTLHeartbeat:
+		e.MaxTTL = k.TTL.Value
+	case TTLClamped:
+		e.MaxTTL = k.TTL.Max
+	}
+	return e
+}
+
+// KeyOf is the declared key of the instance whose pattern name matches
+// (relative to the deployment prefix, if any), or nil: with Expectation, what
+// a run-time check needs to judge a key a script left behind.
+func (s *Spec) KeyOf(in *Instance, name string) *Key {
+	for _, k := range s.KeysOf(in) {
+		if k.Pattern.Match(name) {
+			return k
+		}
+	}
+	return nil
+}
+
 // Holds reports whether the key may hold value type v.
 func (k *Key) Holds(v string) bool {
 	for _, x := range k.Value {
@@ -352,6 +432,7 @@ const (
 	TypeInt    = "int"
 	TypeHex    = "hex"
 	TypeName   = "name"
+	TypePath   = "path"
 	TypeEnum   = "enum"
 	TypeSHA256 = "sha256"
 	TypeHMAC   = "hmac"
@@ -372,7 +453,7 @@ type Param struct {
 	Min    int64 // int
 	Max    int64 // int
 	Len    int   // hex
-	MaxLen int   // name
+	MaxLen int   // name, path
 	Enum   *Enum // enum
 	Encode string
 }
@@ -432,6 +513,10 @@ func (s *Script) Replayable() bool { return s.ReadOnly || s.ReplaySafe != "" }
 // Script is the signature of one Lua script in lua/<instance>/<name>.lua.
 type Script struct {
 	Pos
+	// ID is the script's entry under scripts: its name, or instance.name
+	// (two instances may both have a "release"); unique in the spec, the key
+	// of compiler.Load's sources.
+	ID        string
 	Name      string
 	Source    string
 	Doc       string
@@ -455,42 +540,150 @@ type Script struct {
 // Live reports whether the script is generated (its database is live).
 func (s *Script) Live() bool { return s.DB == nil || s.DB.Live() }
 
-// SameSlot reports whether every KEYS of the script provably hashes to one
-// Redis Cluster slot: each key it takes has a hash tag around the same shared
-// placeholder, so the wrapper's equality check makes the tags equal.
+// SameSlot reports whether every KEYS element of the script provably hashes to
+// one Redis Cluster slot: every key it takes has a hash tag of one signature
+// (the same literal text and placeholders), and every placeholder in it is a
+// shared one, so the wrapper's equality checks make the tags equal. A tag of
+// fixed text ("{bull}") needs no shared placeholder.
 func (s *Script) SameSlot() bool {
-	if len(s.Keys) < 2 {
+	if s.MaxKeys() < 2 {
 		return true
 	}
-	for _, name := range s.SharedPlaceholders {
-		all := true
-		for _, pos := range s.Keys {
-			for _, k := range pos.OneOf {
-				if t := k.Pattern.TagParam(); t == nil || t.Name != name {
-					all = false
+	shared := map[string]bool{}
+	for _, n := range s.SharedPlaceholders {
+		shared[n] = true
+	}
+	sig, first := "", true
+	for _, pos := range s.Keys {
+		if pos.Channel != nil {
+			return false // a channel name has no hash tag
+		}
+		for _, k := range pos.OneOf {
+			if !k.Pattern.HasTag() {
+				return false
+			}
+			for _, t := range k.Pattern.Tag() {
+				if t.Param != nil && !shared[t.Param.Name] {
+					return false
 				}
 			}
-		}
-		if all {
-			return true
+			if ts := k.Pattern.TagSignature(); first {
+				sig, first = ts, false
+			} else if ts != sig {
+				return false
+			}
 		}
 	}
-	return false
+	return true
+}
+
+// MaxKeys is the most KEYS a call passes: a repeating position counts its max.
+func (s *Script) MaxKeys() int {
+	n := 0
+	for _, pos := range s.Keys {
+		n += pos.Count().Max
+	}
+	return n
+}
+
+// MinKeys is the fewest KEYS a call passes.
+func (s *Script) MinKeys() int {
+	n := 0
+	for _, pos := range s.Keys {
+		n += pos.Count().Min
+	}
+	return n
+}
+
+// KeyAt is the KEYS position KEYS[n] (1-based) falls in: the n-th position, or
+// the trailing repeating one for any n past the fixed positions; nil when no
+// position takes n.
+func (s *Script) KeyAt(n int) *ScriptKey {
+	if n < 1 || len(s.Keys) == 0 {
+		return nil
+	}
+	if n <= len(s.Keys) && (n < len(s.Keys) || s.Keys[n-1].Repeat == nil) {
+		return s.Keys[n-1]
+	}
+	if last := s.Keys[len(s.Keys)-1]; last.Repeat != nil && n-len(s.Keys)+1 <= last.Repeat.Max {
+		return last
+	}
+	return nil
+}
+
+// ArgAt is the ARGV position ARGV[n] falls in, as KeyAt; nil when none.
+func (s *Script) ArgAt(n int) *Arg {
+	if n < 1 || len(s.Argv) == 0 {
+		return nil
+	}
+	if n < len(s.Argv) || (n == len(s.Argv) && s.Argv[n-1].Repeat == nil) {
+		return s.Argv[n-1]
+	}
+	if last := s.Argv[len(s.Argv)-1]; last.Repeat != nil && n-len(s.Argv)+1 <= last.Repeat.Max {
+		return last
+	}
+	return nil
+}
+
+// MaxArgs is the most ARGV a call passes.
+func (s *Script) MaxArgs() int {
+	n := 0
+	for _, a := range s.Argv {
+		n += a.Count().Max
+	}
+	return n
 }
 
 // File is the script's path relative to the Lua directory.
 func (s *Script) LuaFile() string { return s.Instance.Name + "/" + s.Name + ".lua" }
 
-// ScriptKey is one KEYS position and the declared keys it accepts.
+// ScriptKey is one KEYS position and the declared keys it accepts, or the
+// declared channel whose name it carries.
 type ScriptKey struct {
 	Pos
 	Name  string
+	Doc   string
 	OneOf []*Key
+	// Channel is set for a position that passes a channel's name (PUBLISH
+	// KEYS[n]); OneOf is then empty. The channel's name is a key to EVALSHA
+	// too: the ACL grants it as a key pattern and as a channel.
+	Channel *Channel
+	// Repeat is set for a trailing position that takes Min..Max keys (a lock
+	// over many resources); the wrapper takes a slice.
+	Repeat *Repeat
+	// Unused says why the script never reads the position (callers pass it
+	// for compatibility); "" for a position the script reads.
+	Unused string
+	// NeverCreates (creates: false) says the script writes the position's key
+	// only when it exists (it reads it first), so it need not set the key's
+	// expiry: the static reading cannot tell, the test harness checks it.
+	NeverCreates bool
 }
+
+// Count is how many KEYS the position takes.
+func (k *ScriptKey) Count() Repeat {
+	if k.Repeat != nil {
+		return *k.Repeat
+	}
+	return Repeat{Min: 1, Max: 1}
+}
+
+// Repeat is how many values a trailing repeating KEYS or ARGV position takes.
+type Repeat struct {
+	Pos
+	Min, Max int
+}
+
+// MaxRepeat is the most values a repeating position may take: what Lua's
+// unpack returns at most (LUAI_MAXCSTACK), so a script can unpack(KEYS).
+const MaxRepeat = 7999
 
 // ARGV types.
 const (
 	ArgInt        = "int"
+	ArgInt64      = "int64"
+	ArgChannel    = "channel"
+	ArgUnused     = "unused"
 	ArgBool       = "bool"
 	ArgString     = "string"
 	ArgBytes      = "bytes"
@@ -514,10 +707,35 @@ type Arg struct {
 	Len      int           // hex
 	MaxLen   int           // name
 	TTLOf    *Key          // duration_ms filled from a key's TTL by the wrapper
+	MaxLenOf *Key          // int filled from a list's or stream's max_len by the wrapper
+	// Channel is set for an argument that carries a declared channel's name
+	// (PUBLISH ARGV[n]); Type is then ArgChannel.
+	Channel *Channel
 	// Optional arguments may be left out: the wrapper then sends the empty
 	// string, which no present value encodes to.
 	Optional bool
+	// Repeat is set for a trailing argument that takes Min..Max values (Min 0:
+	// the caller may leave it out, sending nothing); the wrapper takes a slice.
+	Repeat *Repeat
+	// Unused says why the script never reads the argument; the wrapper sends
+	// the empty string and takes no value. "" for an argument it reads.
+	Unused string
 }
+
+// Count is how many ARGV the argument takes.
+func (a *Arg) Count() Repeat {
+	if a.Repeat != nil {
+		return *a.Repeat
+	}
+	return Repeat{Min: 1, Max: 1}
+}
+
+// Exact64 reports whether the argument is a 64-bit integer sent as decimal
+// text, exact only while the script passes it through (a ZADD member, a
+// field, an id): Lua numbers are doubles, so tonumber and arithmetic on it
+// lose what is beyond 2^53. (luagen lint's check of that arithmetic needs the
+// script reader's dataflow.)
+func (a *Arg) Exact64() bool { return a.Type == ArgInt64 }
 
 // Reply field types.
 const (
@@ -532,12 +750,38 @@ const (
 	ReplyList       = "list"
 )
 
-// Reply is the shape of a script's reply: an array of named fields, or one value.
+// Reply is the shape of a script's reply: an array of named fields, or one
+// value; or, with ByArg, one of several shapes the argument chooses.
 type Reply struct {
 	Pos
 	TypeName string   // array reply: a name scripts with the same fields share
 	Fields   []*Field // array reply
 	Value    *Field   // scalar reply
+	// ByArg is the argument whose value chooses the reply's shape (Shapes);
+	// the generated code has one wrapper per shape, which sends its value.
+	ByArg  *Arg
+	Shapes []*ReplyShape
+}
+
+// ReplyShape is one shape of a reply chosen by an argument: the value the
+// wrapper sends, and the reply the script gives for it.
+type ReplyShape struct {
+	Pos
+	Value string
+	Reply Reply
+}
+
+// Replies are the script's reply shapes: its one reply, or each shape of a
+// reply chosen by an argument.
+func (s *Script) Replies() []Reply {
+	if s.Reply.ByArg == nil {
+		return []Reply{s.Reply}
+	}
+	out := make([]Reply, len(s.Reply.Shapes))
+	for i, sh := range s.Reply.Shapes {
+		out[i] = sh.Reply
+	}
+	return out
 }
 
 // Signature is the reply's fields as text, equal for equal shapes.
@@ -606,10 +850,20 @@ func (s *Spec) Key(name string) *Key {
 	return nil
 }
 
-// Script returns the named script, or nil.
-func (s *Spec) Script(name string) *Script {
+// Script returns the script of ID id (its name, or instance.name), or nil.
+func (s *Spec) Script(id string) *Script {
 	for _, sc := range s.Scripts {
-		if sc.Name == name {
+		if sc.ID == id {
+			return sc
+		}
+	}
+	return nil
+}
+
+// ScriptOf returns the script called name on instance in, or nil.
+func (s *Spec) ScriptOf(in *Instance, name string) *Script {
+	for _, sc := range s.Scripts {
+		if sc.Instance == in && sc.Name == name {
 			return sc
 		}
 	}
@@ -714,8 +968,16 @@ func walkFields(fields []*Field, fn func(*Field)) {
 // WalkFields calls fn on every field of the reply, list elements' fields included.
 func (r Reply) WalkFields(fn func(*Field)) { walkFields(r.All(), fn) }
 
-// All lists the reply's fields: the array fields, or the one scalar value.
+// All lists the reply's fields: the array fields, or the one scalar value (for
+// a reply chosen by an argument, every shape's, in order).
 func (r Reply) All() []*Field {
+	if r.ByArg != nil {
+		var out []*Field
+		for _, sh := range r.Shapes {
+			out = append(out, sh.Reply.All()...)
+		}
+		return out
+	}
 	if r.Value != nil {
 		return []*Field{r.Value}
 	}
@@ -734,9 +996,14 @@ func (u *User) LivePrefixes() []*Prefix {
 }
 
 // Exact reports whether the prefix names one key or channel rather than a
-// namespace: a prefix ending in ':' (or the empty prefix of a whole deployment)
-// grants everything under it, any other prefix grants exactly that name.
-func (p *Prefix) Exact() bool { return p.Prefix != "" && !strings.HasSuffix(p.Prefix, ":") }
+// namespace: a prefix ending in a separator (':', or '_', '-', '.', '{' for
+// names as libraries write them: "b_", "{bull}:", "{") or the empty prefix of
+// a whole deployment grants everything under it; a prefix ending in a letter
+// or digit grants exactly that name, so "acme:prod" never grants
+// "acme:production".
+func (p *Prefix) Exact() bool {
+	return p.Prefix != "" && !strings.ContainsAny(p.Prefix[len(p.Prefix)-1:], ":_-.{")
+}
 
 // Glob is the prefix as an ACL pattern: "han:api:*", or the exact name. On an
 // instance with a deployment prefix it is relative to that prefix.
@@ -753,7 +1020,7 @@ func (p *Prefix) Covers(pat Pattern) bool {
 		return true
 	}
 	if p.Exact() {
-		return len(pat.Params()) == 0 && pat.Raw == p.Prefix
+		return len(pat.Params()) == 0 && pat.LiteralPrefix() == p.Prefix
 	}
 	return strings.HasPrefix(pat.LiteralPrefix(), p.Prefix)
 }

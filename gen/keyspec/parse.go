@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/gen/rediscmd"
+	"github.com/hanchat/luagen/runtime/keypart"
 )
 
 // MaxSpecBytes is the largest spec luagen reads: 1 MiB, twenty times HAN's
@@ -99,9 +101,11 @@ var valueTypes = set(ValueString, ValueCounter, ValueHash, ValueList, ValueSet, 
 var shapes = set(ShapeGetIncrement)
 
 var (
-	envRe    = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
-	codeRe   = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
-	prefixRe = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
+	envRe  = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	codeRe = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	// prefixRe: literal text of names, braces included (a key prefix may
+	// hold a fixed hash tag, "{bull}:"); never a glob character or a space.
+	prefixRe = regexp.MustCompile(`^[A-Za-z0-9._:{}-]+$`)
 	// kindRe: a kind is free text of one word, so that forbid rules can match it.
 	kindRe = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.-]*$`)
 	wordRe = regexp.MustCompile(`^[a-z]+$`)
@@ -139,6 +143,7 @@ type parser struct {
 	users     map[string]*User
 	enums     map[string]*Enum
 	keys      map[string]*Key
+	channels  map[string]*Channel
 }
 
 func (p *parser) pos(path string) Pos {
@@ -163,6 +168,11 @@ func (p *parser) build(raw *rawSpec) {
 	if raw.Version != 1 {
 		p.errf("version", "", "version must be 1, got %d", raw.Version)
 	}
+	for i, f := range raw.Forbid {
+		fb := p.forbid(fmt.Sprintf("forbid[%d]", i), "", f)
+		fb.SpecWide = true
+		p.spec.Forbid = append(p.spec.Forbid, fb)
+	}
 	p.buildEnums(raw)
 	p.buildInstances(raw)
 	p.buildUsers(raw)
@@ -176,19 +186,25 @@ func (p *parser) build(raw *rawSpec) {
 
 // checkReplyTypes: scripts that share a reply type_name must declare the same fields.
 func (p *parser) checkReplyTypes() {
-	first := map[string]*Script{}
+	type owner struct {
+		s *Script
+		r Reply
+	}
+	first := map[string]owner{}
 	for _, s := range p.spec.Scripts {
-		n := s.Reply.TypeName
-		if n == "" {
-			continue
-		}
-		if f, ok := first[n]; ok {
-			if f.Reply.Signature() != s.Reply.Signature() {
-				p.errs = append(p.errs, &Error{Pos: s.Reply.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: fmt.Sprintf("reply type_name %s is also script %q's (line %d), with other fields", n, f.Name, f.Line)})
+		for _, r := range s.Replies() {
+			n := r.TypeName
+			if n == "" {
+				continue
 			}
-			continue
+			if f, ok := first[n]; ok {
+				if f.r.Signature() != r.Signature() {
+					p.errs = append(p.errs, &Error{Pos: r.Pos, Entry: fmt.Sprintf("script %q", s.ID), Msg: fmt.Sprintf("reply type_name %s is also script %q's (line %d), with other fields", n, f.s.ID, f.r.Line)})
+				}
+				continue
+			}
+			first[n] = owner{s, r}
 		}
-		first[n] = s
 	}
 	// List elements that share a type_name must have the same fields too.
 	elems := map[string]*Field{}
@@ -288,6 +304,7 @@ func (p *parser) buildInstances(raw *rawSpec) {
 		for i, f := range r.Forbid {
 			in.Forbid = append(in.Forbid, p.forbid(fmt.Sprintf("%s.forbid[%d]", path, i), entry, f))
 		}
+		in.Forbid = append(in.Forbid, p.spec.Forbid...)
 		if len(r.DBs) == 0 {
 			p.errf(path, entry, "no dbs declared")
 		}
@@ -407,15 +424,25 @@ func (p *parser) deploymentPrefix(path, entry string, r *rawDeploymentPrefix) *D
 // forbid resolves one forbid rule of an instance.
 func (p *parser) forbid(fp, entry string, f rawForbid) Forbid {
 	fb := Forbid{Pos: p.pos(fp), Kind: f.Kind, Words: f.Words, Value: f.Value, Commands: f.Commands, Shape: f.Shape, UnlessKind: f.UnlessKind,
-		Source: p.source(fp, entry+" forbid", f.Seed, f.Source)}
+		TTL: f.TTL, Unbounded: f.Unbounded, Source: p.source(fp, orDefault(entry, "the spec")+" forbid", f.Seed, f.Source)}
 	n := 0
-	for _, set := range []bool{f.Kind != "", f.Value != "", len(f.Commands) > 0, f.Shape != ""} {
+	for _, set := range []bool{f.Kind != "", f.Value != "", len(f.Commands) > 0, f.Shape != "", f.TTL != "", f.Unbounded != ""} {
 		if set {
 			n++
 		}
 	}
 	if n != 1 {
-		p.errf(fp, entry, "forbid: set exactly one of kind, value, commands, shape (got %d)", n)
+		p.errf(fp, entry, "forbid: set exactly one of kind, value, commands, shape, ttl, unbounded (got %d)", n)
+	}
+	switch f.TTL {
+	case "", ForbidTTLNone, ForbidTTLUnbounded:
+	default:
+		p.errf(fp, entry, "forbid ttl %q: want none (every key expires) or unbounded (a key that never expires declares a bound)", f.TTL)
+	}
+	switch f.Unbounded {
+	case "", ValueStream, ValueList:
+	default:
+		p.errf(fp, entry, "forbid unbounded %q: want stream or list (the value types with a bound: max_len, retention)", f.Unbounded)
 	}
 	if fb.Source == "" {
 		p.errf(fp, entry, "forbid: say where the rule comes from (source)")
@@ -596,7 +623,7 @@ func (p *parser) prefixes(path, entry string, u *User, raw []rawPrefix) []*Prefi
 		default:
 			pr.Prefix = *r.Prefix
 			if !prefixRe.MatchString(pr.Prefix) {
-				p.errf(pp, entry, "prefix %q: want literal text [A-Za-z0-9._:-]+ (no glob, brace or space)", pr.Prefix)
+				p.errf(pp, entry, "prefix %q: want literal text [A-Za-z0-9._:{}-]+ (no glob character or space)", pr.Prefix)
 			}
 		}
 		if pr.Source == "" && r.Reason == "" {
@@ -661,29 +688,12 @@ func (p *parser) buildKeys(raw *rawSpec) {
 		p.valueShape(path, entry, k, r)
 		k.Pattern = p.pattern(path, entry, r.Pattern, r.Params)
 		k.TTL = p.ttl(path, entry, r.TTL)
-		if k.TTL.Rule == TTLNone && !k.bounded() {
-			p.errf(path+".ttl", entry, "ttl none needs a bound the tool can check: a stream with max_len or retention, or a list with max_len (each write script trims it); any other key needs a TTL")
-		}
-		if k.DB != nil && k.DB.User != nil && k.Pattern.Segments != nil {
+		if k.DB != nil && k.DB.User != nil && k.Pattern.Parts != nil {
 			p.checkOwner(path, entry, k)
 		}
 		p.keys[name] = k
 		p.spec.Keys = append(p.spec.Keys, k)
 	}
-}
-
-// bounded reports whether every value type the key may hold has a declared,
-// checkable bound: a stream with max_len or retention, a list with max_len.
-func (k *Key) bounded() bool {
-	for _, v := range k.Value {
-		switch {
-		case v == ValueStream && (k.MaxLen > 0 || k.Retention > 0):
-		case v == ValueList && k.MaxLen > 0:
-		default:
-			return false
-		}
-	}
-	return len(k.Value) > 0
 }
 
 // valueShape checks the fields that depend on the key's value types.
@@ -703,9 +713,6 @@ func (p *parser) valueShape(path, entry string, k *Key, r rawKey) {
 			p.errf(path+".retention", entry, "retention applies to a stream (entries older than it are trimmed with MINID)")
 		}
 		k.Retention = p.duration(path+".retention", entry, "retention", r.Retention, true)
-	}
-	if stream && r.MaxLen == 0 && r.Retention == "" {
-		p.errf(path, entry, "a stream needs a bound: max_len (XADD ... MAXLEN) or retention (XADD ... MINID), which every write script applies")
 	}
 	if stream && len(k.Value) > 1 {
 		p.errf(path+".value", entry, "a stream key holds only streams: its bound is checked on XADD")
@@ -745,6 +752,9 @@ func (p *parser) pattern(path, entry, raw string, params map[string]rawParam) Pa
 	return pat
 }
 
+// paramTypes are the placeholder types, for messages.
+const paramTypes = "uuid, int, hex, name, path, enum, sha256, hmac"
+
 func (p *parser) param(path, entry, name string, r rawParam) *Param {
 	entry = fmt.Sprintf("%s placeholder {%s}", entry, name)
 	prm := &Param{Pos: p.pos(path), Name: name, Type: r.Type, Doc: r.Doc, Len: r.Len, MaxLen: r.MaxLen, Encode: r.Encode}
@@ -755,7 +765,7 @@ func (p *parser) param(path, entry, name string, r rawParam) *Param {
 	}
 	switch r.Type {
 	case "":
-		p.errf(path, entry, "type is missing: want one of uuid, int, hex, name, enum, sha256, hmac")
+		p.errf(path, entry, "type is missing: want one of %s", paramTypes)
 	case TypeUUID, TypeSHA256, TypeHMAC:
 		extra("min/max", r.Min != "" || r.Max != "")
 		extra("len", r.Len != 0)
@@ -786,6 +796,16 @@ func (p *parser) param(path, entry, name string, r rawParam) *Param {
 		extra("min/max", r.Min != "" || r.Max != "")
 		extra("len", r.Len != 0)
 		extra("enum", r.Enum != "")
+	case TypePath:
+		if prm.MaxLen == 0 {
+			prm.MaxLen = 128
+		}
+		if prm.MaxLen < 1 || prm.MaxLen > 512 {
+			p.errf(path, entry, "max_len %d: want 1..512", prm.MaxLen)
+		}
+		extra("min/max", r.Min != "" || r.Max != "")
+		extra("len", r.Len != 0)
+		extra("enum", r.Enum != "")
 	case TypeEnum:
 		extra("min/max", r.Min != "" || r.Max != "")
 		extra("len", r.Len != 0)
@@ -808,7 +828,7 @@ func (p *parser) param(path, entry, name string, r rawParam) *Param {
 			p.errf(path, entry, "encode %q: want label or sha256", r.Encode)
 		}
 	default:
-		p.errf(path+".type", entry, "unknown type %q: want one of uuid, int, hex, name, enum, sha256, hmac", r.Type)
+		p.errf(path+".type", entry, "unknown type %q: want one of %s", r.Type, paramTypes)
 	}
 	if r.Type != TypeEnum && r.Encode != "" {
 		p.errf(path, entry, "encode applies only to enum")
@@ -820,7 +840,7 @@ const ttlRules = "fixed, window_jitter, heartbeat, clamped or none"
 
 func (p *parser) ttl(path, entry string, r *rawTTL) TTL {
 	if r == nil {
-		p.errf(path, entry, "ttl is missing: every key expires (%s; none with a reason and a bound)", ttlRules)
+		p.errf(path, entry, "ttl is missing: declare how the key expires (%s; a key kept until a script deletes it: {rule: none, reason: ...})", ttlRules)
 		return TTL{}
 	}
 	tp := path + ".ttl"
@@ -874,7 +894,7 @@ func (p *parser) ttl(path, entry string, r *rawTTL) TTL {
 		unused("exceeds", r.Exceeds)
 		unused("from", r.From)
 	case "":
-		p.errf(tp, entry, "ttl rule is missing: every key expires (%s)", ttlRules)
+		p.errf(tp, entry, "ttl rule is missing: want %s", ttlRules)
 	default:
 		p.errf(tp+".rule", entry, "unknown ttl rule %q: want %s", r.Rule, ttlRules)
 	}
@@ -882,6 +902,7 @@ func (p *parser) ttl(path, entry string, r *rawTTL) TTL {
 }
 
 func (p *parser) buildChannels(raw *rawSpec) {
+	p.channels = map[string]*Channel{}
 	for _, name := range sortedKeys(raw.Channels) {
 		r := raw.Channels[name]
 		path, entry := "channels."+name, fmt.Sprintf("channel %q", name)
@@ -902,10 +923,10 @@ func (p *parser) buildChannels(raw *rawSpec) {
 			}
 		}
 		c.Pattern = p.pattern(path, entry, r.Pattern, r.Params)
-		if c.Pattern.TagParam() != nil {
+		if c.Pattern.HasTag() {
 			p.errf(path+".pattern", entry, "pattern %q: a hash tag places a key in a slot; a channel has none", c.Pattern.Raw)
 		}
-		if c.Instance != nil && c.Pattern.Segments != nil {
+		if c.Instance != nil && c.Pattern.Parts != nil {
 			covered := false
 			for _, u := range p.spec.Users {
 				if u.Instance != c.Instance {
@@ -921,30 +942,50 @@ func (p *parser) buildChannels(raw *rawSpec) {
 				p.errf(path+".pattern", entry, "pattern %q is outside every channel prefix of %s's users", c.Pattern.Raw, c.Instance.Name)
 			}
 		}
+		p.channels[name] = c
+		if c.Instance != nil {
+			c.Instance.Channels = append(c.Instance.Channels, c)
+		}
 		p.spec.Channels = append(p.spec.Channels, c)
 	}
 }
 
 func (p *parser) buildScripts(raw *rawSpec) {
-	for _, name := range sortedKeys(raw.Scripts) {
-		r := raw.Scripts[name]
-		path, entry := "scripts."+name, fmt.Sprintf("script %q", name)
-		s := &Script{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source), Doc: r.Doc, Kind: r.Kind, ReadOnly: r.ReadOnly, CrossSlot: r.CrossSlot, ReplaySafe: strings.TrimSpace(r.ReplaySafe)}
+	names := map[string]string{} // instance/name -> ID
+	for _, id := range sortedKeys(raw.Scripts) {
+		r := raw.Scripts[id]
+		path, entry := "scripts."+id, fmt.Sprintf("script %q", id)
+		inst, name, dotted := strings.Cut(id, ".")
+		if !dotted {
+			inst, name = r.Instance, id
+		}
+		s := &Script{Pos: p.pos(path), ID: id, Name: name, Source: p.source(path, entry, r.Seed, r.Source), Doc: r.Doc, Kind: r.Kind, ReadOnly: r.ReadOnly, CrossSlot: r.CrossSlot, ReplaySafe: strings.TrimSpace(r.ReplaySafe)}
 		if r.ReadOnly && s.ReplaySafe != "" {
 			p.errf(path+".replay_safe", entry, "replay_safe on a read_only script: a script that writes nothing is safe to replay already; drop replay_safe")
 		}
 		if !identOK(name) {
-			p.errf(path, entry, "name must be [a-z][a-z0-9_]* (it is also the file name)")
+			p.errf(path, entry, "name must be [a-z][a-z0-9_]* (it is also the file name), or instance.name")
 		}
-		s.Instance = p.instances[r.Instance]
-		if s.Instance == nil {
-			p.errf(path, entry, "instance %q is not declared", r.Instance)
+		switch {
+		case dotted && r.Instance != "" && r.Instance != inst:
+			p.errf(path+".instance", entry, "instance %q, but the entry's name says %s (instance.name): drop instance, or rename the entry", r.Instance, inst)
+		case r.Instance == "" && !dotted:
+			p.errf(path, entry, "instance is missing: name the instance it runs on (instance: ...), or write the entry as instance.name")
 		}
+		s.Instance = p.instances[inst]
+		if s.Instance == nil && inst != "" {
+			p.errf(path, entry, "instance %q is not declared", inst)
+		}
+		if other, dup := names[inst+"/"+name]; dup {
+			p.errf(path, entry, "instance %s has script %q twice (also entry %q)", inst, name, other)
+		}
+		names[inst+"/"+name] = id
 		p.kind(path, entry, r.Kind)
 		p.scriptKeys(path, entry, s, r.Keys)
 		p.sharedPlaceholders(path, entry, s, r.SharedPlaceholders)
 		p.scriptArgv(path, entry, s, r.Argv)
 		p.scriptReply(path, entry, s, r.Reply)
+		p.scriptChannels(path, entry, s)
 		codes := map[string]bool{}
 		for i, re := range r.Errors {
 			ep := fmt.Sprintf("%s.errors[%d]", path, i)
@@ -962,14 +1003,11 @@ func (p *parser) buildScripts(raw *rawSpec) {
 }
 
 func (p *parser) scriptKeys(path, entry string, s *Script, raw []rawScriptKey) {
-	if len(raw) == 0 {
-		p.errf(path, entry, "keys is empty: a script touches only the keys passed in KEYS")
-	}
 	names := map[string]bool{}
 	for i, rk := range raw {
 		kp := fmt.Sprintf("%s.keys[%d]", path, i)
 		kentry := fmt.Sprintf("%s KEYS[%d] %q", entry, i+1, rk.Name)
-		sk := &ScriptKey{Pos: p.pos(kp), Name: rk.Name}
+		sk := &ScriptKey{Pos: p.pos(kp), Name: rk.Name, Doc: rk.Doc}
 		if !identOK(rk.Name) {
 			p.errf(kp, kentry, "name must be [a-z][a-z0-9_]*")
 		}
@@ -977,8 +1015,36 @@ func (p *parser) scriptKeys(path, entry string, s *Script, raw []rawScriptKey) {
 			p.errf(kp, kentry, "name used twice")
 		}
 		names[rk.Name] = true
+		floor := 1 // a script's only KEYS position repeats at least once: a call passes a key
+		if i > 0 {
+			floor = 0
+		}
+		sk.Repeat = p.repeat(kp, kentry, rk.Repeat, i == len(raw)-1, floor)
+		if rk.Unused != nil {
+			sk.Unused = strings.TrimSpace(rk.Unused.Reason)
+			if sk.Unused == "" {
+				p.errf(kp+".unused", kentry, "unused needs a reason: why callers pass a key the script never reads")
+			}
+			if sk.Repeat != nil {
+				p.errf(kp, kentry, "unused and repeat: a repeating position is one the script reads")
+			}
+		}
+		if rk.Creates != nil {
+			sk.NeverCreates = !*rk.Creates
+			if *rk.Creates {
+				p.errf(kp+".creates", kentry, "creates: true is what every position is; only creates: false (the script never creates the key) says something")
+			}
+		}
+		if rk.Channel != "" {
+			if len(rk.OneOf) > 0 {
+				p.errf(kp, kentry, "one_of and channel: a position passes a key or a channel's name, not both")
+			}
+			sk.Channel = p.channelOf(kp, kentry, s, rk.Channel)
+			s.Keys = append(s.Keys, sk)
+			continue
+		}
 		if len(rk.OneOf) == 0 {
-			p.errf(kp, kentry, "one_of is empty: name the declared keys this position takes")
+			p.errf(kp, kentry, "one_of is empty: name the declared keys this position takes (or channel: the channel whose name it passes)")
 		}
 		for _, kn := range rk.OneOf {
 			k := p.keys[kn]
@@ -1003,6 +1069,48 @@ func (p *parser) scriptKeys(path, entry string, s *Script, raw []rawScriptKey) {
 	}
 }
 
+// repeat resolves a KEYS or ARGV position's repeat: only the last position
+// may repeat, Min..Max values with min at least floor (1 for a script's only
+// KEYS position: a call passes at least one key; 0 otherwise: the caller may
+// pass none of a trailing position).
+func (p *parser) repeat(path, entry string, r *rawRepeat, last bool, floor int) *Repeat {
+	if r == nil {
+		return nil
+	}
+	rp := path + ".repeat"
+	out := &Repeat{Pos: p.pos(rp), Min: 1, Max: r.Max}
+	if r.Min != nil {
+		out.Min = *r.Min
+	}
+	if !last {
+		p.errf(rp, entry, "repeat on a position that is not the last: only the trailing position may repeat (the script reads the ones after it at fixed indexes)")
+	}
+	switch {
+	case out.Min < floor:
+		p.errf(rp, entry, "repeat min %d: want at least %d", out.Min, floor)
+	case r.Max == 0:
+		p.errf(rp, entry, "repeat max is missing: the most values a call passes (at most %d, what Lua's unpack returns)", MaxRepeat)
+	case out.Max > MaxRepeat:
+		p.errf(rp, entry, "repeat max %d: at most %d, what Lua's unpack returns", out.Max, MaxRepeat)
+	case out.Min > out.Max:
+		p.errf(rp, entry, "repeat min %d is above max %d", out.Min, out.Max)
+	}
+	return out
+}
+
+// channelOf resolves the channel a KEYS or ARGV position carries: one of the
+// script's instance, which the script's user may publish to.
+func (p *parser) channelOf(path, entry string, s *Script, name string) *Channel {
+	c := p.channels[name]
+	switch {
+	case c == nil:
+		p.errf(path, entry, "channel %q is not declared", name)
+	case s.Instance != nil && c.Instance != s.Instance:
+		p.errf(path, entry, "channel %q is of instance %s, the script on %s", name, c.Instance.Name, s.Instance.Name)
+	}
+	return c
+}
+
 // sharedPlaceholders resolves the placeholders a script's KEYS positions share,
 // and on a cluster instance proves its KEYS land in one slot.
 func (p *parser) sharedPlaceholders(path, entry string, s *Script, names []string) {
@@ -1020,13 +1128,12 @@ func (p *parser) sharedPlaceholders(path, entry string, s *Script, names []strin
 		for i, pos := range s.Keys {
 			has, lacks := "", ""
 			for _, k := range pos.OneOf {
-				idx := k.Pattern.Index(name)
-				if idx < 0 {
+				prm := k.Pattern.Param(name)
+				if prm == nil {
 					lacks = k.Name
 					continue
 				}
 				has = k.Name
-				prm := k.Pattern.Segments[idx].Param
 				if first == nil {
 					first, firstKey = prm, k
 				} else if prm.Type != first.Type || prm.Encode != first.Encode || prm.Enum != first.Enum {
@@ -1037,25 +1144,28 @@ func (p *parser) sharedPlaceholders(path, entry string, s *Script, names []strin
 			case has != "" && lacks != "":
 				p.errf(sp, entry, "shared placeholder {%s}: KEYS[%d] %q takes key %q, which has it, and key %q, which does not; a position's keys all have it or none does", name, i+1, pos.Name, has, lacks)
 			case has != "":
-				positions++
+				positions += min(pos.Count().Max, 2) // a repeating position ties its own elements
 			}
 		}
 		if positions < 2 {
-			p.errf(sp, entry, "shared placeholder {%s} is in %d KEYS position(s): sharing ties two or more", name, positions)
+			p.errf(sp, entry, "shared placeholder {%s} is in %d KEYS position(s): sharing ties two or more (or the elements of a repeating one)", name, positions)
 		}
 	}
 	s.SharedPlaceholders = names
-	if s.Instance != nil && s.Instance.Topology == TopologyCluster && len(s.Keys) > 1 && !s.SameSlot() {
-		p.errf(path, entry, "on cluster instance %s its %d KEYS can land in different hash slots (CROSSSLOT): put one placeholder in a hash tag in every key it takes (\"{{id}}\") and tie the positions with shared_placeholders: [id]%s",
-			s.Instance.Name, len(s.Keys), untagged(s))
+	if s.Instance != nil && s.Instance.Topology == TopologyCluster && s.MaxKeys() > 1 && !s.SameSlot() {
+		p.errf(path, entry, "on cluster instance %s its %d KEYS can land in different hash slots (CROSSSLOT): give every key it takes one hash tag, a fixed one (\"\\{app\\}:...\") or one placeholder's (\"{{id}}\") tied with shared_placeholders: [id]%s",
+			s.Instance.Name, s.MaxKeys(), untagged(s))
 	}
 }
 
 // untagged names the first key of a script without a hash tag, for the cluster error.
 func untagged(s *Script) string {
 	for _, pos := range s.Keys {
+		if pos.Channel != nil {
+			return fmt.Sprintf(" (KEYS %q is channel %q, whose name has no hash tag)", pos.Name, pos.Channel.Name)
+		}
 		for _, k := range pos.OneOf {
-			if k.Pattern.TagParam() == nil {
+			if !k.Pattern.HasTag() {
 				return fmt.Sprintf(" (key %q has no hash tag)", k.Name)
 			}
 		}
@@ -1070,7 +1180,105 @@ func describeParam(p *Param) string {
 	return p.Type
 }
 
-var argTypes = "int, bool, string, bytes, duration_ms, token, hex, uuid, name"
+// scriptChannels resolves the database of a script whose KEYS are all
+// channels (its instance's only live one) and checks that its user may use
+// each channel it carries: publish to it (a channel prefix), and, for a
+// channel passed in KEYS, name it as a key (EVALSHA checks every KEYS
+// element against the user's key patterns).
+func (p *parser) scriptChannels(path, entry string, s *Script) {
+	var used []*Channel
+	inKeys := map[*Channel]bool{}
+	for _, k := range s.Keys {
+		if k.Channel != nil {
+			used = append(used, k.Channel)
+			inKeys[k.Channel] = true
+		}
+	}
+	for _, a := range s.Argv {
+		if a.Channel != nil {
+			used = append(used, a.Channel)
+		}
+	}
+	if len(s.Keys) == 0 && len(used) == 0 {
+		p.errf(path, entry, "keys is empty: a script touches only the keys passed in KEYS (one that only publishes takes its channels in KEYS or ARGV)")
+	}
+	if len(used) == 0 || s.Instance == nil {
+		return
+	}
+	if s.DB == nil {
+		dbs := s.Instance.LiveDBs()
+		if len(dbs) != 1 {
+			p.errf(path, entry, "no KEYS position passes a key, and instance %s has %d live databases: pass one of its keys too, so that the script has a database", s.Instance.Name, len(dbs))
+			return
+		}
+		s.DB = dbs[0]
+	}
+	u := s.DB.User
+	if u == nil {
+		return
+	}
+	for _, c := range used {
+		if c == nil || c.Instance != s.Instance || c.Pattern.Parts == nil {
+			continue // undeclared, or another instance's: reported where it is named
+		}
+		covered := false
+		for _, pr := range u.ChannelPrefixes {
+			covered = covered || pr.Covers(c.Pattern)
+		}
+		if !covered {
+			p.errf(path, entry, "publishes to channel %q (%s), outside every channel prefix of its user %s: grant the user a channel prefix covering it", c.Name, c.Pattern.Raw, u.Name)
+		}
+		if !inKeys[c] {
+			continue
+		}
+		covered = false
+		for _, pr := range u.LivePrefixes() {
+			covered = covered || pr.Covers(c.Pattern)
+		}
+		if !covered {
+			p.errf(path, entry, "passes channel %q (%s) in KEYS, and EVALSHA checks every KEYS element against the key patterns of user %s, none of which covers it: grant a key prefix covering it, or pass the channel in ARGV", c.Name, c.Pattern.Raw, u.Name)
+		}
+	}
+}
+
+var argTypes = "int, int64, bool, string, bytes, duration_ms, token, hex, uuid, name"
+
+// specialArg resolves an argument that is unused (the wrapper sends "") or
+// carries a declared channel's name: it has no type of its own.
+func (p *parser) specialArg(ap, aentry string, s *Script, a *Arg, ra rawArg) {
+	if ra.Type != "" || ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.Len != 0 || ra.MaxLen != 0 || ra.TTLOf != "" || ra.MaxLenOf != "" || ra.Optional {
+		p.errf(ap, aentry, "an unused or channel argument has no type or bounds of its own: drop type, min, max, max_bytes, len, max_len, ttl_of, max_len_of, optional")
+	}
+	if ra.Unused != nil {
+		a.Type, a.Unused = ArgUnused, strings.TrimSpace(ra.Unused.Reason)
+		if a.Unused == "" {
+			p.errf(ap+".unused", aentry, "unused needs a reason: why callers pass an argument the script never reads")
+		}
+		if ra.Channel != "" {
+			p.errf(ap, aentry, "unused and channel: an argument the script never reads carries no channel")
+		}
+		return
+	}
+	a.Type = ArgChannel
+	a.Channel = p.channelOf(ap, aentry, s, ra.Channel)
+}
+
+// maxLenOf resolves max_len_of: a list or stream key of the script's instance
+// with a declared max_len.
+func (p *parser) maxLenOf(ap, aentry string, s *Script, name string) *Key {
+	k := p.keys[name]
+	switch {
+	case k == nil:
+		p.errf(ap, aentry, "max_len_of key %q is not declared", name)
+	case k.MaxLen == 0:
+		p.errf(ap, aentry, "max_len_of key %q declares no max_len", name)
+	case s.Instance != nil && k.DB != nil && k.DB.Instance != s.Instance:
+		p.errf(ap, aentry, "max_len_of key %q lives on instance %s, the script on %s", name, k.DB.Instance.Name, s.Instance.Name)
+	default:
+		return k
+	}
+	return nil
+}
 
 func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 	names := map[string]bool{}
@@ -1088,15 +1296,42 @@ func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 			p.errf(ap, aentry, "name used twice")
 		}
 		names[ra.Name] = true
+		a.Repeat = p.repeat(ap, aentry, ra.Repeat, i == len(raw)-1, 0)
+		if a.Repeat != nil && (ra.Optional || ra.TTLOf != "" || ra.MaxLenOf != "" || ra.Unused != nil) {
+			p.errf(ap, aentry, "repeat does not combine with optional, ttl_of, max_len_of or unused (repeat min 0 lets the caller leave it out)")
+		}
+		if ra.Unused != nil || ra.Channel != "" {
+			p.specialArg(ap, aentry, s, a, ra)
+			s.Argv = append(s.Argv, a)
+			continue
+		}
 		bad := func(cond bool, field string) {
 			if cond {
 				p.errf(ap, aentry, "%s does not apply to type %s", field, ra.Type)
 			}
 		}
+		if ra.MaxLenOf != "" && ra.Type != ArgInt {
+			p.errf(ap, aentry, "max_len_of applies to type int (the wrapper sends the key's max_len)")
+		}
 		switch ra.Type {
 		case ArgInt:
-			a.Min = p.int64(ap+".min", aentry, "min", ra.Min, -(1<<53 - 1))
-			a.Max = p.int64(ap+".max", aentry, "max", ra.Max, 1<<53-1)
+			if ra.MaxLenOf != "" {
+				a.MaxLenOf = p.maxLenOf(ap, aentry, s, ra.MaxLenOf)
+				bad(ra.Min != "" || ra.Max != "" || ra.Optional, "min/max/optional (the value is the key's max_len)")
+				if a.MaxLenOf != nil {
+					a.Min, a.Max = int64(a.MaxLenOf.MaxLen), int64(a.MaxLenOf.MaxLen)
+				}
+			} else {
+				a.Min = p.int64(ap+".min", aentry, "min", ra.Min, -(1<<53 - 1))
+				a.Max = p.int64(ap+".max", aentry, "max", ra.Max, 1<<53-1)
+			}
+			if a.Min > a.Max {
+				p.errf(ap, aentry, "min %d is above max %d", a.Min, a.Max)
+			}
+			bad(ra.MaxBytes != 0 || ra.Len != 0 || ra.MaxLen != 0 || ra.TTLOf != "", "max_bytes/len/max_len/ttl_of")
+		case ArgInt64:
+			a.Min = p.exactInt64(ap+".min", aentry, "min", ra.Min, math.MinInt64)
+			a.Max = p.exactInt64(ap+".max", aentry, "max", ra.Max, math.MaxInt64)
 			if a.Min > a.Max {
 				p.errf(ap, aentry, "min %d is above max %d", a.Min, a.Max)
 			}
@@ -1215,18 +1450,76 @@ func (p *parser) scriptReply(path, entry string, s *Script, r *rawReply) {
 		p.errf(path, entry, "reply is missing: declare its fields, or its type and name")
 		return
 	}
+	if r.ByArg != "" || len(r.Shapes) > 0 {
+		p.replyByArg(rp, entry, s, r)
+		return
+	}
+	s.Reply = p.reply(rp, entry, r)
+}
+
+// replyByArg resolves a reply whose shape an argument chooses: by_arg names a
+// name or string argument, shapes maps each value the wrapper may send to the
+// reply the script gives for it.
+func (p *parser) replyByArg(rp, entry string, s *Script, r *rawReply) {
 	s.Reply.Pos = p.pos(rp)
+	if r.TypeName != "" || len(r.Fields) > 0 || r.Type != "" || r.Name != "" || r.Enum != "" || r.Nullable || r.Doc != "" {
+		p.errf(rp, entry, "a reply with by_arg has only shapes: each shape declares its own type, name and fields")
+	}
+	switch {
+	case r.ByArg == "":
+		p.errf(rp, entry, "shapes need by_arg: the argument whose value chooses the shape")
+		return
+	case len(r.Shapes) < 2:
+		p.errf(rp, entry, "by_arg needs two or more shapes (one shape is a plain reply)")
+	}
+	for _, a := range s.Argv {
+		if a.Name == r.ByArg {
+			s.Reply.ByArg = a
+		}
+	}
+	a := s.Reply.ByArg
+	switch {
+	case a == nil:
+		p.errf(rp+".by_arg", entry, "by_arg %q is not an ARGV of the script", r.ByArg)
+		return
+	case a.Type != ArgName && a.Type != ArgString || a.Optional || a.Repeat != nil:
+		p.errf(rp+".by_arg", entry, "by_arg %q is a %s argument: the argument that chooses the shape is a name or string, neither optional nor repeating", r.ByArg, a.Type)
+		return
+	}
+	for _, v := range sortedKeys(r.Shapes) {
+		sp := rp + ".shapes." + v
+		ok := a.Type == ArgName && keypart.Name(v, a.MaxLen) || a.Type == ArgString && len(v) <= a.MaxBytes
+		if !identOK(v) || !ok {
+			p.errf(sp, entry, "shape %q: a shape is named by the value the wrapper sends, [a-z][a-z0-9_]* and a valid %s of ARGV %q", v, a.Type, a.Name)
+		}
+		sub := r.Shapes[v]
+		if sub.ByArg != "" || len(sub.Shapes) > 0 {
+			p.errf(sp, entry, "shape %q: shapes do not nest", v)
+			continue
+		}
+		s.Reply.Shapes = append(s.Reply.Shapes, &ReplyShape{Pos: p.pos(sp), Value: v, Reply: p.reply(sp, fmt.Sprintf("%s shape %q", entry, v), &sub)})
+	}
+}
+
+// reply resolves one reply shape at path rp.
+func (p *parser) reply(rp, entry string, r *rawReply) Reply {
+	out := Reply{Pos: p.pos(rp)}
+	p.replyInto(rp, entry, r, &out)
+	return out
+}
+
+func (p *parser) replyInto(rp, entry string, r *rawReply, reply *Reply) {
 	switch {
 	case r.Type == ReplyList:
 		// One value: a list of elements, each an array of the fields.
-		s.Reply.Value = p.replyField(rp, entry, rawField{Name: r.Name, Type: r.Type, Doc: r.Doc, Nullable: r.Nullable, TypeName: r.TypeName, Fields: r.Fields}, false, 0)
+		reply.Value = p.replyField(rp, entry, rawField{Name: r.Name, Type: r.Type, Doc: r.Doc, Nullable: r.Nullable, TypeName: r.TypeName, Fields: r.Fields}, false, 0)
 		if r.Enum != "" {
 			p.errf(rp, entry, "enum applies only to type enum")
 		}
 	case len(r.Fields) > 0 && (r.Type != "" || r.Name != ""):
 		p.errf(rp, entry, "reply has both fields and type/name: choose an array of fields, one value, or type list with fields")
 	case len(r.Fields) > 0:
-		s.Reply.TypeName = r.TypeName
+		reply.TypeName = r.TypeName
 		if r.TypeName != "" && !identOK(r.TypeName) {
 			p.errf(rp, entry, "type_name %q: want [a-z][a-z0-9_]*", r.TypeName)
 		}
@@ -1240,13 +1533,13 @@ func (p *parser) scriptReply(path, entry string, s *Script, r *rawReply) {
 				p.errf(fp, entry, "reply field %q declared twice", rf.Name)
 			}
 			names[rf.Name] = true
-			s.Reply.Fields = append(s.Reply.Fields, p.replyField(fp, entry, rf, true, 0))
+			reply.Fields = append(reply.Fields, p.replyField(fp, entry, rf, true, 0))
 		}
 	case r.Type != "" || r.Name != "":
 		if r.TypeName != "" {
 			p.errf(rp, entry, "type_name names an array reply's type; a one-value reply has none")
 		}
-		s.Reply.Value = p.replyField(rp, entry, rawField{Name: r.Name, Type: r.Type, Doc: r.Doc, Enum: r.Enum, Nullable: r.Nullable}, false, 0)
+		reply.Value = p.replyField(rp, entry, rawField{Name: r.Name, Type: r.Type, Doc: r.Doc, Enum: r.Enum, Nullable: r.Nullable}, false, 0)
 	default:
 		p.errf(rp, entry, "reply is empty: declare its fields, or its type and name")
 	}
@@ -1258,7 +1551,7 @@ func (p *parser) checkOverlaps() {
 	for i := 0; i < len(ks); i++ {
 		for j := i + 1; j < len(ks); j++ {
 			a, b := ks[i], ks[j]
-			if a.DB == nil || b.DB == nil || a.DB.Instance != b.DB.Instance || a.Pattern.Segments == nil || b.Pattern.Segments == nil {
+			if a.DB == nil || b.DB == nil || a.DB.Instance != b.DB.Instance || a.Pattern.Parts == nil || b.Pattern.Parts == nil {
 				continue
 			}
 			first, second := a, b
@@ -1270,8 +1563,11 @@ func (p *parser) checkOverlaps() {
 				p.errs = append(p.errs, &Error{Pos: second.Pos, Entry: entry, Msg: fmt.Sprintf("duplicate pattern %q: also key %q (line %d)", second.Pattern.Raw, first.Name, first.Line)})
 				continue
 			}
-			if w := overlapWitness(a.Pattern, b.Pattern); w != "" {
+			switch w, certain := overlapWitness(a.Pattern, b.Pattern); {
+			case w != "" && certain:
 				p.errs = append(p.errs, &Error{Pos: second.Pos, Entry: entry, Msg: fmt.Sprintf("pattern %q overlaps key %q (line %d): both match %q", second.Pattern.Raw, first.Name, first.Line, w)})
+			case w != "":
+				p.errs = append(p.errs, &Error{Pos: second.Pos, Entry: entry, Msg: fmt.Sprintf("pattern %q may overlap key %q (line %d): luagen cannot rule out a name of both (their shapes share %q, short of an int's bounds); make their literal text differ", second.Pattern.Raw, first.Name, first.Line, w)})
 			}
 		}
 	}
@@ -1306,6 +1602,18 @@ func (p *parser) int64(path, entry, field, s string, def int64) int64 {
 		p.errf(path, entry, "%s %q is not an integer", field, s)
 	} else if n > maxExact || n < -maxExact {
 		p.errf(path, entry, "%s %d: Lua numbers hold integers exactly only within ±(2^53-1)", field, n)
+	}
+	return n
+}
+
+// exactInt64 parses an int64 bound: any 64-bit integer.
+func (p *parser) exactInt64(path, entry, field, s string, def int64) int64 {
+	if s == "" {
+		return def
+	}
+	n, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		p.errf(path, entry, "%s %q is not a 64-bit integer", field, s)
 	}
 	return n
 }

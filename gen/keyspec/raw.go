@@ -20,6 +20,7 @@ import (
 
 type rawSpec struct {
 	Version   int                    `yaml:"version"`
+	Forbid    []rawForbid            `yaml:"forbid"`
 	Instances map[string]rawInstance `yaml:"instances"`
 	Users     map[string]rawUser     `yaml:"users"`
 	Enums     map[string]rawEnum     `yaml:"enums"`
@@ -77,6 +78,8 @@ type rawForbid struct {
 	Commands   []string `yaml:"commands"`
 	Shape      string   `yaml:"shape"`
 	UnlessKind []string `yaml:"unless_kind"`
+	TTL        string   `yaml:"ttl"`
+	Unbounded  string   `yaml:"unbounded"`
 	Seed       string   `yaml:"seed"`
 	Source     string   `yaml:"source"`
 }
@@ -195,31 +198,51 @@ type rawScript struct {
 }
 
 type rawScriptKey struct {
-	Name  string   `yaml:"name"`
-	OneOf []string `yaml:"one_of"`
+	Name    string     `yaml:"name"`
+	Doc     string     `yaml:"doc"`
+	OneOf   []string   `yaml:"one_of"`
+	Channel string     `yaml:"channel"`
+	Repeat  *rawRepeat `yaml:"repeat"`
+	Unused  *rawUnused `yaml:"unused"`
+	Creates *bool      `yaml:"creates"`
+}
+
+type rawRepeat struct {
+	Min *int `yaml:"min"`
+	Max int  `yaml:"max"`
+}
+
+type rawUnused struct {
+	Reason string `yaml:"reason"`
 }
 
 type rawArg struct {
-	Name     string `yaml:"name"`
-	Type     string `yaml:"type"`
-	Doc      string `yaml:"doc"`
-	Optional bool   `yaml:"optional"`
-	Min      string `yaml:"min"`
-	Max      string `yaml:"max"`
-	MaxBytes int    `yaml:"max_bytes"`
-	Len      int    `yaml:"len"`
-	MaxLen   int    `yaml:"max_len"`
-	TTLOf    string `yaml:"ttl_of"`
+	Name     string     `yaml:"name"`
+	Type     string     `yaml:"type"`
+	Doc      string     `yaml:"doc"`
+	Optional bool       `yaml:"optional"`
+	Min      string     `yaml:"min"`
+	Max      string     `yaml:"max"`
+	MaxBytes int        `yaml:"max_bytes"`
+	Len      int        `yaml:"len"`
+	MaxLen   int        `yaml:"max_len"`
+	TTLOf    string     `yaml:"ttl_of"`
+	MaxLenOf string     `yaml:"max_len_of"`
+	Channel  string     `yaml:"channel"`
+	Repeat   *rawRepeat `yaml:"repeat"`
+	Unused   *rawUnused `yaml:"unused"`
 }
 
 type rawReply struct {
-	TypeName string     `yaml:"type_name"`
-	Fields   []rawField `yaml:"fields"`
-	Type     string     `yaml:"type"`
-	Name     string     `yaml:"name"`
-	Doc      string     `yaml:"doc"`
-	Enum     string     `yaml:"enum"`
-	Nullable bool       `yaml:"nullable"`
+	ByArg    string              `yaml:"by_arg"`
+	Shapes   map[string]rawReply `yaml:"shapes"`
+	TypeName string              `yaml:"type_name"`
+	Fields   []rawField          `yaml:"fields"`
+	Type     string              `yaml:"type"`
+	Name     string              `yaml:"name"`
+	Doc      string              `yaml:"doc"`
+	Enum     string              `yaml:"enum"`
+	Nullable bool                `yaml:"nullable"`
 }
 
 type rawField struct {
@@ -249,7 +272,7 @@ var rawTypeNames = strings.NewReplacer(
 	"keyspec.rawArg", "an ARGV entry", "keyspec.rawReply", "reply", "keyspec.rawField", "a reply field",
 	"keyspec.rawError", "an error entry", "keyspec.rawServer", "server", "keyspec.rawPersistence", "persistence",
 	"keyspec.rawEviction", "eviction", "keyspec.rawExtra", "an extra command",
-	"keyspec.rawDeploymentPrefix", "deployment_prefix",
+	"keyspec.rawDeploymentPrefix", "deployment_prefix", "keyspec.rawRepeat", "repeat", "keyspec.rawUnused", "unused",
 )
 
 // renamed are fields that changed name, with what to write instead.

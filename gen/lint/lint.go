@@ -35,35 +35,43 @@ func (f Finding) String() string {
 // Rules, each with what it protects. The script-command rules are the
 // compiler's own refusals (luagen generate refuses the same), reported by name.
 const (
-	RuleSpec             = "spec"                    // the spec does not parse or validate
-	RuleLua              = compiler.RuleSignature    // a script does not load or does not match its signature
-	RuleSelect           = "select"                  // a DB other than 0 that its user may not SELECT
-	RuleCrossSlot        = "cross-slot"              // a multi-key script whose keys may not share a slot, with no reason given
-	RuleDynamicCmd       = compiler.RuleDynamicCmd   // redis.call whose command is not a literal: no ACL can be derived
-	RuleScriptSelect     = compiler.RuleScriptSelect // a script calling SELECT
-	RuleGlobal           = "global"                  // a global Redis 7 refuses to create or does not provide
-	RuleTTLBound         = "ttl-bound"               // a chosen TTL above its key's declared max, or not above its declared floor (exceeds)
-	RuleForbiddenKind    = "forbidden-kind"          // a key or script of a kind its instance forbids
-	RuleACLOverlap       = "acl-overlap"             // a user's prefix reaching into another instance's prefixes
-	RuleDangerous        = compiler.RuleDangerous    // a script calling a command no ACL grants (FLUSHALL, INFO, ...)
-	RuleForbiddenName    = "forbidden-name"          // a key or script named for a kind its instance forbids, whatever its kind
-	RuleCrossInstance    = "cross-instance"          // a script naming another instance's keys or channels
-	RuleForbiddenShape   = "forbidden-shape"         // a script of a shape its instance forbids (get+increment)
-	RuleForbiddenValue   = "forbidden-value"         // a key of a value type its instance forbids
-	RuleForbiddenCommand = "forbidden-command"       // a script calling a command its instance forbids
-	RuleStreamTrim       = "stream-trim"             // an XADD of a bounded stream without MAXLEN or MINID
-	RuleListTrim         = "list-trim"               // a push onto a bounded list without an LTRIM of it in the same script
-	RuleDeprecated       = "deprecated"              // a deprecated spec field (seed for source)
-	RuleUnknownCmd       = compiler.RuleUnknownCmd   // a command or subcommand Redis does not have
-	RuleNoScript         = compiler.RuleNoScript     // a command Redis refuses inside scripts (EVALSHA, SCRIPT, CLIENT, ...)
-	RuleKeyless          = compiler.RuleKeyless      // a command on the whole server or database (DBSIZE, SCAN, ...)
-	RuleCrossDB          = compiler.RuleCrossDB      // MOVE, SWAPDB, COPY ... DB n
-	RuleArity            = compiler.RuleArity        // a call with a number of arguments Redis refuses
-	RuleScriptKey        = compiler.RuleScriptKey    // a key position not filled from KEYS
-	RuleKeysReadOnly     = compiler.RuleKeysWrite    // KEYS assigned or handed to code that may change it
-	RuleShadow           = compiler.RuleShadow       // redis, KEYS or ARGV hidden or assigned
-	RuleReplication      = compiler.RuleReplication  // redis.set_repl, redis.replicate_commands
-	RuleShebang          = compiler.RuleShebang      // allow-oom
+	RuleSpec             = "spec"                     // the spec does not parse or validate
+	RuleLua              = compiler.RuleSignature     // a script does not load or does not match its signature
+	RuleSelect           = "select"                   // a DB other than 0 that its user may not SELECT
+	RuleCrossSlot        = "cross-slot"               // a multi-key script whose keys may not share a slot, with no reason given
+	RuleDynamicCmd       = compiler.RuleDynamicCmd    // redis.call whose command is not a literal: no ACL can be derived
+	RuleScriptSelect     = compiler.RuleScriptSelect  // a script calling SELECT
+	RuleGlobal           = "global"                   // a global Redis 7 refuses to create or does not provide
+	RuleTTLBound         = "ttl-bound"                // a chosen TTL above its key's declared max, or not above its declared floor (exceeds)
+	RuleForbiddenKind    = "forbidden-kind"           // a key or script of a kind its instance forbids
+	RuleACLOverlap       = "acl-overlap"              // a user's prefix reaching into another instance's prefixes
+	RuleDangerous        = compiler.RuleDangerous     // a script calling a command no ACL grants (FLUSHALL, INFO, ...)
+	RuleForbiddenName    = "forbidden-name"           // a key or script named for a kind its instance forbids, whatever its kind
+	RuleCrossInstance    = "cross-instance"           // a script naming another instance's keys or channels
+	RuleForbiddenShape   = "forbidden-shape"          // a script of a shape its instance forbids (get+increment)
+	RuleForbiddenValue   = "forbidden-value"          // a key of a value type its instance forbids
+	RuleForbiddenCommand = "forbidden-command"        // a script calling a command its instance forbids
+	RuleForbiddenTTL     = "forbidden-ttl"            // a key that never expires (or never expires unbounded) where a forbid ttl rule says every key does
+	RuleForbiddenBound   = "forbidden-unbounded"      // a stream or list without a declared bound where a forbid unbounded rule asks for one
+	RuleStreamTrim       = "stream-trim"              // an XADD of a bounded stream without MAXLEN or MINID
+	RuleListTrim         = "list-trim"                // a push onto a bounded list without an LTRIM of it in the same script
+	RuleDeprecated       = "deprecated"               // a deprecated spec field (seed for source)
+	RuleUnknownCmd       = compiler.RuleUnknownCmd    // a command or subcommand Redis does not have
+	RuleNoScript         = compiler.RuleNoScript      // a command Redis refuses inside scripts (EVALSHA, SCRIPT, CLIENT, ...)
+	RuleKeyless          = compiler.RuleKeyless       // a command on the whole server or database (DBSIZE, SCAN, ...)
+	RuleCrossDB          = compiler.RuleCrossDB       // MOVE, SWAPDB, COPY ... DB n
+	RuleArity            = compiler.RuleArity         // a call with a number of arguments Redis refuses
+	RuleScriptKey        = compiler.RuleScriptKey     // a key position not filled from KEYS
+	RuleKeysReadOnly     = compiler.RuleKeysWrite     // KEYS assigned or handed to code that may change it
+	RuleShadow           = compiler.RuleShadow        // redis, KEYS or ARGV hidden or assigned
+	RuleReplication      = compiler.RuleReplication   // redis.set_repl, redis.replicate_commands
+	RuleShebang          = compiler.RuleShebang       // allow-oom
+	RuleTTL              = compiler.RuleTTL           // a key created without its expiry, given one its rule does not allow, or one declared ttl none given one
+	RuleBound            = compiler.RuleBound         // a trim keeping more than a list's or stream's max_len
+	RuleChannel          = compiler.RuleChannel       // a PUBLISH to a channel the spec does not declare for the script
+	RuleInclude          = compiler.RuleInclude       // an @include outside the Lua directory, a cycle, a missing file
+	RuleTTLUnproven      = compiler.RuleTTLUnproven   // a key's expiry the static reading cannot tell (KEYS[i] in a loop, a key read before it is written)
+	RuleBoundUnproven    = compiler.RuleBoundUnproven // a trim count the static reading cannot tell
 )
 
 // Run lints a spec file's contents and the Lua directory. It never fails: a spec
@@ -143,6 +151,7 @@ func Spec(spec *keyspec.Spec) []Finding {
 				if fb.Value != "" && k.Holds(fb.Value) {
 					out = append(out, Finding{Pos: k.Pos, Rule: RuleForbiddenValue, Msg: fmt.Sprintf("key %q may hold a %s, which %s forbids (%s)", k.Name, fb.Value, in.Name, fb.Source)})
 				}
+				out = append(out, forbiddenExpiry(k, in, fb)...)
 			}
 			for _, s := range spec.Scripts {
 				if s.Instance == in && fb.Kind != "" && s.Kind == fb.Kind {
@@ -182,6 +191,39 @@ func Spec(spec *keyspec.Spec) []Finding {
 	return out
 }
 
+// forbiddenExpiry is what a forbid ttl or unbounded rule finds in key k.
+func forbiddenExpiry(k *keyspec.Key, in *keyspec.Instance, fb keyspec.Forbid) []Finding {
+	who := in.Name
+	if fb.SpecWide {
+		who = "the spec"
+	}
+	at := k.TTL.Pos
+	if at.Line == 0 {
+		at = k.Pos
+	}
+	switch {
+	case fb.TTL == keyspec.ForbidTTLNone && !k.Expires():
+		return []Finding{{Pos: at, Rule: RuleForbiddenTTL, Msg: fmt.Sprintf("key %q never expires (ttl none: %s), but %s says every key expires (%s): give it a TTL rule", k.Name, k.TTL.Reason, who, fb.Source)}}
+	case fb.TTL == keyspec.ForbidTTLUnbounded && !k.Expires() && !k.Bounded():
+		return []Finding{{Pos: at, Rule: RuleForbiddenTTL, Msg: fmt.Sprintf("key %q never expires and declares no bound the tool checks (a stream's max_len or retention, a list's max_len), which %s forbids (%s)", k.Name, who, fb.Source)}}
+	case fb.Unbounded != "" && k.Holds(fb.Unbounded) && !unboundedOK(k, fb.Unbounded):
+		want := "max_len"
+		if fb.Unbounded == keyspec.ValueStream {
+			want = "max_len or retention"
+		}
+		return []Finding{{Pos: k.Pos, Rule: RuleForbiddenBound, Msg: fmt.Sprintf("key %q may hold a %s and declares no bound (%s), which %s forbids (%s)", k.Name, fb.Unbounded, want, who, fb.Source)}}
+	}
+	return nil
+}
+
+// unboundedOK reports whether k declares the bound of value type v.
+func unboundedOK(k *keyspec.Key, v string) bool {
+	if v == keyspec.ValueStream {
+		return k.MaxLen > 0 || k.Retention > 0
+	}
+	return k.MaxLen > 0
+}
+
 // cite is " (source: S)", or "" for an entry with no source.
 func cite(source string) string {
 	if source = strings.Join(strings.Fields(source), " "); source != "" {
@@ -201,8 +243,11 @@ func Scripts(spec *keyspec.Spec, srcs map[string]*compiler.Source) []Finding {
 	for _, n := range names {
 		src := srcs[n]
 		info := src.Info
-		at := func(line int) keyspec.Pos { return keyspec.Pos{File: info.File, Line: line} }
+		at := src.Position
 		out = append(out, bounded(src)...)
+		for _, u := range src.Unproven {
+			out = append(out, Finding{Pos: u.Err.Pos, Rule: u.Rule, Msg: u.Err.Msg})
+		}
 		for _, c := range info.Calls {
 			if fb := src.Script.Instance.ForbidsCommand(c.Command); fb != nil {
 				out = append(out, Finding{Pos: at(c.Line), Rule: RuleForbiddenCommand, Msg: fmt.Sprintf("%s, which %s forbids (%s); luagen acl refuses to grant it", strings.ToUpper(c.Command), src.Script.Instance.Name, fb.Source)})
@@ -313,8 +358,8 @@ func forbiddenNames(spec *keyspec.Spec, in *keyspec.Instance) []Finding {
 		if k.DB == nil || k.DB.Instance != in {
 			continue
 		}
-		for _, seg := range k.Pattern.Segments {
-			if kind := named(seg.Literal); seg.Param == nil && kind != "" {
+		for _, pt := range k.Pattern.Parts {
+			if kind := named(pt.Literal); pt.Param == nil && kind != "" {
 				out = append(out, Finding{Pos: k.Pos, Rule: RuleForbiddenName, Msg: fmt.Sprintf("key %q: pattern %s names %s, a kind %s forbids", k.Name, k.Pattern.Raw, kind, in.Name)})
 				break
 			}
@@ -346,7 +391,7 @@ var pushCmds = map[string]bool{"lpush": true, "rpush": true, "lpushx": true, "rp
 func bounded(src *compiler.Source) []Finding {
 	var out []Finding
 	s, info := src.Script, src.Info
-	at := func(line int) keyspec.Pos { return keyspec.Pos{File: info.File, Line: line} }
+	at := src.Position
 	keysAt := func(pos int) []*keyspec.Key {
 		if pos < 1 || pos > len(s.Keys) {
 			return nil

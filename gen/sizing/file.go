@@ -479,6 +479,10 @@ func (p *parser) checkArgs(sp, entry string, st *Step, have map[string]bool) {
 // an error asking for keys:.
 func (p *parser) resolveKeys(sp, entry string, st *Step, k *keyspec.Key, have map[string]bool) {
 	for _, pos := range st.Script.Keys {
+		if pos.Channel != nil || pos.Repeat != nil {
+			p.errf(sp, entry, "KEYS position %s of %s passes a channel or repeats: luagen sizing does not measure such a script yet", pos.Name, st.Script.Name)
+			continue
+		}
 		if st.Keys[pos.Name] != nil {
 			continue
 		}

@@ -237,7 +237,7 @@ func (m *measurer) entry(ctx context.Context, e *Entry) (EntryReport, error) {
 				if err != nil {
 					return er, fmt.Errorf("%s:%d: key %q: step %s: %w", m.f.Name, st.Line, e.Key.Name, st.Script.Name, err)
 				}
-				sha := m.srcs[st.Script.Name].SHA1
+				sha := m.srcs[st.Script.ID].SHA1
 				batch = append(batch, sent{cmd: pipe.EvalSha(ctx, sha, keys, args...), step: st})
 				if len(batch) >= 500 {
 					if err := flush(); err != nil {
@@ -444,6 +444,10 @@ func (m *measurer) argOf(st *Step, a *keyspec.Arg, s *sample, auto map[string]st
 	switch {
 	case a.TTLOf != nil:
 		return strconv.FormatInt(a.TTLOf.TTL.Value.Milliseconds(), 10), nil
+	case a.MaxLenOf != nil:
+		return strconv.Itoa(a.MaxLenOf.MaxLen), nil
+	case a.Unused != "":
+		return "", nil // the wrapper sends "" for an unused argument
 	case s.values[a.Name] != "":
 		return encodeArg(a, s.values[a.Name])
 	case a.Optional:

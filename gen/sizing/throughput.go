@@ -211,7 +211,7 @@ func (m *measurer) callFor(e *Entry, st *Step, s *sample, auto map[string]string
 	if err != nil {
 		return call{}, err
 	}
-	return call{sha: m.srcs[st.Script.Name].SHA1, keys: keys, args: args, step: st}, nil
+	return call{sha: m.srcs[st.Script.ID].SHA1, keys: keys, args: args, step: st}, nil
 }
 
 // branchRun is what one measured run of calls cost the server.
@@ -458,7 +458,7 @@ func Saturate(ctx context.Context, addr string, spec *keyspec.Spec, srcs map[str
 // loadScripts SCRIPT LOADs each script's Lua.
 func (m *measurer) loadScripts(ctx context.Context, scripts []*keyspec.Script) error {
 	for _, st := range scripts {
-		src := m.srcs[st.Name]
+		src := m.srcs[st.ID]
 		if src == nil {
 			return fmt.Errorf("sizing: script %s: no Lua loaded", st.Name)
 		}

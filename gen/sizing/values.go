@@ -39,6 +39,10 @@ func partValue(prm *keyspec.Param, v string) (string, error) {
 		if !keypart.Name(v, prm.MaxLen) {
 			return "", fmt.Errorf("%q: want 1..%d of [A-Za-z0-9._-]", v, prm.MaxLen)
 		}
+	case keyspec.TypePath:
+		if !keypart.Path(v, prm.MaxLen) {
+			return "", fmt.Errorf("%q: want 1..%d of ':'-separated segments of [A-Za-z0-9._-]", v, prm.MaxLen)
+		}
 	case keyspec.TypeEnum:
 		ok := false
 		for _, x := range prm.Enum.Values {
@@ -70,7 +74,7 @@ func randomValue(prm *keyspec.Param) string {
 		return randomHex(prm.Len)
 	case keyspec.TypeHMAC:
 		return randomHex(64)
-	case keyspec.TypeName:
+	case keyspec.TypeName, keyspec.TypePath:
 		return randomText(min(12, prm.MaxLen))
 	case keyspec.TypeInt:
 		n := prm.Min
@@ -88,29 +92,27 @@ func randomValue(prm *keyspec.Param) string {
 // buildKey is the key name of k for the placeholder values, as the generated
 // builder writes it.
 func buildKey(prefix string, k *keyspec.Key, values map[string]string) (string, error) {
-	parts := make([]string, len(k.Pattern.Segments))
-	for i, s := range k.Pattern.Segments {
-		if s.Param == nil {
-			parts[i] = s.Literal
+	var b strings.Builder
+	b.WriteString(prefix)
+	for _, pt := range k.Pattern.Parts {
+		if pt.Param == nil {
+			b.WriteString(pt.Literal)
 			continue
 		}
-		v, err := partValue(s.Param, values[s.Param.Name])
+		v, err := partValue(pt.Param, values[pt.Param.Name])
 		if err != nil {
-			return "", fmt.Errorf("key %s: {%s}: %w", k.Name, s.Param.Name, err)
+			return "", fmt.Errorf("key %s: {%s}: %w", k.Name, pt.Param.Name, err)
 		}
-		if s.Tag {
-			v = "{" + v + "}"
-		}
-		parts[i] = v
+		b.WriteString(v)
 	}
-	return prefix + strings.Join(parts, ":"), nil
+	return b.String(), nil
 }
 
 // encodeArg is an argument's value as the wrapper sends it, after the checks
 // the wrapper makes.
 func encodeArg(a *keyspec.Arg, v string) (string, error) {
 	switch a.Type {
-	case keyspec.ArgInt:
+	case keyspec.ArgInt, keyspec.ArgInt64:
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil || n < a.Min || n > a.Max {
 			return "", fmt.Errorf("%q: want an integer in [%d, %d]", v, a.Min, a.Max)

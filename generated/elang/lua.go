@@ -119,13 +119,14 @@ return 'ok'
 
 // ElangRateLimitFixedSHA1 is the SHA1 of lua/elang/elang_rate_limit_fixed.lua, the name
 // EVALSHA calls it by.
-const ElangRateLimitFixedSHA1 = "c0d451d29d1ffaeca1fdc94ab05ff83725201c9c"
+const ElangRateLimitFixedSHA1 = "eef050e5e0f5a34daae5cd277f1e873f51dea755"
 
-// elangRateLimitFixedSource is lua/elang/elang_rate_limit_fixed.lua.
-const elangRateLimitFixedSource = `-- elang_rate_limit_fixed: lua/vm1/rate_limit_fixed.lua on the Elang deployment prefix (Elang Redis doc,
--- seed 003: rate limits). The same Lua but for the script name in its comments and
--- error text; services/elang's TestRateLimitScriptsAreVM1Algorithms keeps it so.
---
+// elangRateLimitFixedSource is lua/elang/elang_rate_limit_fixed.lua with what it includes
+// (lua/vm1/rate_limit_fixed.lua) in place of its @include lines: the one script Redis
+// runs.
+const elangRateLimitFixedSource = `-- elang_rate_limit_fixed: VM1's fixed-window limit on the Elang deployment prefix
+-- (Elang Redis doc, seed 003: rate limits). One source: the algorithm is
+-- lua/vm1/rate_limit_fixed.lua, included here.
 -- rate_limit_fixed: fixed-window counter (seed 000 §3, §8). INCRBY and the first
 -- PEXPIRE run in one script, so no counter is ever left without expiry. The window
 -- opens with its first request and lasts window + jitter.
@@ -144,7 +145,7 @@ local jitter = tonumber(ARGV[3])
 local cost = tonumber(ARGV[4])
 local peek = ARGV[5] == '1'
 if not (limit and window and jitter and cost) or limit < 1 or window < 1 or jitter < 0 or cost < 1 or cost > limit then
-  return redis.error_reply('BAD_ARG elang_rate_limit_fixed: want limit, window, cost >= 1, jitter >= 0 and cost <= limit')
+  return redis.error_reply('BAD_ARG rate_limit_fixed: want limit, window, cost >= 1, jitter >= 0 and cost <= limit')
 end
 
 local t = redis.call('TIME')
@@ -204,13 +205,14 @@ return {allowed and 1 or 0, remaining, retry_after, reset_at}
 
 // ElangRateLimitSlidingSHA1 is the SHA1 of lua/elang/elang_rate_limit_sliding.lua, the
 // name EVALSHA calls it by.
-const ElangRateLimitSlidingSHA1 = "40566a567d8645bf23bb4f8dfa2f70485873f0d0"
+const ElangRateLimitSlidingSHA1 = "e6d8edb00251872eb7b5db1d326d61ec2d8444ec"
 
-// elangRateLimitSlidingSource is lua/elang/elang_rate_limit_sliding.lua.
-const elangRateLimitSlidingSource = `-- elang_rate_limit_sliding: lua/vm1/rate_limit_sliding.lua on the Elang deployment prefix (Elang Redis doc,
--- seed 003: rate limits). The same Lua but for the script name in its comments and
--- error text; services/elang's TestRateLimitScriptsAreVM1Algorithms keeps it so.
---
+// elangRateLimitSlidingSource is lua/elang/elang_rate_limit_sliding.lua with what it
+// includes (lua/vm1/rate_limit_sliding.lua) in place of its @include lines: the one script
+// Redis runs.
+const elangRateLimitSlidingSource = `-- elang_rate_limit_sliding: VM1's sliding-window limit on the Elang deployment
+-- prefix (Elang Redis doc, seed 003: rate limits). One source: the algorithm is
+-- lua/vm1/rate_limit_sliding.lua, included here.
 -- rate_limit_sliding: sliding-window limit over a ZSET of request timestamps
 -- (seed 000 §3, §8). Old entries are dropped, the window counted, this request's
 -- cost added and the expiry set, atomically. Each unit is one ZSET member, so
@@ -232,7 +234,7 @@ local cost = tonumber(ARGV[4])
 local peek = ARGV[5] == '1'
 local nonce = ARGV[6]
 if not (limit and window and jitter and cost) or limit < 1 or limit > 10000 or window < 1 or jitter < 0 or cost < 1 or cost > limit then
-  return redis.error_reply('BAD_ARG elang_rate_limit_sliding: want 1 <= cost <= limit <= 10000, window >= 1 and jitter >= 0')
+  return redis.error_reply('BAD_ARG rate_limit_sliding: want 1 <= cost <= limit <= 10000, window >= 1 and jitter >= 0')
 end
 
 local t = redis.call('TIME')

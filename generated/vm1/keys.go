@@ -29,7 +29,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "243bcbacfa24f16800731a3b42476c5834fc5fc4b1c6d51f489bacb9dc3ef1d6"
+	SpecSHA256 = "6a776a24d30897754b096864d70c46fcaaedc953f325eb951f31a2cb0199c6ca"
 )
 
 // DB0 is database 0 of vm1 (source: HAN VM1 spec §2, §3, §4), reached through REDIS_URL

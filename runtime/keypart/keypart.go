@@ -57,6 +57,29 @@ func Name(s string, maxLen int) bool {
 	return true
 }
 
+// Path reports whether s is 1..maxLen characters of ':'-separated segments,
+// each one or more of [A-Za-z0-9._-] ("user:42:login"): a name that may hold
+// ':', never a glob character, a brace (a hash tag), a space or an empty
+// segment.
+func Path(s string, maxLen int) bool {
+	if len(s) < 1 || len(s) > maxLen || s[0] == ':' || s[len(s)-1] == ':' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == ':' {
+			if s[i-1] == ':' {
+				return false
+			}
+			continue
+		}
+		if !isNameByte(c) {
+			return false
+		}
+	}
+	return true
+}
+
 // Token reports whether s is a random token (owner token, nonce): 16..128
 // characters of [A-Za-z0-9_-], the alphabet of unpadded URL-safe base64.
 func Token(s string) bool {

@@ -17,6 +17,8 @@ func TestFormats(t *testing.T) {
 		{"Hex 4", func(s string) bool { return Hex(s, 4) }, []string{"00af"}, []string{"", "00AF", "00a", "00afa", "0g00", "00:f"}},
 		{"Name 8", func(s string) bool { return Name(s, 8) }, []string{"a", "Ab.9_-", "12345678"},
 			[]string{"", "123456789", "a:b", "a*", "a?", "a[1]", "{a}", "a b", "a\tb", "é"}},
+		{"Path 12", func(s string) bool { return Path(s, 12) }, []string{"a", "user:42", "a:b.c:d-e_f", "123456789012"},
+			[]string{"", ":a", "a:", "a::b", "1234567890123", "a*", "a:{b}", "a b", "a:b?", "é"}},
 		{"Token", Token, []string{strings.Repeat("a", 16), "abcDEF012_-xyzXYZ", strings.Repeat("Z", 128)},
 			[]string{strings.Repeat("a", 15), strings.Repeat("a", 129), strings.Repeat("a", 15) + ":", strings.Repeat("a", 16) + "="}},
 	} {

@@ -3,7 +3,6 @@ package elang_test
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -324,31 +323,5 @@ func TestRateLimitScriptsOnHarness(t *testing.T) {
 	}
 	if ttl := ttlOf(t, h, ks.String()); ttl <= 0 || ttl > 10*time.Second {
 		t.Fatalf("sliding bucket TTL %v", ttl)
-	}
-}
-
-// The Elang limiter scripts are VM1's algorithms: the same Lua but for the
-// header lines that say so and the script's name.
-func TestRateLimitScriptsAreVM1Algorithms(t *testing.T) {
-	for _, name := range []string{"rate_limit_fixed", "rate_limit_sliding"} {
-		vm1, err := os.ReadFile("../../lua/vm1/" + name + ".lua")
-		if err != nil {
-			t.Fatal(err)
-		}
-		el, err := os.ReadFile("../../lua/elang/elang_" + name + ".lua")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lines := strings.Split(string(el), "\n")
-		if len(lines) < 5 || lines[3] != "--" {
-			t.Fatalf("%s: want a 3-line header and an empty comment line", name)
-		}
-		body := strings.Join(lines[4:], "\n")
-		want := strings.ReplaceAll(string(vm1), name, "elang_"+name)
-		// The first line of vm1's header keeps vm1's name.
-		want = strings.Replace(want, "-- elang_"+name+":", "-- "+name+":", 1)
-		if body != want {
-			t.Errorf("lua/elang/elang_%s.lua is no longer lua/vm1/%s.lua: copy it again", name, name)
-		}
 	}
 }

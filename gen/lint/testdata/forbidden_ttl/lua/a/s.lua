@@ -1,0 +1,2 @@
+#!lua flags=no-writes
+return redis.call('LLEN', KEYS[1])

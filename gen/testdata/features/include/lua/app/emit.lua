@@ -1,0 +1,2 @@
+--- @include "../shared/append"
+return append(ARGV[2])

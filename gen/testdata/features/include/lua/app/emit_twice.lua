@@ -1,0 +1,4 @@
+--- @include "../shared/append"
+--- @include "../shared/clamp"
+append(ARGV[2])
+return append(clamp(ARGV[2]))
