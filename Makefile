@@ -7,6 +7,8 @@ BENCH = bench
 # Every Go module of the repository: the product, the two examples that use it,
 # the comparison benchmarks.
 MODULES = . $(EXAMPLE) $(EXAMPLE2) $(BENCH)
+# Where make test records the Lua coverage of the tests (gitignored).
+COVER = artefacts/luacover
 PG_HOST = 127.0.0.1
 PG_PORT = 5432
 # The instances whose alert rules and dashboards are committed in monitoring/.
@@ -55,12 +57,14 @@ lint:
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen lint --spec keyspec.yaml --lua lua
 
 ## deps: what the tests need on this machine, each step only when it is missing:
-## redis-server, prometheus and promtool, prometheus-redis-exporter (installed),
+## redis-server, prometheus and promtool, prometheus-redis-exporter, chromium for
+## luagen doc's browser test (installed),
 ## PostgreSQL on 127.0.0.1:5432 (started) with database test (created), and the
 ## Go modules of every module (downloaded)
 deps:
 	@command -v redis-server >/dev/null 2>&1 || { echo "deps: installing redis-server"; apt-get update -q && apt-get install -y -q redis-server; }
 	@redis-server --version
+	@command -v chromium >/dev/null 2>&1 || { echo "deps: installing chromium"; apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q chromium; }
 	@{ command -v prometheus >/dev/null 2>&1 && command -v promtool >/dev/null 2>&1; } || { echo "deps: installing prometheus (prometheus, promtool)"; apt-get update -q && apt-get install -y -q --no-install-recommends prometheus; }
 	@command -v prometheus-redis-exporter >/dev/null 2>&1 || { echo "deps: installing prometheus-redis-exporter"; apt-get update -q && apt-get install -y -q --no-install-recommends prometheus-redis-exporter; }
 	@promtool --version | head -1
@@ -70,9 +74,17 @@ deps:
 	@psql -h $(PG_HOST) -p $(PG_PORT) -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" | grep -q 1 || { echo "deps: creating database test"; createdb -h $(PG_HOST) -p $(PG_PORT) -U postgres test; }
 	@for m in $(MODULES); do (cd $$m && $(GO) mod download) || exit 1; done
 
-## test: everything CI runs
+## test: everything CI runs: the tests (recording their Lua coverage), the
+## coverage floors, and the breaking check of the work tree against HEAD~1
 test: deps check lint
-	$(GO) test -race -count=1 ./...
+	rm -rf $(COVER) && mkdir -p $(COVER)
+	LUAGEN_COVER=$(CURDIR)/$(COVER) $(GO) test -race -count=1 ./...
+	$(GO) run ./cmd/luagen cover --profile $(COVER) --check --html $(COVER)/index.html
+	@if git rev-parse -q --verify 'HEAD~1^{commit}' >/dev/null 2>&1; then \
+		$(GO) run ./cmd/luagen breaking --against HEAD~1; \
+	else \
+		echo "test: luagen breaking skipped: HEAD~1 is not in this clone (a shallow clone, or the first commit); fetch more history (git fetch --deepen=1) to check"; \
+	fi
 	cd $(EXAMPLE) && $(GO) test -race -count=1 ./...
 	cd $(EXAMPLE2) && $(GO) test -race -count=1 ./...
 	cd $(BENCH) && $(GO) test -count=1 ./...

@@ -75,6 +75,19 @@
 // the Lua-semantics tests of Redis's own tests/unit/scripting.tcl, extracted by
 // code into testdata/scripting_corpus.json.
 //
+// # Lua coverage
+//
+// With LUAGEN_COVER=DIR in the environment of go test (or SetCoverDir), every
+// script Load compiles is compiled a second time with a counter before each
+// statement and at the start of each arm of each if (an absent else counts as
+// an arm), and each run adds what it counted to counters kept in
+// memory-mapped files under DIR (format: luatest/coverprofile), complete
+// however the test process ends. Replies, errors and their line numbers are
+// the same with coverage as without. luagen cover --profile DIR reports the
+// share of lines and branches of each script of a spec that ran (matched by
+// the SHA1 of the source), writes them as HTML with hit counts, and checks the
+// spec's coverage_floor per instance.
+//
 // # Known divergences from Redis 7.0
 //
 // What gopher-lua does its own way, each pinned by TestDivergencesArePinned or
@@ -98,7 +111,8 @@
 //     table in the order its keys were added; Lua 5.1 walks its hash layout.
 //     The length (#) of a table with holes may differ.
 //   - string.dump gives Lua 5.1's header followed by gopher-lua's code (Redis
-//     gives Lua 5.1 bytecode); loadstring refuses both, as Redis does.
+//     gives Lua 5.1 bytecode), with the coverage counters in it while coverage
+//     is recorded; loadstring refuses both, as Redis does.
 //   - Metamethods may call one another deeper than Lua 5.1's 200 C calls, and
 //     Lua calls nest 3999 deep where Redis allows 19998 (gopher-lua's stack
 //     overflow takes time quadratic in the depth).

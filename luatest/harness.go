@@ -74,6 +74,7 @@ type Script struct {
 	sha   string
 	info  *luascript.Info
 	proto *lua.FunctionProto
+	cover *coverage // the script's coverage counters, when LUAGEN_COVER is set (cover.go)
 }
 
 // File is the name the script was loaded under.
@@ -149,7 +150,11 @@ func Load(file string, src []byte) (*Script, error) {
 	}
 	info := *c.info
 	info.File = file
-	return &Script{file: file, src: append([]byte(nil), src...), sha: sha, info: &info, proto: c.proto}, nil
+	cover, err := coverageFor(sha, file, src)
+	if err != nil {
+		return nil, err
+	}
+	return &Script{file: file, src: append([]byte(nil), src...), sha: sha, info: &info, proto: c.proto, cover: cover}, nil
 }
 
 // compiled is what Load keeps of a source, by its SHA1: the static reading and
@@ -503,8 +508,9 @@ func (r *runState) execute(keys, argv []string) {
 	defer cancel()
 	L := vm.L
 	L.SetContext(ctx)
-	L.Push(L.NewFunctionFromProto(r.sc.proto))
+	L.Push(vm.mainFunction(r.sc))
 	err := L.PCall(0, 1, vm.handler)
+	vm.collectCoverage(r.sc)
 	vm.overran = ctx.Err() != nil
 	r.conclude(L, err, vm.overran)
 	reusable = vm.end()

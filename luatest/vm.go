@@ -21,18 +21,19 @@ import (
 type luaVM struct {
 	id      uint64 // distinct for every state built, so tests can tell reuse
 	L       *lua.LState
-	run     *runState                   // the run using the state; nil while pooled
-	globals *lua.LTable                 // the real global table, behind the _G proxy
-	proxies map[*lua.LTable]*lua.LTable // read-only proxy → the table it shows
-	views   map[*lua.LTable]*lua.LTable // protected table → its read-only proxy
-	hidden  map[*lua.LTable]bool        // metatables a script must not see (getmetatable gives nil)
-	orig    map[string]lua.LValue       // gopher-lua's own base functions
-	sources map[string]string           // chunk display name → Lua source, for loadstring/load chunks
-	handler *lua.LFunction              // the error handler of a run's PCall
-	overran bool                        // the last run hit its timeout; the state is then dropped
-	cCalls  int                         // nested calls from Go into Lua (Lua 5.1's nCcalls)
-	null    *lua.LUserData              // cjson.null: a NULL light userdata
-	cjson   cjsonConfig                 // the cjson module's settings, reset for each run
+	run     *runState                    // the run using the state; nil while pooled
+	globals *lua.LTable                  // the real global table, behind the _G proxy
+	proxies map[*lua.LTable]*lua.LTable  // read-only proxy → the table it shows
+	views   map[*lua.LTable]*lua.LTable  // protected table → its read-only proxy
+	hidden  map[*lua.LTable]bool         // metatables a script must not see (getmetatable gives nil)
+	orig    map[string]lua.LValue        // gopher-lua's own base functions
+	sources map[string]string            // chunk display name → Lua source, for loadstring/load chunks
+	handler *lua.LFunction               // the error handler of a run's PCall
+	overran bool                         // the last run hit its timeout; the state is then dropped
+	cCalls  int                          // nested calls from Go into Lua (Lua 5.1's nCcalls)
+	null    *lua.LUserData               // cjson.null: a NULL light userdata
+	cjson   cjsonConfig                  // the cjson module's settings, reset for each run
+	covered map[*coverage]*coveredScript // instrumented scripts made in this state (cover.go)
 }
 
 // vmCount numbers the states built.

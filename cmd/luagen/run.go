@@ -33,6 +33,10 @@ commands:
   sizing     measure an instance's keys on a scratch redis-server and print the memory a cardinality file implies
   alerts     print the Prometheus alerting and recording rules of an instance (or one of its servers)
   dashboards print the Grafana dashboard of an instance (or one of its servers)
+  breaking   report what changed since an older revision (--against REF) that breaks stored data, a rolling deploy or ACL grants
+  cover      report the Lua coverage go test recorded (LUAGEN_COVER=DIR): lines and branches per script, --check the floors, --html
+  doc        write the keyspace catalogue (--out DIR): instances, keys, scripts, users, channels and a map, one HTML page
+  diff       describe for a reviewer what changed since --against REF: each script's commands and keys, the aclfile lines (Markdown)
 
 run "luagen <command> -h" for a command's flags
 `
@@ -64,6 +68,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runAlerts(args[1:], stdout, stderr)
 	case "dashboards":
 		return runDashboards(args[1:], stdout, stderr)
+	case "breaking":
+		return runBreaking(args[1:], stdout, stderr)
+	case "diff":
+		return runDiff(args[1:], stdout, stderr)
+	case "doc":
+		return runDoc(args[1:], stdout, stderr)
+	case "cover":
+		return runCover(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -33,6 +33,8 @@ type Spec struct {
 	// Forbid are the rules the spec declares for every instance (forbid: at
 	// the top level); each instance's Forbid holds them too, after its own.
 	Forbid []Forbid
+	// Breaking is how luagen breaking treats changes of this spec (breaking:).
+	Breaking Breaking
 	// Deprecated lists the uses of deprecated spec fields (seed for source), for
 	// luagen lint to report; the spec is valid with them.
 	Deprecated []Deprecation
@@ -69,6 +71,9 @@ type Instance struct {
 	DBs     []*DB // sorted by index
 	// Channels are the instance's channels, sorted by name.
 	Channels []*Channel
+	// CoverageFloor is the least share of its scripts' Lua the tests must run
+	// (coverage_floor:), which luagen cover --check enforces; nil: none.
+	CoverageFloor *CoverageFloor
 }
 
 // Clients generated wrappers run on.

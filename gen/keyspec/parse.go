@@ -182,6 +182,7 @@ func (p *parser) build(raw *rawSpec) {
 	p.buildScripts(raw)
 	p.checkOverlaps()
 	p.checkReplyTypes()
+	p.buildBreaking(raw)
 }
 
 // checkReplyTypes: scripts that share a reply type_name must declare the same fields.
@@ -301,6 +302,7 @@ func (p *parser) buildInstances(raw *rawSpec) {
 			p.errf(path+".servers", entry, "servers: a cluster instance is one cluster; to split it, declare another instance")
 		}
 		in.Prefix = p.deploymentPrefix(path, entry, r.DeploymentPrefix)
+		in.CoverageFloor = p.coverageFloor(path, entry, r.CoverageFloor)
 		for i, f := range r.Forbid {
 			in.Forbid = append(in.Forbid, p.forbid(fmt.Sprintf("%s.forbid[%d]", path, i), entry, f))
 		}

@@ -27,6 +27,7 @@ type rawSpec struct {
 	Keys      map[string]rawKey      `yaml:"keys"`
 	Channels  map[string]rawChannel  `yaml:"channels"`
 	Scripts   map[string]rawScript   `yaml:"scripts"`
+	Breaking  *rawBreaking           `yaml:"breaking"`
 }
 
 // Every entry that can cite where it comes from has Source and its deprecated
@@ -43,6 +44,7 @@ type rawInstance struct {
 	Server           *rawServer           `yaml:"server"`
 	Servers          map[string]rawServer `yaml:"servers"`
 	DBs              map[string]rawDB     `yaml:"dbs"`
+	CoverageFloor    *rawCoverageFloor    `yaml:"coverage_floor"`
 }
 
 type rawDeploymentPrefix struct {
@@ -273,6 +275,8 @@ var rawTypeNames = strings.NewReplacer(
 	"keyspec.rawError", "an error entry", "keyspec.rawServer", "server", "keyspec.rawPersistence", "persistence",
 	"keyspec.rawEviction", "eviction", "keyspec.rawExtra", "an extra command",
 	"keyspec.rawDeploymentPrefix", "deployment_prefix", "keyspec.rawRepeat", "repeat", "keyspec.rawUnused", "unused",
+	"keyspec.rawBreaking", "breaking",
+	"keyspec.rawIgnore", "an ignore entry", "keyspec.rawCoverageFloor", "coverage_floor",
 )
 
 // renamed are fields that changed name, with what to write instead.

@@ -30,7 +30,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "6a776a24d30897754b096864d70c46fcaaedc953f325eb951f31a2cb0199c6ca"
+	SpecSHA256 = "8a19dca3d22116dc1696ee5d471a6e283087f7d94a5c9b6678d81995b4011e3f"
 )
 
 // DB0 is database 0 of elang (source: Elang Redis doc (seed 003): REDIS_URL, one

@@ -1,0 +1,119 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+
+	"github.com/hanchat/luagen/gen/breaking"
+	"github.com/hanchat/luagen/gen/keyspec"
+	"github.com/hanchat/luagen/gen/snapshot"
+)
+
+// comparisonFlags are the flags of the commands that compare the working tree
+// with an older revision (breaking, diff).
+type comparisonFlags struct {
+	spec, lua, against, format string
+}
+
+func parseComparisonFlags(name string, args []string, stderr io.Writer, formats string) (*comparisonFlags, int, bool) {
+	fs := flag.NewFlagSet("luagen "+name, flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	f := &comparisonFlags{}
+	fs.StringVar(&f.spec, "spec", "keyspec.yaml", "the spec file")
+	fs.StringVar(&f.lua, "lua", "lua", "the directory holding <instance>/<script>.lua")
+	fs.StringVar(&f.against, "against", "", "the older revision (required): a git revision of the spec's repository (HEAD~1, main, a tag), a directory holding the older spec and lua/, or an older spec file (its lua/ beside it)")
+	fs.StringVar(&f.format, "format", "", "the output: "+formats)
+	if code, ok := parse(fs, args, stderr); !ok {
+		return nil, code, false
+	}
+	if f.against == "" {
+		fmt.Fprintf(stderr, "luagen %s: --against is required (a git revision such as HEAD~1, or a directory holding the older spec)\n", name)
+		return nil, exitUsage, false
+	}
+	return f, 0, true
+}
+
+// load reads both revisions. A revision that cannot be read (an unknown ref,
+// no git, no spec there) is a usage error; an invalid spec on either side is a
+// problem found (exit 1), as for every command.
+func (f *comparisonFlags) load(name string, stderr io.Writer) (old, cur *snapshot.Snapshot, code int, ok bool) {
+	// The two revisions are read side by side (git, parsing, compiling).
+	type loaded struct {
+		s   *snapshot.Snapshot
+		err error
+	}
+	working := make(chan loaded, 1)
+	go func() {
+		s, err := snapshot.Working(f.spec, f.lua)
+		working <- loaded{s, err}
+	}()
+	old, err := snapshot.At(context.Background(), f.against, f.spec, f.lua)
+	w := <-working
+	if w.err != nil {
+		fmt.Fprintln(stderr, w.err)
+		return nil, nil, exitProblem, false
+	}
+	cur = w.s
+	switch {
+	case errors.Is(err, snapshot.ErrNoGit), errors.Is(err, snapshot.ErrNotRepository), errors.Is(err, snapshot.ErrUnknownRevision),
+		errors.Is(err, snapshot.ErrShallow), errors.Is(err, snapshot.ErrNoSpec):
+		fmt.Fprintf(stderr, "luagen %s: %v\n", name, err)
+		return nil, nil, exitUsage, false
+	case errors.Is(err, keyspec.ErrInvalid):
+		fmt.Fprintln(stderr, err)
+		fmt.Fprintf(stderr, "luagen %s: the older revision %s does not parse with this luagen (above): compare against a later one\n", name, f.against)
+		return nil, nil, exitProblem, false
+	case err != nil:
+		fmt.Fprintf(stderr, "luagen %s: %v\n", name, err)
+		return nil, nil, exitProblem, false
+	}
+	return old, cur, 0, true
+}
+
+func runBreaking(args []string, stdout, stderr io.Writer) int {
+	f, code, ok := parseComparisonFlags("breaking", args, stderr, "text (FILE:LINE: rule: message [category], the default) or json")
+	if !ok {
+		return code
+	}
+	if f.format != "" && f.format != "text" && f.format != "json" {
+		fmt.Fprintf(stderr, "luagen breaking: --format %q: want text or json\n", f.format)
+		return exitUsage
+	}
+	old, cur, code, ok := f.load("breaking", stderr)
+	if !ok {
+		return code
+	}
+	findings, err := breaking.Compare(old, cur)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitProblem
+	}
+	if f.format == "json" {
+		if findings == nil {
+			findings = []breaking.Finding{}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(findings); err != nil {
+			fmt.Fprintf(stderr, "luagen breaking: %v\n", err)
+			return exitProblem
+		}
+	} else {
+		for _, fd := range findings {
+			if fd.Ignored == "" {
+				fmt.Fprintln(stdout, fd)
+			}
+		}
+	}
+	s := breaking.Summarize(findings)
+	fmt.Fprintf(stderr, "luagen breaking: against %s: %d breaking, %d warnings, %d accepted by breaking: ignore\n", f.against, s.Failing, s.Warnings, s.Ignored)
+	if s.Failing > 0 {
+		return exitProblem
+	}
+	return exitOK
+}

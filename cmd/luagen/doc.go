@@ -1,0 +1,53 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/hanchat/luagen/gen/catalog"
+	"github.com/hanchat/luagen/gen/compiler"
+	"github.com/hanchat/luagen/gen/keyspec"
+)
+
+// runDoc writes the keyspace catalogue, one static HTML page.
+func runDoc(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("luagen doc", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
+	luaDir := fs.String("lua", "lua", "the directory holding <instance>/<script>.lua")
+	out := fs.String("out", "", "the directory to write index.html into (required)")
+	var instances multi
+	fs.Var(&instances, "instance", "show only this instance (repeatable)")
+	if code, ok := parse(fs, args, stderr); !ok {
+		return code
+	}
+	if *out == "" {
+		fmt.Fprintln(stderr, "luagen doc: --out is required (the directory index.html goes into)")
+		return exitUsage
+	}
+	spec, err := keyspec.Load(*specPath)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitProblem
+	}
+	for _, name := range instances {
+		if spec.Instance(name) == nil {
+			fmt.Fprintf(stderr, "luagen doc: --instance %s: %s declares no such instance\n", name, *specPath)
+			return exitUsage
+		}
+	}
+	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return exitProblem
+	}
+	path, err := catalog.Write(*out, spec, srcs, catalog.Options{Instances: instances})
+	if err != nil {
+		fmt.Fprintf(stderr, "luagen doc: %v\n", err)
+		return exitProblem
+	}
+	fmt.Fprintf(stdout, "luagen: %s\n", path)
+	return exitOK
+}

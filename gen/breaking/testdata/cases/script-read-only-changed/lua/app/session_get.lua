@@ -1,0 +1,1 @@
+return redis.call('HGET', KEYS[1], 'user')

@@ -1,0 +1,1 @@
+return redis.call('GETRANGE', KEYS[1], 0, -1)

@@ -1,0 +1,181 @@
+// Package keyaccess tells, from the static reading of a script the compiler
+// accepted, what each of its calls does to each of its KEYS: read it, write
+// it, or both, by the flags Redis's own key specs give the command
+// (gen/rediscmd). luagen diff and luagen doc show it per script and key.
+package keyaccess
+
+import (
+	"sort"
+
+	"github.com/hanchat/luagen/gen/compiler"
+	"github.com/hanchat/luagen/gen/keyspec"
+	"github.com/hanchat/luagen/gen/luascript"
+	"github.com/hanchat/luagen/gen/rediscmd"
+)
+
+// Access is what a script does to the key at one KEYS position.
+type Access struct {
+	Read, Write bool
+	// Commands are the commands that touch the position ("zadd",
+	// "object|encoding"), sorted.
+	Commands []string
+}
+
+// Mode is "read", "write" or "read, write".
+func (a *Access) Mode() string {
+	switch {
+	case a.Read && a.Write:
+		return "read, write"
+	case a.Write:
+		return "write"
+	case a.Read:
+		return "read"
+	}
+	return ""
+}
+
+// Of is what src's calls do to each KEYS index (1-based), and at 0 what they
+// do through KEYS[i] of an index the reading does not know (a loop over a
+// repeating position). An index no call names as a key is absent.
+func Of(src *compiler.Source) map[int]*Access {
+	out := map[int]*Access{}
+	cmds := map[int]map[string]bool{}
+	for i, call := range src.Info.Calls {
+		if i >= len(src.Commands) || src.Commands[i] == nil {
+			continue
+		}
+		cmd := src.Commands[i]
+		keys, err := cmd.StaticKeyPositions(staticArgs(call.Args))
+		if err != nil {
+			continue
+		}
+		for _, k := range keys {
+			if k.Pos >= len(call.Args) || call.Args[k.Pos].Kind != luascript.ArgKey {
+				continue
+			}
+			pos := call.Args[k.Pos].Key // 0: KEYS[i] of an index the reading does not know
+			a := out[pos]
+			if a == nil {
+				a = &Access{}
+				out[pos] = a
+				cmds[pos] = map[string]bool{}
+			}
+			read, write := flags(k.Flags)
+			a.Read = a.Read || read
+			a.Write = a.Write || write
+			cmds[pos][cmd.Name] = true
+		}
+	}
+	for pos, set := range cmds {
+		for c := range set {
+			out[pos].Commands = append(out[pos].Commands, c)
+		}
+		sort.Strings(out[pos].Commands)
+	}
+	return out
+}
+
+// flags reads a key spec's flags as read and write.
+func flags(fs []rediscmd.KeyFlag) (read, write bool) {
+	for _, f := range fs {
+		switch f {
+		case rediscmd.KeyRO, rediscmd.KeyAccess:
+			read = true
+		case rediscmd.KeyRW:
+			read, write = true, true
+		case rediscmd.KeyOW, rediscmd.KeyRM, rediscmd.KeyUpdate, rediscmd.KeyInsert, rediscmd.KeyDelete:
+			write = true
+		}
+	}
+	if !read && !write {
+		read = true // a key spec without an access flag (EXISTS, TYPE): the key is looked at
+	}
+	return read, write
+}
+
+// KeyUse is one declared key a script may reach, and how.
+type KeyUse struct {
+	Key      *keyspec.Key
+	Position int // the KEYS position (1-based)
+	Access
+}
+
+// Uses lists, for each KEYS position of src's script, each key it accepts
+// (one_of) with what the script does there, by position then key name.
+func Uses(src *compiler.Source) []KeyUse {
+	acc := Of(src)
+	s := src.Script
+	// Each position's access: its own indexes' (every element of a
+	// repeating one), and what calls do through an unknown index, which may
+	// be any position's (the repeating one's, when the script has one).
+	byPos := map[*keyspec.ScriptKey]*Access{}
+	merge := func(pos *keyspec.ScriptKey, a *Access) {
+		b := byPos[pos]
+		if b == nil {
+			b = &Access{}
+			byPos[pos] = b
+		}
+		b.Read, b.Write = b.Read || a.Read, b.Write || a.Write
+		for _, c := range a.Commands {
+			if !contains(b.Commands, c) {
+				b.Commands = append(b.Commands, c)
+			}
+		}
+		sort.Strings(b.Commands)
+	}
+	for n, a := range acc {
+		switch pos := s.KeyAt(n); {
+		case n == 0:
+			for _, p := range s.Keys {
+				if p.Repeat != nil || s.Keys[len(s.Keys)-1].Repeat == nil {
+					merge(p, a)
+				}
+			}
+		case pos != nil:
+			merge(pos, a)
+		}
+	}
+	var out []KeyUse
+	for i, pos := range s.Keys {
+		a := byPos[pos]
+		if a == nil {
+			a = &Access{}
+		}
+		for _, k := range pos.OneOf {
+			out = append(out, KeyUse{Key: k, Position: i + 1, Access: *a})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].Position != out[j].Position {
+			return out[i].Position < out[j].Position
+		}
+		return out[i].Key.Name < out[j].Key.Name
+	})
+	return out
+}
+
+func contains(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// staticArgs is a call's arguments as the command table's key search takes
+// them (as the compiler reads them).
+func staticArgs(args []luascript.Arg) []rediscmd.Arg {
+	out := make([]rediscmd.Arg, len(args))
+	for i, a := range args {
+		switch a.Kind {
+		case luascript.ArgString, luascript.ArgInteger:
+			out[i] = rediscmd.Literal(a.Text)
+		case luascript.ArgNumber:
+			out[i] = rediscmd.Arg{Number: true}
+		case luascript.ArgSpread:
+			out[i] = rediscmd.Arg{Spread: true}
+		}
+	}
+	return out
+}
