@@ -27,11 +27,11 @@ func (e *PrefixError) Error() string {
 // Is matches ErrInvalidPrefix.
 func (e *PrefixError) Is(target error) bool { return target == ErrInvalidPrefix }
 
-// PrefixSeparator ends every deployment prefix and separates its segments.
-const PrefixSeparator = ":"
+// prefixSeparator ends every deployment prefix and separates its segments.
+const prefixSeparator = ":"
 
-// TestPrefixRoot starts every prefix TestPrefix makes.
-const TestPrefixRoot = "test:"
+// testPrefixRoot starts every prefix TestPrefix makes.
+const testPrefixRoot = "test:"
 
 // CheckPrefix checks a deployment prefix: 2..maxLen characters of
 // [A-Za-z0-9._-] in non-empty segments, each ended by ':' (so "acme:production:").
@@ -45,14 +45,14 @@ const TestPrefixRoot = "test:"
 // package passes its instance's, keyspec's DeploymentPrefix.Reserved); an
 // entry ending in '*' ("b_*") is a start no segment may have. Nor may
 // the first segment be "test", the root of the prefixes TestPrefix makes
-// (TestPrefixRoot): a deployment never shares a namespace with tests.
+// (testPrefixRoot): a deployment never shares a namespace with tests.
 func CheckPrefix(p string, maxLen int, reserved ...string) error {
 	if err := checkPrefixSyntax(p, maxLen); err != nil {
 		return err
 	}
-	segs := strings.Split(strings.TrimSuffix(p, PrefixSeparator), PrefixSeparator)
-	if segs[0]+PrefixSeparator == TestPrefixRoot {
-		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("%q is reserved for test prefixes (the generated Prefix's Test method makes them); a deployment prefix starts otherwise", TestPrefixRoot)}
+	segs := strings.Split(strings.TrimSuffix(p, prefixSeparator), prefixSeparator)
+	if segs[0]+prefixSeparator == testPrefixRoot {
+		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("%q is reserved for test prefixes (the generated Prefix's Test method makes them); a deployment prefix starts otherwise", testPrefixRoot)}
 	}
 	for _, seg := range segs {
 		for _, r := range reserved {
@@ -71,10 +71,10 @@ func checkPrefixSyntax(p string, maxLen int) error {
 	switch {
 	case len(p) < 2 || len(p) > maxLen:
 		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("want 2..%d characters, got %d", maxLen, len(p))}
-	case !strings.HasSuffix(p, PrefixSeparator):
-		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("must end in %q (write %q)", PrefixSeparator, p+PrefixSeparator)}
+	case !strings.HasSuffix(p, prefixSeparator):
+		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("must end in %q (write %q)", prefixSeparator, p+prefixSeparator)}
 	}
-	for _, seg := range strings.Split(strings.TrimSuffix(p, PrefixSeparator), PrefixSeparator) {
+	for _, seg := range strings.Split(strings.TrimSuffix(p, prefixSeparator), prefixSeparator) {
 		if seg == "" {
 			return &PrefixError{Prefix: p, Reason: "an empty segment (a leading ':' or '::')"}
 		}
@@ -128,7 +128,7 @@ func PrefixFromURL(appURL string, maxLen int, reserved ...string) (string, error
 		}
 		segs = append(segs, clean(s))
 	}
-	p := strings.Join(segs, PrefixSeparator) + PrefixSeparator
+	p := strings.Join(segs, prefixSeparator) + prefixSeparator
 	if err := CheckPrefix(p, maxLen, reserved...); err != nil {
 		return "", &PrefixError{Prefix: p, Reason: "derived from the application URL: " + err.(*PrefixError).Reason + "; set an explicit prefix"}
 	}
@@ -175,8 +175,8 @@ func ResolvePrefix(explicit, appURL string, maxLen int, reserved ...string) (str
 // key and a test never writes into a deployment's namespace. A prefix that
 // already starts with "test:" is returned as it is.
 func TestPrefix(p string, maxLen int) (string, error) {
-	if !strings.HasPrefix(p, TestPrefixRoot) {
-		p = TestPrefixRoot + p
+	if !strings.HasPrefix(p, testPrefixRoot) {
+		p = testPrefixRoot + p
 	}
 	if err := checkPrefixSyntax(p, maxLen); err != nil {
 		return "", err
@@ -188,51 +188,3 @@ func TestPrefix(p string, maxLen int) (string, error) {
 func NoPrefix(key string) error {
 	return &KeyPartError{Key: key, Part: "deployment prefix", Reason: "the zero prefix: make one with NewPrefix (or PrefixFromEnv)"}
 }
-
-// WrongPrefix is the error of a wrapper given a key of another deployment.
-func WrongPrefix(script, position string) error {
-	return &ArgError{Script: script, Arg: "KEYS " + position, Reason: "a key of another deployment prefix than the one the Scripts were made with"}
-}
-
-// KeySegment is the i-th ':'-separated segment of key after its first skip
-// bytes (a deployment prefix), without the braces of a hash tag; "" when the
-// key has fewer segments. Generated wrappers compare shared placeholders with it.
-func KeySegment(key string, skip, i int) string {
-	if skip > len(key) {
-		return ""
-	}
-	rest := key[skip:]
-	for ; i > 0; i-- {
-		j := strings.IndexByte(rest, ':')
-		if j < 0 {
-			return ""
-		}
-		rest = rest[j+1:]
-	}
-	if j := strings.IndexByte(rest, ':'); j >= 0 {
-		rest = rest[:j]
-	}
-	if len(rest) >= 2 && rest[0] == '{' && rest[len(rest)-1] == '}' {
-		rest = rest[1 : len(rest)-1]
-	}
-	return rest
-}
-
-// MismatchedKeys is the error of a wrapper given keys whose shared placeholder
-// differs (a session's data key and another session's lock).
-func MismatchedKeys(script, placeholder string) error {
-	return &ArgError{Script: script, Arg: "KEYS {" + placeholder + "}", Reason: "the keys hold different values of a placeholder the script's keys share"}
-}
-
-// CheckPresent refuses the empty value of an optional string or bytes argument
-// that is present: the empty string is how a wrapper says the argument is absent.
-func CheckPresent(script, arg string, n int) error {
-	if n == 0 {
-		return &ArgError{Script: script, Arg: arg, Reason: "empty: an optional argument is absent (nil) or non-empty"}
-	}
-	return nil
-}
-
-// ArgAbsent is what a wrapper sends for an optional argument left out; the
-// script tells with ARGV[n] == ”.
-const ArgAbsent = ""

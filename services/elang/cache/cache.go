@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/elang/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -70,30 +71,14 @@ func New(st *store.Store, o Options) *Cache {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	c := &Cache{
 		st: st, timeout: o.Timeout, batch: o.ClearBatch, log: o.Logger,
-		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_cache_operations_total",
-			Help: "Cache operations by op (get, set, delete, clear) and result (hit, miss, ok, failure, invalid).",
-		}, []string{"store", "op", "result"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_cache_failures_total",
-			Help: "Cache store failures by op; a get failure was answered as a miss. Alert on any increase.",
-		}, []string{"store", "op"}),
+		ops:      set.CounterVec("elang_cache_operations_total", "Cache operations by op (get, set, delete, clear) and result (hit, miss, ok, failure, invalid).", "store", "op", "result"),
+		failures: set.CounterVec("elang_cache_failures_total", "Cache store failures by op; a get failure was answered as a miss. Alert on any increase.", "store", "op"),
 	}
-	c.ops = register(o.Registerer, c.ops)
-	c.failures = register(o.Registerer, c.failures)
-	return c
-}
-
-func register(r prometheus.Registerer, c *prometheus.CounterVec) *prometheus.CounterVec {
-	if err := r.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-				return existing
-			}
-		}
+	if err := set.Err(); err != nil {
+		o.Logger.Error("cache: metrics not registered: they are counted but exported nowhere", "err", err)
 	}
 	return c
 }

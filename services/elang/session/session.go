@@ -30,6 +30,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/elang"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/runtime/keypart"
 	"github.com/hanchat/luagen/services/secrets"
@@ -133,21 +134,14 @@ func New(rdb redis.Scripter, p elang.Prefix, keyHMAC secrets.HMACKey, rev Revoca
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	x := &Sessions{
 		s: s, p: p, hmac: keyHMAC, rev: rev, wait: o.LockWait, timeout: o.Timeout, log: o.Logger,
-		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_session_operations_total",
-			Help: "Session operations by op (create, open, save, release, destroy) and result.",
-		}, []string{"op", "result"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_session_failures_total",
-			Help: "Session operations Redis could not serve, by op: the caller got ErrUnavailable. Alert on any increase.",
-		}, []string{"op"}),
+		ops:      set.CounterVec("elang_session_operations_total", "Session operations by op (create, open, save, release, destroy) and result.", "op", "result"),
+		failures: set.CounterVec("elang_session_failures_total", "Session operations Redis could not serve, by op: the caller got ErrUnavailable. Alert on any increase.", "op"),
 	}
-	for _, c := range []*prometheus.CounterVec{x.ops, x.failures} {
-		if err := o.Registerer.Register(c); err != nil {
-			return nil, fmt.Errorf("session: metrics: %w", err)
-		}
+	if err := set.Err(); err != nil {
+		return nil, fmt.Errorf("session: metrics: %w", err)
 	}
 	return x, nil
 }
