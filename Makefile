@@ -16,7 +16,7 @@ MONITORED = vm1 vm2 elang
 
 .PHONY: generate check lint test bench deps commands sizing-reports
 
-## generate: write generated/ from keyspec.yaml and lua/ (and the examples' copies)
+## generate: write generated/ from keyspec.yaml and lua/, and each example's package from its own spec
 generate:
 	$(GO) run ./cmd/luagen generate
 	cd $(EXAMPLE) && $(GO) generate ./...
@@ -36,10 +36,10 @@ sizing-reports:
 commands:
 	$(GO) test ./gen/rediscmd -run '^TestTableMatchesServer$$' -count=1 -update
 
-## check: fail when generated/ (or the examples' and the bench's copies) drifts from keyspec.yaml or lua/
+## check: fail when generated/ (or an example's package, or the bench's copy) drifts from its spec and Lua
 check:
 	$(GO) run ./cmd/luagen check
-	cd $(EXAMPLE) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec ../../keyspec.yaml --lua ../../lua --out internal/redisgen --instance vm1
+	cd $(EXAMPLE) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/redisgen
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/redisgen
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/rueidisgen --instance sessions --client rueidis
 	$(GO) run ./cmd/luagen check --out bench/internal/rueidisgen --instance vm1 --client rueidis
@@ -53,6 +53,7 @@ lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); if [ -n "$$out" ]; then echo "gofmt would change: $$out"; exit 1; fi
 	@for m in $(MODULES); do echo "vet and staticcheck: $$m"; (cd $$m && $(GO) vet ./... && $(GO) run $(STATICCHECK) ./...) || exit 1; done
 	$(GO) run ./cmd/luagen lint
+	cd $(EXAMPLE) && $(GO) run github.com/hanchat/luagen/cmd/luagen lint --spec keyspec.yaml --lua lua
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen lint --spec keyspec.yaml --lua lua
 
 ## deps: what the tests need on this machine, each step only when it is missing:
@@ -84,7 +85,7 @@ test: deps check lint
 	else \
 		echo "test: luagen breaking skipped: HEAD~1 is not in this clone (a shallow clone, or the first commit); fetch more history (git fetch --deepen=1) to check"; \
 	fi
-	cd $(EXAMPLE) && $(GO) build ./...
+	cd $(EXAMPLE) && $(GO) test -race -count=1 ./...
 	cd $(EXAMPLE2) && $(GO) test -race -count=1 ./...
 	cd $(BENCH) && $(GO) test -count=1 ./...
 

@@ -1,6 +1,6 @@
 module github.com/hanchat/luagen
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/aymanbagabas/go-udiff v0.4.1

@@ -13,7 +13,7 @@ import (
 	rvm1 "github.com/hanchat/luagen/bench/internal/rueidisgen/vm1"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
-	luaruntime "github.com/hanchat/luagen/runtime"
+	luagenrt "github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/runtime/rueidisbackend"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
@@ -47,14 +47,14 @@ func BenchmarkClients(b *testing.B) {
 		return c
 	}
 	plain := newClient()
-	if err := luaruntime.Preload(ctx, plain, vm1.AllScripts()...); err != nil {
+	if err := luagenrt.Preload(ctx, plain, vm1.AllScripts()...); err != nil {
 		b.Fatal(err)
 	}
-	ap, err := luaruntime.AutoPipeline(newClient(), nil)
+	ap, err := luagenrt.AutoPipeline(newClient(), nil)
 	if err != nil {
 		b.Fatal(err)
 	}
-	fd, err := luaruntime.AutoPipeline(newClient(), &redis.AutoPipelineOptions{FullDuplex: true})
+	fd, err := luagenrt.AutoPipeline(newClient(), &redis.AutoPipelineOptions{FullDuplex: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -156,9 +156,9 @@ func BenchmarkClients(b *testing.B) {
 	// sends them in one Exec on the plain client; its ops/s counts script
 	// calls, so it compares with the other rows' directly.
 	const batchSize = 16
-	batchOf := func(queue func(bt *luaruntime.Batch, i uint64) func() error) func(i uint64) error {
+	batchOf := func(queue func(bt *luagenrt.Batch, i uint64) func() error) func(i uint64) error {
 		return func(i uint64) error {
-			var bt luaruntime.Batch
+			var bt luagenrt.Batch
 			results := make([]func() error, 0, batchSize)
 			for j := range uint64(batchSize) {
 				results = append(results, queue(&bt, i*batchSize+j))
@@ -174,13 +174,13 @@ func BenchmarkClients(b *testing.B) {
 			return nil
 		}
 	}
-	windows[0].calls["generated-batch16"] = batchOf(func(bt *luaruntime.Batch, i uint64) func() error {
+	windows[0].calls["generated-batch16"] = batchOf(func(bt *luagenrt.Batch, i uint64) func() error {
 		a := sliding
 		a.Nonce = nonces[i&(1<<16-1)]
 		p := vm1.QueueRateLimitSliding(bt, keys[i%nkeys], a)
 		return func() error { _, err := p.Result(); return err }
 	})
-	windows[1].calls["generated-batch16"] = batchOf(func(bt *luaruntime.Batch, i uint64) func() error {
+	windows[1].calls["generated-batch16"] = batchOf(func(bt *luagenrt.Batch, i uint64) func() error {
 		p := vm1.QueueRateLimitFixed(bt, keys[i%nkeys], fixed)
 		return func() error { _, err := p.Result(); return err }
 	})

@@ -13,7 +13,7 @@ import (
 
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
-	luaruntime "github.com/hanchat/luagen/runtime"
+	luagenrt "github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
 )
@@ -32,7 +32,7 @@ func BenchmarkEVALSHA(b *testing.B) {
 	ctx := context.Background()
 	srv := redistest.Start(b)
 	c := srv.Client(vm1.DB0, func(o *redis.Options) { o.PoolSize = benchClients })
-	if err := luaruntime.Preload(ctx, c, vm1.AllScripts()...); err != nil {
+	if err := luagenrt.Preload(ctx, c, vm1.AllScripts()...); err != nil {
 		b.Fatal(err)
 	}
 	scripts, err := vm1.NewScripts(vm1.Clients{DB0: c})

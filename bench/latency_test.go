@@ -10,7 +10,7 @@ import (
 	rvm1 "github.com/hanchat/luagen/bench/internal/rueidisgen/vm1"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
-	luaruntime "github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/runtime/rueidisbackend"
 	"github.com/redis/go-redis/v9"
 	"github.com/redis/rueidis"
@@ -28,12 +28,12 @@ func BenchmarkLatencyPaired(b *testing.B) {
 	srv := redistest.Start(b)
 	plain := srv.Client(vm1.DB0)
 	b.Cleanup(func() { plain.Close() })
-	if err := luaruntime.Preload(ctx, plain, vm1.AllScripts()...); err != nil {
+	if err := runtime.Preload(ctx, plain, vm1.AllScripts()...); err != nil {
 		b.Fatal(err)
 	}
 	apc := srv.Client(vm1.DB0)
 	b.Cleanup(func() { apc.Close() })
-	ap, err := luaruntime.AutoPipeline(apc, nil)
+	ap, err := runtime.AutoPipeline(apc, nil)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
-	luaruntime "github.com/hanchat/luagen/runtime"
+	luagenrt "github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/runtime/scriptmetrics"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -26,7 +26,7 @@ func BenchmarkMetricsOverhead(b *testing.B) {
 	ctx := context.Background()
 	srv := redistest.Start(b)
 	c := srv.Client(vm1.DB0, func(o *redis.Options) { o.PoolSize = benchClients })
-	if err := luaruntime.Preload(ctx, c, vm1.AllScripts()...); err != nil {
+	if err := luagenrt.Preload(ctx, c, vm1.AllScripts()...); err != nil {
 		b.Fatal(err)
 	}
 	m, err := scriptmetrics.New(prometheus.NewRegistry(), vm1.AllScripts()...)

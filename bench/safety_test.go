@@ -10,51 +10,54 @@ import (
 	"github.com/hanchat/luagen/generated/vm2"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/internal/safetytest"
-	luaruntime "github.com/hanchat/luagen/runtime"
-	"github.com/hanchat/luagen/services/vm2/safety"
+	luagenrt "github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/services/vm2/callerlimit"
+	"github.com/hanchat/luagen/services/vm2/safetycache"
+	"github.com/hanchat/luagen/services/vm2/safetyrecord"
+	"github.com/hanchat/luagen/services/vm2/safetyredis"
 	"github.com/redis/go-redis/v9"
 )
 
 // What the safety package adds to a cache read (a per-call timeout on its own
 // goroutine, degraded-mode bookkeeping, record decoding and validation, metrics),
 // side by side in one run on one server and one hit: go-redis EVALSHA_RO with
-// prepared arguments, the generated cache_get wrapper, and safety.Cache.GetText.
+// prepared arguments, the generated cache_get wrapper, and safetycache.Cache.GetText.
 // Rate limiting likewise: the generated safety_rate_limit wrapper and
-// safety.Limiter.Allow.
+// callerlimit.Limiter.Allow.
 func BenchmarkSafetyCache(b *testing.B) {
 	ctx := context.Background()
 	srv := redistest.Start(b)
 	c := srv.Client(vm2.DB0, func(o *redis.Options) { o.PoolSize = benchClients })
-	if err := luaruntime.Preload(ctx, c, vm2.AllScripts()...); err != nil {
+	if err := luagenrt.Preload(ctx, c, vm2.AllScripts()...); err != nil {
 		b.Fatal(err)
 	}
 	scripts, err := vm2.NewScripts(vm2.Clients{DB0: c})
 	if err != nil {
 		b.Fatal(err)
 	}
-	sc, err := safety.New(c, safety.Options{})
+	sc, err := safetyredis.New(c, safetyredis.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	k, err := safety.NewCache(sc, safetytest.Policy)
+	k, err := safetycache.New(sc, safetytest.Policy)
 	if err != nil {
 		b.Fatal(err)
 	}
-	l, err := safety.NewLimiter(sc, map[string]safety.CallerPolicy{"bench": {Limit: 1000000, Window: 24 * time.Hour}})
+	l, err := callerlimit.New(sc, map[string]callerlimit.Policy{"bench": {Limit: 1000000, Window: 24 * time.Hour}})
 	if err != nil {
 		b.Fatal(err)
 	}
 	ci := srv.Client(vm2.DB0, func(o *redis.Options) { o.PoolSize, o.ContextTimeoutEnabled = benchClients, true })
-	sci, err := safety.New(ci, safety.Options{})
+	sci, err := safetyredis.New(ci, safetyredis.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	kInline, err := safety.NewCache(sci, safetytest.Policy)
+	kInline, err := safetycache.New(sci, safetytest.Policy)
 	if err != nil {
 		b.Fatal(err)
 	}
 	key, _ := vm2.NewSafetyTextKey(safetytest.Digest("bench"), "rules-1")
-	rec := safety.TextResult{Verdict: safety.VerdictMonitor, RuleIDs: []string{"pii.phone", "pii.iban"}, MonitorRuleIDs: []string{"m.1"}}
+	rec := safetyrecord.TextResult{Verdict: safetyrecord.VerdictMonitor, RuleIDs: []string{"pii.phone", "pii.iban"}, MonitorRuleIDs: []string{"m.1"}}
 	if _, err := k.SetText(ctx, key, rec); err != nil {
 		b.Fatal(err)
 	}

@@ -3,18 +3,22 @@ package bench
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/runtime/keypart"
 	"github.com/redis/go-redis/v9"
 )
 
 // previousSlidingInput is rate_limit_sliding's input function as luagen wrote it
 // before the runtime.Input builder (one `if err` block per argument, the script
-// name in every check), kept here to compare the two shapes in one run.
+// name in every check), kept here to compare the two shapes in one run. The
+// check functions it called were runtime's (ArgInt, ArgDuration, ...), removed
+// since; previousArgInt and the others below are their bodies.
 func previousSlidingInput(bucket vm1.RateLimitSlidingBucket, a vm1.RateLimitSlidingArgs) ([]string, []any, error) {
 	argv := make([]any, 6)
 	var err error
@@ -30,29 +34,60 @@ func previousSlidingInput(bucket vm1.RateLimitSlidingBucket, a vm1.RateLimitSlid
 		bucketName = k.String()
 	}
 	if bucketName == "" {
-		return nil, nil, runtime.MissingKey("rate_limit_sliding", "bucket")
+		return nil, nil, &runtime.ArgError{Script: "rate_limit_sliding", Arg: "KEYS bucket", Reason: "no key of a type this position takes (build it with its key builder)"}
 	}
-	if argv[0], err = runtime.ArgInt("rate_limit_sliding", "limit", a.Limit, 1, 10000); err != nil {
+	if argv[0], err = previousArgInt("rate_limit_sliding", "limit", a.Limit, 1, 10000); err != nil {
 		return nil, nil, err
 	}
-	if argv[1], err = runtime.ArgDuration("rate_limit_sliding", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
+	if argv[1], err = previousArgDuration("rate_limit_sliding", "window", a.Window, 1*time.Millisecond, 24*time.Hour); err != nil {
 		return nil, nil, err
 	}
-	if argv[2], err = runtime.ArgDuration("rate_limit_sliding", "jitter", a.Jitter, 0, 2*time.Second); err != nil {
+	if argv[2], err = previousArgDuration("rate_limit_sliding", "jitter", a.Jitter, 0, 2*time.Second); err != nil {
 		return nil, nil, err
 	}
-	if argv[3], err = runtime.ArgInt("rate_limit_sliding", "cost", a.Cost, 1, 10000); err != nil {
+	if argv[3], err = previousArgInt("rate_limit_sliding", "cost", a.Cost, 1, 10000); err != nil {
 		return nil, nil, err
 	}
-	argv[4] = runtime.ArgBool(a.Peek)
-	if argv[5], err = runtime.ArgToken("rate_limit_sliding", "nonce", a.Nonce); err != nil {
+	argv[4] = previousArgBool(a.Peek)
+	if argv[5], err = previousArgToken("rate_limit_sliding", "nonce", a.Nonce); err != nil {
 		return nil, nil, err
 	}
 	return []string{bucketName}, argv, nil
 }
 
+// previousArgInt, previousArgDuration, previousArgBool and previousArgToken
+// check one argument and return it encoded for ARGV, as runtime's Arg*
+// functions did.
+func previousArgInt(script, arg string, v, min, max int64) (any, error) {
+	if v < min || v > max {
+		return nil, &runtime.ArgError{Script: script, Arg: arg, Reason: fmt.Sprintf("want %d..%d", min, max)}
+	}
+	return v, nil
+}
+
+func previousArgDuration(script, arg string, d, min, max time.Duration) (any, error) {
+	if d < min || d > max {
+		return nil, &runtime.ArgError{Script: script, Arg: arg, Reason: fmt.Sprintf("want %s..%s", min, max)}
+	}
+	return d.Milliseconds(), nil
+}
+
+func previousArgBool(v bool) any {
+	if v {
+		return int64(1)
+	}
+	return int64(0)
+}
+
+func previousArgToken(script, arg, v string) (any, error) {
+	if !keypart.Token(v) {
+		return nil, &runtime.ArgError{Script: script, Arg: arg, Reason: "want " + strconv.Itoa(keypart.TokenMinLen) + ".." + strconv.Itoa(keypart.TokenMaxLen) + " characters of [A-Za-z0-9_-]"}
+	}
+	return v, nil
+}
+
 func previousSlidingDecode(v any) (vm1.RateDecision, error) {
-	r := runtime.ArrayReply("rate_limit_sliding", v, 4)
+	r := vm1.RateLimitSlidingScript.ArrayReply(v, 4)
 	var out vm1.RateDecision
 	out.Allowed = r.Bool("allowed")
 	out.Remaining = r.Int("remaining")
@@ -94,7 +129,7 @@ func bucketKey(k any) string {
 func previousSliding(ctx context.Context, c redis.Scripter, bucket vm1.RateLimitSlidingBucket, args vm1.RateLimitSlidingArgs) (vm1.RateDecision, error) {
 	var zero vm1.RateDecision
 	if c == nil {
-		return zero, runtime.NoClient("vm1", "db0", "rate_limit_sliding")
+		return zero, fmt.Errorf("script %s: %s %s: %w", "rate_limit_sliding", "vm1", "db0", runtime.ErrNoClient)
 	}
 	keys, argv, err := previousSlidingInput(bucket, args)
 	if err != nil {

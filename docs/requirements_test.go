@@ -18,7 +18,7 @@ import (
 var (
 	rowID     = regexp.MustCompile(`^\d{3}\.\d+[a-z]$`)
 	codeSpan  = regexp.MustCompile("`([^`]*)`")
-	testRef   = regexp.MustCompile(`^([A-Za-z0-9_./-]+_test\.go):(Test[A-Za-z0-9_]*)$`)
+	testRef   = regexp.MustCompile(`^([A-Za-z0-9_./-]+_test\.go):((?:Test|Fuzz)[A-Za-z0-9_]*)$`)
 	statuses  = []string{"real server", "static", "harness only"}
 	missingRe = regexp.MustCompile(`^missing( — .+)?$`)
 )

@@ -47,9 +47,6 @@ func AutoPipeline(c redis.UniversalClient, opts *redis.AutoPipelineOptions) (*Au
 	return &AutoPipelined{AutoPipeliner: ap, client: c}, nil
 }
 
-// Client is the client the auto-pipeliner belongs to.
-func (a *AutoPipelined) Client() redis.UniversalClient { return a.client }
-
 // ScriptLoad loads a script through the underlying client (on every node of a
 // cluster), outside the auto-pipeline.
 func (a *AutoPipelined) ScriptLoad(ctx context.Context, script string) *redis.StringCmd {

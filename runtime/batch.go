@@ -42,9 +42,6 @@ func Queue[T any](b *Batch, in Input, decode func(any) (T, error)) *Pending[T] {
 	return &Pending[T]{b: b, c: c, decode: decode}
 }
 
-// Len is the number of queued calls.
-func (b *Batch) Len() int { return len(b.calls) }
-
 // Exec sends every queued call in one pipeline on c, loads any script the server
 // answered NOSCRIPT for and replays those calls in a second pipeline. It returns an
 // error only when a pipeline could not be sent or answered (network, context);

@@ -2,8 +2,6 @@ package runtime
 
 import (
 	"fmt"
-	"strconv"
-	"time"
 
 	"github.com/hanchat/luagen/runtime/keypart"
 )
@@ -69,87 +67,4 @@ func CheckHMAC(key, part string, v HMAC) error {
 // EnumPartError is the error of a builder given a value outside its enum.
 func EnumPartError(key, part string) error {
 	return &KeyPartError{Key: key, Part: part, Reason: "not a declared value of its enum"}
-}
-
-// The Arg* functions validate one script argument for a generated wrapper and
-// return it encoded for ARGV. Their errors name the script and the argument.
-
-// ArgInt checks min <= v <= max.
-func ArgInt(script, arg string, v, min, max int64) (any, error) {
-	if v < min || v > max {
-		return nil, &ArgError{Script: script, Arg: arg, Reason: fmt.Sprintf("want %d..%d", min, max)}
-	}
-	return v, nil
-}
-
-// ArgBool encodes a boolean as 1 or 0.
-func ArgBool(v bool) any {
-	if v {
-		return int64(1)
-	}
-	return int64(0)
-}
-
-// ArgDuration checks min <= d <= max and encodes d in whole milliseconds
-// (truncating any fraction of a millisecond).
-func ArgDuration(script, arg string, d, min, max time.Duration) (any, error) {
-	if d < min || d > max {
-		return nil, &ArgError{Script: script, Arg: arg, Reason: fmt.Sprintf("want %s..%s", min, max)}
-	}
-	return d.Milliseconds(), nil
-}
-
-// ArgString checks the length of a string argument.
-func ArgString(script, arg, v string, maxBytes int) (any, error) {
-	if len(v) > maxBytes {
-		return nil, &ArgError{Script: script, Arg: arg, Reason: fmt.Sprintf("%d bytes, the limit is %d", len(v), maxBytes)}
-	}
-	return v, nil
-}
-
-// ArgBytes checks the length of a bytes argument.
-func ArgBytes(script, arg string, v []byte, maxBytes int) (any, error) {
-	if len(v) > maxBytes {
-		return nil, &ArgError{Script: script, Arg: arg, Reason: fmt.Sprintf("%d bytes, the limit is %d", len(v), maxBytes)}
-	}
-	return v, nil
-}
-
-// ArgToken checks a random token (owner token, nonce).
-func ArgToken(script, arg, v string) (any, error) {
-	if !keypart.Token(v) {
-		return nil, &ArgError{Script: script, Arg: arg, Reason: "want " + strconv.Itoa(keypart.TokenMinLen) + ".." + strconv.Itoa(keypart.TokenMaxLen) + " characters of [A-Za-z0-9_-]"}
-	}
-	return v, nil
-}
-
-// ArgHex checks exactly n lower-case hex characters.
-func ArgHex(script, arg, v string, n int) (any, error) {
-	if !keypart.Hex(v, n) {
-		return nil, &ArgError{Script: script, Arg: arg, Reason: fmt.Sprintf("want %d lower-case hex characters", n)}
-	}
-	return v, nil
-}
-
-// ArgUUID checks a canonical lower-case UUID.
-func ArgUUID(script, arg, v string) (any, error) {
-	if !keypart.UUID(v) {
-		return nil, &ArgError{Script: script, Arg: arg, Reason: "want a canonical lower-case UUID"}
-	}
-	return v, nil
-}
-
-// ArgName checks 1..maxLen characters of [A-Za-z0-9._-].
-func ArgName(script, arg, v string, maxLen int) (any, error) {
-	if !keypart.Name(v, maxLen) {
-		return nil, &ArgError{Script: script, Arg: arg, Reason: fmt.Sprintf("want 1..%d characters of [A-Za-z0-9._-]", maxLen)}
-	}
-	return v, nil
-}
-
-// MissingKey is the error of a wrapper given no key for a KEYS position: nil, a
-// zero value, or a value that is not one of the position's key types (a pointer,
-// another type embedding one).
-func MissingKey(script, position string) error {
-	return &ArgError{Script: script, Arg: "KEYS " + position, Reason: "no key of a type this position takes (build it with its key builder)"}
 }

@@ -43,24 +43,38 @@ func TestKeyPartChecksRefuseForgingValues(t *testing.T) {
 	}
 }
 
-func TestArgChecks(t *testing.T) {
-	if _, err := runtime.ArgInt("s", "a", 11, 1, 10); !errors.Is(err, runtime.ErrInvalidArg) {
+// Input's checks of single arguments: bounds, whole milliseconds, lengths,
+// the token alphabet, the boolean encoding.
+func TestInputArgChecks(t *testing.T) {
+	s := runtime.MustScript("s", "return 1", "e0e1f9fabfc9d4800c877a703b823ac0578ff8db", false)
+	arg := func(build func(in *runtime.Input)) (any, error) {
+		in := s.Input(0, 1)
+		build(&in)
+		if err := in.Err(); err != nil {
+			return nil, err
+		}
+		_, args := runtime.InputParts(in)
+		return args[0], nil
+	}
+	if _, err := arg(func(in *runtime.Input) { in.Int("a", 11, 1, 10) }); !errors.Is(err, runtime.ErrInvalidArg) {
 		t.Error("int above max")
 	}
-	if v, err := runtime.ArgDuration("s", "a", 1500*time.Microsecond, 0, time.Second); err != nil || v != int64(1) {
+	if v, err := arg(func(in *runtime.Input) { in.Duration("a", 1500*time.Microsecond, 0, time.Second) }); err != nil || v != int64(1) {
 		t.Errorf("duration encodes whole ms: %v, %v", v, err)
 	}
-	if _, err := runtime.ArgBytes("s", "a", make([]byte, 11), 10); !errors.Is(err, runtime.ErrInvalidArg) {
+	if _, err := arg(func(in *runtime.Input) { in.Bytes("a", make([]byte, 11), 10) }); !errors.Is(err, runtime.ErrInvalidArg) {
 		t.Error("bytes over the limit")
 	}
-	if _, err := runtime.ArgToken("s", "a", "short"); !errors.Is(err, runtime.ErrInvalidArg) {
+	if _, err := arg(func(in *runtime.Input) { in.Token("a", "short") }); !errors.Is(err, runtime.ErrInvalidArg) {
 		t.Error("short token")
 	}
-	if _, err := runtime.ArgToken("s", "a", "abcdefghijklmnop_-QRS"); err != nil {
-		t.Error(err)
+	if v, err := arg(func(in *runtime.Input) { in.Token("a", "abcdefghijklmnop_-QRS") }); err != nil || v != "abcdefghijklmnop_-QRS" {
+		t.Errorf("token: %v, %v", v, err)
 	}
-	if runtime.ArgBool(true) != int64(1) || runtime.ArgBool(false) != int64(0) {
-		t.Error("bool encoding")
+	for b, want := range map[bool]int64{true: 1, false: 0} {
+		if v, err := arg(func(in *runtime.Input) { in.Bool(b) }); err != nil || v != want {
+			t.Errorf("bool %v encodes as %v, %v", b, v, err)
+		}
 	}
 }
 

@@ -87,8 +87,8 @@ type functionCaller interface {
 // (the Library variable of a functions-mode package).
 type Library struct {
 	Name            string // the library's name (the instance's)
-	Version         string // what VersionFunction answers
-	VersionFunction string // the function that answers the version
+	Version         string // what VersionFunction answers, and the library's header names
+	VersionFunction string // the function that answers the version (to callers that may run code; LoadLibrary and VerifyLibrary never call it)
 	Source          string // the FUNCTION LOAD payload
 }
 
@@ -117,9 +117,10 @@ func (r LibraryReport) Err() error {
 
 // LoadLibrary is the deploy step of a functions-mode instance: on every primary
 // c reaches (a single server; every primary of a cluster; every shard of a
-// Ring) it runs FUNCTION LOAD REPLACE of lib, then calls its version function
-// and checks that it answers lib.Version. c is a client of the instance's
-// loader user (FUNCTION LOAD and FCALL_RO; acl.LoaderUser). Replicas get the
+// Ring) it runs FUNCTION LOAD REPLACE of lib, then reads the library back with
+// FUNCTION LIST ... WITHCODE and checks that it is lib (version lib.Version),
+// running none of its code. c is a client of the instance's loader user
+// (FUNCTION LOAD and FUNCTION LIST, no FCALL; acl.LoaderUser). Replicas get the
 // library by replication, and it persists in RDB and AOF. A node that fails does
 // not stop the others; the error is the report's Err.
 func LoadLibrary(ctx context.Context, c redis.UniversalClient, lib Library) (LibraryReport, error) {
@@ -134,9 +135,11 @@ func LoadLibrary(ctx context.Context, c redis.UniversalClient, lib Library) (Lib
 	})
 }
 
-// VerifyLibrary checks, on every primary c reaches, that the library answers
-// lib.Version: a service may call it at start to fail fast (ErrNoFunction when
-// the library is missing, ErrLibraryVersion when it is another version).
+// VerifyLibrary checks, on every primary c reaches, that the library is lib
+// (FUNCTION LIST ... WITHCODE; no code runs): a service may call it at start to
+// fail fast (ErrNoFunction when the library is missing, ErrLibraryVersion when
+// it is another version). The application user of a functions-mode instance
+// holds FUNCTION LIST for it, and so does the loader.
 func VerifyLibrary(ctx context.Context, c redis.UniversalClient, lib Library) (LibraryReport, error) {
 	return eachPrimary(ctx, c, func(ctx context.Context, node *redis.Client) NodeLibrary {
 		n := NodeLibrary{Addr: node.Options().Addr}
@@ -145,19 +148,38 @@ func VerifyLibrary(ctx context.Context, c redis.UniversalClient, lib Library) (L
 	})
 }
 
-// version calls lib's version function on node and compares its answer.
+// version reads the library named lib.Name on node with FUNCTION LIST
+// LIBRARYNAME ... WITHCODE, without running any of its code, and compares it
+// with lib.Source: the version is lib.Version when the code is lib's, else the
+// version its generated header names ("" when it names none).
 func version(ctx context.Context, node *redis.Client, lib Library) (string, error) {
-	v, err := node.FCallRO(ctx, lib.VersionFunction, nil).Text()
+	libs, err := node.FunctionList(ctx, redis.FunctionListQuery{LibraryNamePattern: lib.Name, WithCode: true}).Result()
 	if err != nil {
-		if isNoFunction(err.Error()) {
-			return "", fmt.Errorf("library %s: %w", lib.Name, ErrNoFunction)
-		}
-		return "", fmt.Errorf("library %s: FCALL_RO %s: %w", lib.Name, lib.VersionFunction, err)
+		return "", fmt.Errorf("library %s: FUNCTION LIST: %w", lib.Name, err)
 	}
-	if v != lib.Version {
+	for _, l := range libs {
+		if l.Name != lib.Name { // LIBRARYNAME is a pattern
+			continue
+		}
+		if l.Code == lib.Source {
+			return lib.Version, nil
+		}
+		v := headerVersion(l.Code)
 		return v, fmt.Errorf("library %s answers version %.12s, want %.12s: %w", lib.Name, v, lib.Version, ErrLibraryVersion)
 	}
-	return v, nil
+	return "", fmt.Errorf("library %s: %w", lib.Name, ErrNoFunction)
+}
+
+// headerVersion is the version a generated library's header comment names
+// ("-- Library app, version <hex>: ..."), or "".
+func headerVersion(code string) string {
+	for _, line := range strings.SplitN(code, "\n", 4) {
+		if _, rest, ok := strings.Cut(line, ", version "); ok && strings.HasPrefix(line, "-- Library ") {
+			v, _, _ := strings.Cut(rest, ":")
+			return v
+		}
+	}
+	return ""
 }
 
 func eachPrimary(ctx context.Context, c redis.UniversalClient, f func(context.Context, *redis.Client) NodeLibrary) (LibraryReport, error) {

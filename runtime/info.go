@@ -9,11 +9,6 @@ import (
 // ErrNoClient: a wrapper was called for a database its Scripts value has no client for.
 var ErrNoClient = fmt.Errorf("no client for the script's database")
 
-// NoClient is the error of a wrapper whose database has no client.
-func NoClient(instance, db, script string) error {
-	return fmt.Errorf("script %s: %s %s: %w", script, instance, db, ErrNoClient)
-}
-
 // KeyInfo describes one declared key pattern, for audits such as a keyspace scan
 // that checks every key is declared and has a TTL.
 type KeyInfo struct {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/hanchat/luagen/runtime/keypart"
@@ -147,7 +148,7 @@ func (in *Input) Key(pos, key string) {
 		return
 	}
 	if key == "" {
-		in.err = MissingKey(in.script.name, pos)
+		in.err = missingKey(in.script.name, pos)
 		return
 	}
 	in.addString(key)
@@ -157,7 +158,7 @@ func (in *Input) Key(pos, key string) {
 // be the Input's.
 func (in *Input) PrefixedKey(pos, key, owner string) {
 	if in.err == nil && key != "" && owner != in.prefix {
-		in.err = WrongPrefix(in.script.name, pos)
+		in.err = wrongPrefix(in.script.name, pos)
 		return
 	}
 	in.Key(pos, key)
@@ -192,21 +193,30 @@ func (in *Input) Same(ph, a string, i int, b string, j int) {
 	if in.err != nil {
 		return
 	}
-	if KeySegment(a, len(in.prefix), i) != KeySegment(b, len(in.prefix), j) {
-		in.err = MismatchedKeys(in.script.name, ph)
+	if keySegment(a, len(in.prefix), i) != keySegment(b, len(in.prefix), j) {
+		in.err = mismatchedKeys(in.script.name, ph)
 	}
+}
+
+// accept reports whether the value of argument arg may be appended: nothing
+// was refused before it, and ok. A value that is not ok is refused with
+// reason(), which runs only then (so that the path of a good value formats
+// and allocates nothing).
+func (in *Input) accept(arg string, ok bool, reason func() string) bool {
+	if in.err != nil {
+		return false
+	}
+	if !ok {
+		in.argErr(arg, reason())
+	}
+	return ok
 }
 
 // Int appends an integer argument within min..max.
 func (in *Input) Int(arg string, v, min, max int64) {
-	if in.err != nil {
-		return
+	if in.accept(arg, v >= min && v <= max, func() string { return fmt.Sprintf("want %d..%d", min, max) }) {
+		in.addInt(v)
 	}
-	if v < min || v > max {
-		in.argErr(arg, fmt.Sprintf("want %d..%d", min, max))
-		return
-	}
-	in.addInt(v)
 }
 
 // Bool appends a boolean argument as 1 or 0.
@@ -215,20 +225,15 @@ func (in *Input) Bool(v bool) {
 		in.strs = append(in.strs, boolStrings[b2i(v)])
 		return
 	}
-	in.cmd = append(in.cmd, ArgBool(v))
+	in.cmd = append(in.cmd, int64(b2i(v)))
 }
 
 // Duration appends a duration within min..max in whole milliseconds
 // (truncating any fraction of a millisecond).
 func (in *Input) Duration(arg string, d, min, max time.Duration) {
-	if in.err != nil {
-		return
+	if in.accept(arg, d >= min && d <= max, func() string { return fmt.Sprintf("want %s..%s", min, max) }) {
+		in.addInt(d.Milliseconds())
 	}
-	if d < min || d > max {
-		in.argErr(arg, fmt.Sprintf("want %s..%s", min, max))
-		return
-	}
-	in.addInt(d.Milliseconds())
 }
 
 // Millis appends a duration the spec fixes (a declared TTL) in milliseconds.
@@ -238,81 +243,57 @@ func (in *Input) Millis(d time.Duration) {
 
 // String appends a string argument of at most maxBytes bytes.
 func (in *Input) String(arg, v string, maxBytes int) {
-	if in.err != nil {
-		return
+	if in.accept(arg, len(v) <= maxBytes, func() string { return tooLong(len(v), maxBytes) }) {
+		in.addString(v)
 	}
-	if len(v) > maxBytes {
-		in.argErr(arg, fmt.Sprintf("%d bytes, the limit is %d", len(v), maxBytes))
-		return
-	}
-	in.addString(v)
 }
 
 // Bytes appends a bytes argument of at most maxBytes bytes.
 func (in *Input) Bytes(arg string, v []byte, maxBytes int) {
-	if in.err != nil {
-		return
+	if in.accept(arg, len(v) <= maxBytes, func() string { return tooLong(len(v), maxBytes) }) {
+		in.addBytes(v)
 	}
-	if len(v) > maxBytes {
-		in.argErr(arg, fmt.Sprintf("%d bytes, the limit is %d", len(v), maxBytes))
-		return
-	}
-	in.addBytes(v)
 }
+
+func tooLong(n, maxBytes int) string { return fmt.Sprintf("%d bytes, the limit is %d", n, maxBytes) }
 
 // Token appends a random token (owner token, nonce).
 func (in *Input) Token(arg, v string) {
-	if in.err != nil {
-		return
+	if in.accept(arg, keypart.Token(v), tokenReason) {
+		in.addString(v)
 	}
-	if !keypart.Token(v) {
-		in.argErr(arg, "want "+strconv.Itoa(keypart.TokenMinLen)+".."+strconv.Itoa(keypart.TokenMaxLen)+" characters of [A-Za-z0-9_-]")
-		return
-	}
-	in.addString(v)
+}
+
+func tokenReason() string {
+	return "want " + strconv.Itoa(keypart.TokenMinLen) + ".." + strconv.Itoa(keypart.TokenMaxLen) + " characters of [A-Za-z0-9_-]"
 }
 
 // Hex appends exactly n lower-case hex characters.
 func (in *Input) Hex(arg, v string, n int) {
-	if in.err != nil {
-		return
+	if in.accept(arg, keypart.Hex(v, n), func() string { return fmt.Sprintf("want %d lower-case hex characters", n) }) {
+		in.addString(v)
 	}
-	if !keypart.Hex(v, n) {
-		in.argErr(arg, fmt.Sprintf("want %d lower-case hex characters", n))
-		return
-	}
-	in.addString(v)
 }
 
 // UUID appends a canonical lower-case UUID.
 func (in *Input) UUID(arg, v string) {
-	if in.err != nil {
-		return
+	if in.accept(arg, keypart.UUID(v), func() string { return "want a canonical lower-case UUID" }) {
+		in.addString(v)
 	}
-	if !keypart.UUID(v) {
-		in.argErr(arg, "want a canonical lower-case UUID")
-		return
-	}
-	in.addString(v)
 }
 
 // Name appends 1..maxLen characters of [A-Za-z0-9._-].
 func (in *Input) Name(arg, v string, maxLen int) {
-	if in.err != nil {
-		return
+	if in.accept(arg, keypart.Name(v, maxLen), func() string { return fmt.Sprintf("want 1..%d characters of [A-Za-z0-9._-]", maxLen) }) {
+		in.addString(v)
 	}
-	if !keypart.Name(v, maxLen) {
-		in.argErr(arg, fmt.Sprintf("want 1..%d characters of [A-Za-z0-9._-]", maxLen))
-		return
-	}
-	in.addString(v)
 }
 
-// absent appends ArgAbsent for an optional argument left out and reports
+// absent appends argAbsent for an optional argument left out and reports
 // whether v was nil.
 func (in *Input) absent(isNil bool) bool {
 	if isNil {
-		in.addString(ArgAbsent)
+		in.addString(argAbsent)
 	}
 	return isNil
 }
@@ -320,33 +301,33 @@ func (in *Input) absent(isNil bool) bool {
 // present refuses the empty value of an optional string or bytes argument.
 func (in *Input) present(arg string, n int) bool {
 	if in.err == nil && n == 0 {
-		in.err = CheckPresent(in.script.name, arg, n)
+		in.err = checkPresent(in.script.name, arg, n)
 	}
 	return in.err == nil
 }
 
-// OptInt is Int for an optional argument: nil sends ArgAbsent.
+// OptInt is Int for an optional argument: nil sends "" (absent).
 func (in *Input) OptInt(arg string, v *int64, min, max int64) {
 	if !in.absent(v == nil) {
 		in.Int(arg, *v, min, max)
 	}
 }
 
-// OptBool is Bool for an optional argument: nil sends ArgAbsent.
+// OptBool is Bool for an optional argument: nil sends "" (absent).
 func (in *Input) OptBool(v *bool) {
 	if !in.absent(v == nil) {
 		in.Bool(*v)
 	}
 }
 
-// OptDuration is Duration for an optional argument: nil sends ArgAbsent.
+// OptDuration is Duration for an optional argument: nil sends "" (absent).
 func (in *Input) OptDuration(arg string, d *time.Duration, min, max time.Duration) {
 	if !in.absent(d == nil) {
 		in.Duration(arg, *d, min, max)
 	}
 }
 
-// OptString is String for an optional argument: nil sends ArgAbsent, and a
+// OptString is String for an optional argument: nil sends "" (absent), and a
 // present value must not be empty.
 func (in *Input) OptString(arg string, v *string, maxBytes int) {
 	if !in.absent(v == nil) && in.present(arg, len(*v)) {
@@ -354,7 +335,7 @@ func (in *Input) OptString(arg string, v *string, maxBytes int) {
 	}
 }
 
-// OptBytes is Bytes for an optional argument: nil sends ArgAbsent, and a
+// OptBytes is Bytes for an optional argument: nil sends "" (absent), and a
 // present value must not be empty.
 func (in *Input) OptBytes(arg string, v []byte, maxBytes int) {
 	if !in.absent(v == nil) && in.present(arg, len(v)) {
@@ -362,28 +343,28 @@ func (in *Input) OptBytes(arg string, v []byte, maxBytes int) {
 	}
 }
 
-// OptToken is Token for an optional argument: nil sends ArgAbsent.
+// OptToken is Token for an optional argument: nil sends "" (absent).
 func (in *Input) OptToken(arg string, v *string) {
 	if !in.absent(v == nil) {
 		in.Token(arg, *v)
 	}
 }
 
-// OptHex is Hex for an optional argument: nil sends ArgAbsent.
+// OptHex is Hex for an optional argument: nil sends "" (absent).
 func (in *Input) OptHex(arg string, v *string, n int) {
 	if !in.absent(v == nil) {
 		in.Hex(arg, *v, n)
 	}
 }
 
-// OptUUID is UUID for an optional argument: nil sends ArgAbsent.
+// OptUUID is UUID for an optional argument: nil sends "" (absent).
 func (in *Input) OptUUID(arg string, v *string) {
 	if !in.absent(v == nil) {
 		in.UUID(arg, *v)
 	}
 }
 
-// OptName is Name for an optional argument: nil sends ArgAbsent.
+// OptName is Name for an optional argument: nil sends "" (absent).
 func (in *Input) OptName(arg string, v *string, maxLen int) {
 	if !in.absent(v == nil) {
 		in.Name(arg, *v, maxLen)
@@ -476,17 +457,17 @@ func (in *Input) Script() *Script { return in.script }
 // NumKeys is the number of keys of the call.
 func (in *Input) NumKeys() int { return in.nkeys }
 
-// Arg is the i-th of the call's keys and then arguments (0 is KEYS[1]): a
+// arg is the i-th of the call's keys and then arguments (0 is KEYS[1]): a
 // string, an int64 or a []byte (always a string for a StringArgs script).
-func (in *Input) Arg(i int) any {
+func (in *Input) arg(i int) any {
 	if in.strs != nil {
 		return in.strs[i]
 	}
 	return in.cmd[cmdHead+i]
 }
 
-// NumArgs is the number of keys and arguments.
-func (in *Input) NumArgs() int {
+// numArgs is the number of keys and arguments.
+func (in *Input) numArgs() int {
 	if in.strs != nil {
 		return len(in.strs)
 	}
@@ -500,7 +481,7 @@ func (in *Input) Strings() []string {
 	if in.strs != nil {
 		return in.strs
 	}
-	out := make([]string, 0, in.NumArgs())
+	out := make([]string, 0, in.numArgs())
 	for _, v := range in.cmd[cmdHead:] {
 		switch v := v.(type) {
 		case string:
@@ -525,3 +506,60 @@ func b2i(v bool) int {
 	}
 	return 0
 }
+
+// The errors of Input's refusals.
+
+// missingKey is the error of a wrapper given no key for a KEYS position: nil, a
+// zero value, or a value that is not one of the position's key types (a pointer,
+// another type embedding one).
+func missingKey(script, position string) error {
+	return &ArgError{Script: script, Arg: "KEYS " + position, Reason: "no key of a type this position takes (build it with its key builder)"}
+}
+
+// wrongPrefix is the error of a wrapper given a key of another deployment.
+func wrongPrefix(script, position string) error {
+	return &ArgError{Script: script, Arg: "KEYS " + position, Reason: "a key of another deployment prefix than the one the Scripts were made with"}
+}
+
+// keySegment is the i-th ':'-separated segment of key after its first skip
+// bytes (a deployment prefix), without the braces of a hash tag; "" when the
+// key has fewer segments. Same compares shared placeholders with it.
+func keySegment(key string, skip, i int) string {
+	if skip > len(key) {
+		return ""
+	}
+	rest := key[skip:]
+	for ; i > 0; i-- {
+		j := strings.IndexByte(rest, ':')
+		if j < 0 {
+			return ""
+		}
+		rest = rest[j+1:]
+	}
+	if j := strings.IndexByte(rest, ':'); j >= 0 {
+		rest = rest[:j]
+	}
+	if len(rest) >= 2 && rest[0] == '{' && rest[len(rest)-1] == '}' {
+		rest = rest[1 : len(rest)-1]
+	}
+	return rest
+}
+
+// mismatchedKeys is the error of a wrapper given keys whose shared placeholder
+// differs (a session's data key and another session's lock).
+func mismatchedKeys(script, placeholder string) error {
+	return &ArgError{Script: script, Arg: "KEYS {" + placeholder + "}", Reason: "the keys hold different values of a placeholder the script's keys share"}
+}
+
+// checkPresent refuses the empty value of an optional string or bytes argument
+// that is present: the empty string is how a wrapper says the argument is absent.
+func checkPresent(script, arg string, n int) error {
+	if n == 0 {
+		return &ArgError{Script: script, Arg: arg, Reason: "empty: an optional argument is absent (nil) or non-empty"}
+	}
+	return nil
+}
+
+// argAbsent is what a wrapper sends for an optional argument left out; the
+// script tells with ARGV[n] == "".
+const argAbsent = ""

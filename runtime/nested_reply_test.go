@@ -35,7 +35,7 @@ func TestNullableAndNestedLists(t *testing.T) {
 		[]any{"intro", []any{[]any{"ann", int64(7)}, []any{"bob", nil}}},
 		[]any{"body", []any{}},
 	}}
-	r := runtime.ArrayReply("s", v, 3)
+	r := runtime.ArrayReplyOf("s", v, 3)
 	title := runtime.Nullable(&r, "title", r.String)
 	rev := runtime.Nullable(&r, "rev", r.Int)
 	secs := runtime.List(&r, "sections", 2, decodeSection)
@@ -50,7 +50,7 @@ func TestNullableAndNestedLists(t *testing.T) {
 		t.Fatalf("sections (-want +got):\n%s", diff)
 	}
 	// A nil list reads as nil.
-	r = runtime.ValueReply("s", nil)
+	r = runtime.ValueReplyOf("s", nil)
 	if got := runtime.List(&r, "sections", 2, decodeSection); got != nil || r.Err() != nil {
 		t.Fatalf("nil list: %v %v", got, r.Err())
 	}
@@ -66,7 +66,7 @@ func TestNestedReplyErrorsNameTheElement(t *testing.T) {
 		{[]any{"intro"}, "script s: reply field sections[0]: want an array of 2 fields, got a string"},
 		{"x", "script s: reply field sections: want an array, got a string"},
 	} {
-		r := runtime.ValueReply("s", c.v)
+		r := runtime.ValueReplyOf("s", c.v)
 		runtime.List(&r, "sections", 2, decodeSection)
 		if err := r.Err(); !errors.Is(err, runtime.ErrReplyShape) || err.Error() != c.want {
 			t.Errorf("%v: %v, want %s", c.v, err, c.want)

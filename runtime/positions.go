@@ -29,7 +29,7 @@ func (in *Input) ArgCount(arg string, n, min, max int) {
 // prefixed Input, a channel of another deployment prefix are refused.
 func (in *Input) ChannelKey(pos, name string) {
 	if in.err == nil && name != "" && !strings.HasPrefix(name, in.prefix) {
-		in.err = WrongPrefix(in.script.name, pos)
+		in.err = wrongPrefix(in.script.name, pos)
 		return
 	}
 	in.Key(pos, name)
@@ -108,6 +108,6 @@ func (in *Input) SamePart(ph, a string, pa KeyPart, b string, pb KeyPart) {
 	va, okA := pa.Of(a[len(in.prefix):])
 	vb, okB := pb.Of(b[len(in.prefix):])
 	if !okA || !okB || va != vb {
-		in.err = MismatchedKeys(in.script.name, ph)
+		in.err = mismatchedKeys(in.script.name, ph)
 	}
 }

@@ -27,25 +27,54 @@ func (e *PrefixError) Error() string {
 // Is matches ErrInvalidPrefix.
 func (e *PrefixError) Is(target error) bool { return target == ErrInvalidPrefix }
 
-// PrefixSeparator ends every deployment prefix and separates its segments.
-const PrefixSeparator = ":"
+// prefixSeparator ends every deployment prefix and separates its segments.
+const prefixSeparator = ":"
 
-// TestPrefixRoot starts every prefix TestPrefix makes.
-const TestPrefixRoot = "test:"
+// testPrefixRoot starts every prefix TestPrefix makes.
+const testPrefixRoot = "test:"
 
 // CheckPrefix checks a deployment prefix: 2..maxLen characters of
 // [A-Za-z0-9._-] in non-empty segments, each ended by ':' (so "acme:production:").
-// The final ':' keeps one deployment's ACL pattern (~acme:prod:*) from reaching
-// another's keys (acme:production:...); no glob character, brace (a hash tag)
-// or space can appear.
-func CheckPrefix(p string, maxLen int) error {
+// The final ':' keeps one deployment's ACL pattern (~acme:prod:cache:*) from
+// reaching another's keys (acme:production:...); no glob character, brace (a
+// hash tag) or space can appear.
+//
+// Deployments may nest (acme: and acme:eu:), so the ACL grants a deployment its
+// families (~acme:cache:*, never ~acme:*), and no segment of a deployment
+// prefix may be the name of a family: reserved lists them (the generated
+// package passes its instance's, keyspec's DeploymentPrefix.Reserved); an
+// entry ending in '*' ("b_*") is a start no segment may have. Nor may
+// the first segment be "test", the root of the prefixes TestPrefix makes
+// (testPrefixRoot): a deployment never shares a namespace with tests.
+func CheckPrefix(p string, maxLen int, reserved ...string) error {
+	if err := checkPrefixSyntax(p, maxLen); err != nil {
+		return err
+	}
+	segs := strings.Split(strings.TrimSuffix(p, prefixSeparator), prefixSeparator)
+	if segs[0]+prefixSeparator == testPrefixRoot {
+		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("%q is reserved for test prefixes (the generated Prefix's Test method makes them); a deployment prefix starts otherwise", testPrefixRoot)}
+	}
+	for _, seg := range segs {
+		for _, r := range reserved {
+			if head, ok := strings.CutSuffix(r, "*"); ok && strings.HasPrefix(seg, head) {
+				return &PrefixError{Prefix: p, Reason: fmt.Sprintf("segment %q starts as a key or channel family of the instance does (%s...): a deployment prefix holding it would nest in another's namespace or hold one nested in it; name it otherwise", seg, head)}
+			} else if !ok && seg == r {
+				return &PrefixError{Prefix: p, Reason: fmt.Sprintf("segment %q is the name of a key or channel family of the instance (%s:...): a deployment prefix holding it would nest in another's namespace or hold one nested in it; name it otherwise", seg, r)}
+			}
+		}
+	}
+	return nil
+}
+
+// checkPrefixSyntax is CheckPrefix's syntax alone, which test prefixes obey too.
+func checkPrefixSyntax(p string, maxLen int) error {
 	switch {
 	case len(p) < 2 || len(p) > maxLen:
 		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("want 2..%d characters, got %d", maxLen, len(p))}
-	case !strings.HasSuffix(p, PrefixSeparator):
-		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("must end in %q (write %q)", PrefixSeparator, p+PrefixSeparator)}
+	case !strings.HasSuffix(p, prefixSeparator):
+		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("must end in %q (write %q)", prefixSeparator, p+prefixSeparator)}
 	}
-	for _, seg := range strings.Split(strings.TrimSuffix(p, PrefixSeparator), PrefixSeparator) {
+	for _, seg := range strings.Split(strings.TrimSuffix(p, prefixSeparator), prefixSeparator) {
 		if seg == "" {
 			return &PrefixError{Prefix: p, Reason: "an empty segment (a leading ':' or '::')"}
 		}
@@ -69,8 +98,9 @@ func CheckPrefix(p string, maxLen int) error {
 // with an '@' after its authority (a password whose unescaped '/', '?' or '#'
 // would put part of it into the host or path, and so into every key); user
 // info itself is ignored. The error never shows the URL (it may carry
-// credentials).
-func PrefixFromURL(appURL string, maxLen int) (string, error) {
+// credentials). reserved are CheckPrefix's: a URL whose prefix would hold one
+// (https://shop.example.com/cache) needs an explicit prefix.
+func PrefixFromURL(appURL string, maxLen int, reserved ...string) (string, error) {
 	if appURL == "" {
 		return "", &PrefixError{Reason: "the application URL is empty: set it, or set an explicit prefix"}
 	}
@@ -98,8 +128,8 @@ func PrefixFromURL(appURL string, maxLen int) (string, error) {
 		}
 		segs = append(segs, clean(s))
 	}
-	p := strings.Join(segs, PrefixSeparator) + PrefixSeparator
-	if err := CheckPrefix(p, maxLen); err != nil {
+	p := strings.Join(segs, prefixSeparator) + prefixSeparator
+	if err := CheckPrefix(p, maxLen, reserved...); err != nil {
 		return "", &PrefixError{Prefix: p, Reason: "derived from the application URL: " + err.(*PrefixError).Reason + "; set an explicit prefix"}
 	}
 	return p, nil
@@ -128,15 +158,16 @@ func clean(s string) string {
 }
 
 // ResolvePrefix is the deployment prefix of a process: the explicit one when
-// set (checked, never altered), else the one derived from the application URL.
-func ResolvePrefix(explicit, appURL string, maxLen int) (string, error) {
+// set (checked, never altered), else the one derived from the application URL;
+// reserved are CheckPrefix's.
+func ResolvePrefix(explicit, appURL string, maxLen int, reserved ...string) (string, error) {
 	if explicit != "" {
-		if err := CheckPrefix(explicit, maxLen); err != nil {
+		if err := CheckPrefix(explicit, maxLen, reserved...); err != nil {
 			return "", err
 		}
 		return explicit, nil
 	}
-	return PrefixFromURL(appURL, maxLen)
+	return PrefixFromURL(appURL, maxLen, reserved...)
 }
 
 // TestPrefix is the prefix tests use instead of a deployment's: "test:" in front
@@ -144,10 +175,10 @@ func ResolvePrefix(explicit, appURL string, maxLen int) (string, error) {
 // key and a test never writes into a deployment's namespace. A prefix that
 // already starts with "test:" is returned as it is.
 func TestPrefix(p string, maxLen int) (string, error) {
-	if !strings.HasPrefix(p, TestPrefixRoot) {
-		p = TestPrefixRoot + p
+	if !strings.HasPrefix(p, testPrefixRoot) {
+		p = testPrefixRoot + p
 	}
-	if err := CheckPrefix(p, maxLen); err != nil {
+	if err := checkPrefixSyntax(p, maxLen); err != nil {
 		return "", err
 	}
 	return p, nil
@@ -157,51 +188,3 @@ func TestPrefix(p string, maxLen int) (string, error) {
 func NoPrefix(key string) error {
 	return &KeyPartError{Key: key, Part: "deployment prefix", Reason: "the zero prefix: make one with NewPrefix (or PrefixFromEnv)"}
 }
-
-// WrongPrefix is the error of a wrapper given a key of another deployment.
-func WrongPrefix(script, position string) error {
-	return &ArgError{Script: script, Arg: "KEYS " + position, Reason: "a key of another deployment prefix than the one the Scripts were made with"}
-}
-
-// KeySegment is the i-th ':'-separated segment of key after its first skip
-// bytes (a deployment prefix), without the braces of a hash tag; "" when the
-// key has fewer segments. Generated wrappers compare shared placeholders with it.
-func KeySegment(key string, skip, i int) string {
-	if skip > len(key) {
-		return ""
-	}
-	rest := key[skip:]
-	for ; i > 0; i-- {
-		j := strings.IndexByte(rest, ':')
-		if j < 0 {
-			return ""
-		}
-		rest = rest[j+1:]
-	}
-	if j := strings.IndexByte(rest, ':'); j >= 0 {
-		rest = rest[:j]
-	}
-	if len(rest) >= 2 && rest[0] == '{' && rest[len(rest)-1] == '}' {
-		rest = rest[1 : len(rest)-1]
-	}
-	return rest
-}
-
-// MismatchedKeys is the error of a wrapper given keys whose shared placeholder
-// differs (a session's data key and another session's lock).
-func MismatchedKeys(script, placeholder string) error {
-	return &ArgError{Script: script, Arg: "KEYS {" + placeholder + "}", Reason: "the keys hold different values of a placeholder the script's keys share"}
-}
-
-// CheckPresent refuses the empty value of an optional string or bytes argument
-// that is present: the empty string is how a wrapper says the argument is absent.
-func CheckPresent(script, arg string, n int) error {
-	if n == 0 {
-		return &ArgError{Script: script, Arg: arg, Reason: "empty: an optional argument is absent (nil) or non-empty"}
-	}
-	return nil
-}
-
-// ArgAbsent is what a wrapper sends for an optional argument left out; the
-// script tells with ARGV[n] == ”.
-const ArgAbsent = ""

@@ -9,8 +9,8 @@ import (
 )
 
 func TestCheckPrefix(t *testing.T) {
-	for _, ok := range []string{"a:", "acme:production:", "test:acme:production:", "chat.example.com-8443:eu:", "A_b-c.9:"} {
-		if err := runtime.CheckPrefix(ok, 64); err != nil {
+	for _, ok := range []string{"a:", "acme:production:", "tests:acme:", "acme:test:", "chat.example.com-8443:eu:", "A_b-c.9:", "cached:", "acme:session-eu:", "acme:b:", "acme:xb_:"} {
+		if err := runtime.CheckPrefix(ok, 64, "cache", "session", "b_*"); err != nil {
 			t.Errorf("CheckPrefix(%q) = %v", ok, err)
 		}
 	}
@@ -25,8 +25,16 @@ func TestCheckPrefix(t *testing.T) {
 		"acme prod:":                  "[A-Za-z0-9._-]",
 		"acme:pröd:":                  "[A-Za-z0-9._-]",
 		strings.Repeat("a", 64) + ":": "want 2..64 characters, got 65",
+		// issue 21: the root of test prefixes, and a family's name in any segment.
+		"test:":                 `"test:" is reserved for test prefixes`,
+		"test:acme:production:": `"test:" is reserved for test prefixes`,
+		"cache:":                `segment "cache" is the name of a key or channel family`,
+		"acme:cache:":           `segment "cache" is the name of a key or channel family`,
+		"acme:session:eu:":      `segment "session" is the name of a key or channel family`,
+		"acme:b_x:":             `segment "b_x" starts as a key or channel family of the instance does (b_...)`,
+		"b_:":                   `segment "b_" starts as a key or channel family`,
 	} {
-		err := runtime.CheckPrefix(bad, 64)
+		err := runtime.CheckPrefix(bad, 64, "cache", "session", "b_*")
 		if !errors.Is(err, runtime.ErrInvalidPrefix) || !strings.Contains(err.Error(), why) {
 			t.Errorf("CheckPrefix(%q) = %v, want %q", bad, err, why)
 		}
@@ -47,8 +55,8 @@ func TestPrefixFromURL(t *testing.T) {
 			t.Errorf("PrefixFromURL(%q) = %q, %v; want %q", url, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "not a url", "/just/a/path", "https://" + strings.Repeat("x", 70) + ".com/"} {
-		_, err := runtime.PrefixFromURL(bad, 64)
+	for _, bad := range []string{"", "not a url", "/just/a/path", "https://" + strings.Repeat("x", 70) + ".com/", "http://test/", "https://shop.example.com/cache", "https://shop.example.com/eu/session/"} {
+		_, err := runtime.PrefixFromURL(bad, 64, "cache", "session")
 		if !errors.Is(err, runtime.ErrInvalidPrefix) {
 			t.Errorf("PrefixFromURL(%q) = %v", bad, err)
 		}

@@ -111,8 +111,8 @@ func (v Value) at(i int) Value {
 	return valueOf(v.anys[i])
 }
 
-// ArrayReply starts decoding an array reply of exactly n fields.
-func ArrayReply(script string, v any, n int) Reply {
+// arrayReply starts decoding an array reply of script of exactly n fields.
+func arrayReply(script string, v any, n int) Reply {
 	r := Reply{script: script}
 	val := valueOf(v)
 	switch {
@@ -126,14 +126,14 @@ func ArrayReply(script string, v any, n int) Reply {
 	return r
 }
 
-// ArrayReply is ArrayReply for a reply of s.
-func (s *Script) ArrayReply(v any, n int) Reply { return ArrayReply(s.name, v, n) }
+// ArrayReply starts decoding a reply of s that is an array of exactly n fields.
+func (s *Script) ArrayReply(v any, n int) Reply { return arrayReply(s.name, v, n) }
 
-// ValueReply is ValueReply for a reply of s.
-func (s *Script) ValueReply(v any) Reply { return ValueReply(s.name, v) }
+// ValueReply starts decoding a reply of s that is one value.
+func (s *Script) ValueReply(v any) Reply { return valueReply(s.name, v) }
 
-// ValueReply starts decoding a reply that is one value.
-func ValueReply(script string, v any) Reply {
+// valueReply starts decoding a reply of script that is one value.
+func valueReply(script string, v any) Reply {
 	return Reply{script: script, single: valueOf(v), one: true}
 }
 
@@ -167,9 +167,9 @@ func (r *Reply) fail(field, want string, v Value) {
 	r.err = &ReplyError{Script: r.script, Field: r.path + field, Reason: fmt.Sprintf("want %s, got %s", want, kind(v))}
 }
 
-// Nil reports whether the next field is nil (the script answered false for a
+// null reports whether the next field is nil (the script answered false for a
 // nullable field), and consumes it when it is.
-func (r *Reply) Nil(field string) bool {
+func (r *Reply) null(field string) bool {
 	v, ok := r.peek(field)
 	if ok && v.kind == kindNil {
 		r.next++
@@ -181,7 +181,7 @@ func (r *Reply) Nil(field string) bool {
 // Nullable reads a nullable field: nil when the script answered false (nil),
 // else read's value.
 func Nullable[T any](r *Reply, field string, read func(field string) T) *T {
-	if r.Nil(field) {
+	if r.null(field) {
 		return nil
 	}
 	v := read(field)

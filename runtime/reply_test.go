@@ -10,7 +10,7 @@ import (
 
 func TestArrayReplyDecodesEachType(t *testing.T) {
 	v := []any{int64(1), int64(7), int64(1500), int64(1700000000123), "s", nil, "in_progress", []any{"a", "b"}, true}
-	r := runtime.ArrayReply("x", v, 9)
+	r := runtime.ArrayReplyOf("x", v, 9)
 	if got := r.Bool("allowed"); !got {
 		t.Error("bool")
 	}
@@ -58,14 +58,14 @@ func TestReplyShapeErrors(t *testing.T) {
 		"unknown enum":      {[]any{"x"}, 1, func(r *runtime.Reply) { r.Enum("a", []string{"y"}) }},
 		"int in strings":    {[]any{[]any{"a", int64(1)}}, 1, func(r *runtime.Reply) { r.Strings("a") }},
 	} {
-		r := runtime.ArrayReply("x", tc.v, tc.n)
+		r := runtime.ArrayReplyOf("x", tc.v, tc.n)
 		tc.read(&r)
 		if err := r.Err(); !errors.Is(err, runtime.ErrReplyShape) {
 			t.Errorf("%s: err = %v, want ErrReplyShape", name, err)
 		}
 	}
 	// The first problem sticks and later reads are zero.
-	r := runtime.ArrayReply("x", []any{"no", int64(5)}, 2)
+	r := runtime.ArrayReplyOf("x", []any{"no", int64(5)}, 2)
 	r.Int("a")
 	if got := r.Int("b"); got != 0 || r.Err() == nil {
 		t.Fatal("error did not stick")

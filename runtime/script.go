@@ -1,15 +1,3 @@
-// Package runtime is what luagen's generated code calls, and nothing else: script
-// execution with EVALSHA and NOSCRIPT recovery (also inside pipelines),
-// preloading, checks of key parts and script arguments, reply decoding, the
-// declared-key descriptions (KeyInfo) and the typed errors of all of these.
-// Every exported name is used by generated packages or by their callers to
-// handle what generated code returns (Preload, Batch, the errors); helpers for
-// the services built on generated code live under services/ (secrets, degraded,
-// msgpackcheck), so a program that uses only generated code links go-redis (with
-// its own dependencies) and the standard library, and no msgpack.
-//
-// It works on any go-redis v9 client: *redis.Client, *redis.ClusterClient, *redis.Ring
-// or a redis.UniversalClient.
 package runtime
 
 import (

@@ -54,8 +54,8 @@ func TestStringArgsInputSendsWhatTheBoxedInputSends(t *testing.T) {
 	if diff := cmp.Diff(want, b.Strings()); diff != "" {
 		t.Errorf("StringArgs input's strings (-want +got):\n%s", diff)
 	}
-	if b.NumArgs() != len(want) || b.NumKeys() != 1 || b.Arg(1) != "12345" {
-		t.Errorf("NumArgs %d, NumKeys %d, Arg(1) %v", b.NumArgs(), b.NumKeys(), b.Arg(1))
+	if runtime.InputNumArgs(&b) != len(want) || b.NumKeys() != 1 || runtime.InputArg(&b, 1) != "12345" {
+		t.Errorf("numArgs %d, NumKeys %d, arg(1) %v", runtime.InputNumArgs(&b), b.NumKeys(), runtime.InputArg(&b, 1))
 	}
 
 	redistest.Need(t)
@@ -106,7 +106,7 @@ func TestValuesReplyDecodesAsItsAnyTwin(t *testing.T) {
 		Flag    bool
 	}
 	decode := func(v any) (decoded, error) {
-		r := runtime.ArrayReply("x", v, 7)
+		r := runtime.ArrayReplyOf("x", v, 7)
 		var d decoded
 		d.Allowed = r.Bool("allowed")
 		d.D = r.Duration("d")
@@ -143,7 +143,7 @@ func TestValuesReplyDecodesAsItsAnyTwin(t *testing.T) {
 	if _, err := decode(values{runtime.OtherValue("a double")}); err == nil || err.Error() != `script x: reply: want an array of 7 fields, got 1` {
 		t.Errorf("short Values: %v", err)
 	}
-	r := runtime.ValueReply("x", values{runtime.OtherValue("a double")})
+	r := runtime.ValueReplyOf("x", values{runtime.OtherValue("a double")})
 	_ = r.Strings("f")
 	if err := r.Err(); err == nil || !errors.As(err, &re) || re.Reason != "want a string, got a double" {
 		t.Errorf("an element of another type: %v", err)

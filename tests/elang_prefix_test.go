@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -71,11 +72,11 @@ func elangClient(srv *redistest.Server, user, password string) *redis.Client {
 
 // Two deployment prefixes on one server: under the aclfile luagen writes for
 // prefix A, elang_app runs every Elang service on A (cache with its clear,
-// locks, sessions, rate limits, Pub/Sub) and gets NOPERM for every key and
-// channel of prefix B; A's subscriber never hears B's channel of the same name.
+// locks, sessions, rate limits) and gets NOPERM for every key of prefix B and
+// for every channel (elang declares none).
 func TestElangACLForOnePrefixRefusesAnother(t *testing.T) {
 	ctx := context.Background()
-	pa, pb := elangtest.Prefix(t, "deploy-a"), elangtest.Prefix(t, "deploy-b")
+	pa, pb := elangtest.Deployment(t, "deploy-a"), elangtest.Deployment(t, "deploy-b")
 	srv := redistest.Start(t, redistest.WithACL(elangACL(t, pa)+adminLine))
 	// elang_app runs scripts but may not load them: it recovers NOSCRIPT
 	// through the loader user (runtime.WithLoader), as a service holding the
@@ -96,13 +97,16 @@ func TestElangACLForOnePrefixRefusesAnother(t *testing.T) {
 	if v, ok, _ := c.Get(ctx, "catalog.version"); !ok || string(v) != "4" {
 		t.Fatalf("A's cache: %q %v", v, ok)
 	}
-	if n, err := c.Clear(ctx); err != nil || n != 1 {
-		t.Fatalf("A's clear as elang_app: %d %v", n, err)
+	if _, err := c.Clear(ctx); err != nil {
+		t.Fatalf("A's clear as elang_app: %v", err)
+	}
+	if _, ok, _ := c.Get(ctx, "catalog.version"); ok {
+		t.Fatal("A's entry survived A's clear")
 	}
 	if ok, err := lock.New(stA, lock.Options{}).Lock("report:42", 30*time.Second).Acquire(ctx); err != nil || !ok {
 		t.Fatalf("A's lock: %v %v", ok, err)
 	}
-	sessions, err := session.New(app, pa, noRevocations{}, session.Options{})
+	sessions, err := session.New(app, pa, testHMACKey, noRevocations{}, session.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +137,7 @@ func TestElangACLForOnePrefixRefusesAnother(t *testing.T) {
 	if _, _, err := stB.Acquire(ctx, "report:42", "owner-eeeeeeeeeeeeeeee", time.Second); !strings.Contains(errString(err), "NOPERM") {
 		t.Fatalf("B's lock as A's user: %v", err)
 	}
-	sessionsB, _ := session.New(app, pb, noRevocations{}, session.Options{})
+	sessionsB, _ := session.New(app, pb, testHMACKey, noRevocations{}, session.Options{})
 	if _, err := sessionsB.Create(ctx, "user-1", []byte("b")); !errors.Is(err, session.ErrUnavailable) || !strings.Contains(err.Error(), "NOPERM") {
 		t.Fatalf("B's session as A's user: %v", err)
 	}
@@ -150,33 +154,24 @@ func TestElangACLForOnePrefixRefusesAnother(t *testing.T) {
 			t.Errorf("%v as elang_app of A: %v, want NOPERM", args, err)
 		}
 	}
-	// SUBSCRIBE of B's channel is refused, PSUBSCRIBE is not granted at all;
-	// A's subscriber of its events:x hears A's message, never B's events:x.
-	subB := app.Subscribe(ctx, pb.String()+"events:x")
-	if _, err := subB.Receive(ctx); !isNoPerm(err) {
-		t.Fatalf("SUBSCRIBE to B's channel: %v", err)
+	// Elang declares no channel (its realtime events go through the outbox
+	// stream), so elang_app has no Pub/Sub at all: SUBSCRIBE of B's channel and
+	// of A's own, PSUBSCRIBE and PUBLISH are refused.
+	for _, ch := range []string{pb.String() + "events:x", pa.String() + "events:x"} {
+		sub := app.Subscribe(ctx, ch)
+		if _, err := sub.Receive(ctx); !isNoPerm(err) {
+			t.Fatalf("SUBSCRIBE %s: %v", ch, err)
+		}
+		_ = sub.Close()
+		if err := app.Publish(ctx, ch, "x").Err(); !isNoPerm(err) {
+			t.Fatalf("PUBLISH %s: %v", ch, err)
+		}
 	}
-	_ = subB.Close()
 	subAll := app.PSubscribe(ctx, "*")
 	if _, err := subAll.Receive(ctx); !isNoPerm(err) {
 		t.Fatalf("PSUBSCRIBE *: %v", err)
 	}
 	_ = subAll.Close()
-	sub := app.Subscribe(ctx, pa.String()+"events:x")
-	defer sub.Close()
-	if _, err := sub.Receive(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if err := admin.Publish(ctx, pb.String()+"events:x", "for-b").Err(); err != nil {
-		t.Fatal(err)
-	}
-	if err := app.Publish(ctx, pa.String()+"events:x", "for-a").Err(); err != nil {
-		t.Fatal(err)
-	}
-	msg, err := sub.ReceiveMessage(ctx)
-	if err != nil || msg.Payload != "for-a" {
-		t.Fatalf("A's subscriber got %+v %v, want A's message only (B's was published first)", msg, err)
-	}
 
 	// Nothing of A reached B's namespace, and nothing is outside a prefix.
 	for _, k := range admin.Keys(ctx, "*").Val() {
@@ -213,7 +208,8 @@ func TestElangPrefixChangeStartsNewNamespaces(t *testing.T) {
 	if err != nil || oldP.String() != "test:acme:production:" {
 		t.Fatalf("test prefix: %q %v", oldP, err)
 	}
-	newP, _ := elang.NewPrefix("test:acme:production-2:")
+	newP, _ := elang.NewPrefix("acme:production-2:")
+	newP, _ = newP.Test()
 
 	srv := redistest.Start(t)
 	rdb := srv.Client(elang.DB0, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
@@ -229,7 +225,7 @@ func TestElangPrefixChangeStartsNewNamespaces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		s, err := session.New(rdb, p, noRevocations{}, session.Options{})
+		s, err := session.New(rdb, p, testHMACKey, noRevocations{}, session.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,8 +270,8 @@ func TestElangPrefixChangeStartsNewNamespaces(t *testing.T) {
 	if v, ok, _ := old.c.Get(ctx, "catalog.version"); !ok || string(v) != "4" {
 		t.Fatal("the new prefix's clear touched the old cache")
 	}
-	if after := srv.Admin().DBSize(ctx).Val(); after != before+1 {
-		t.Fatalf("keys %d -> %d, want only the new limiter bucket added", before, after)
+	if after := srv.Admin().DBSize(ctx).Val(); after != before+2 {
+		t.Fatalf("keys %d -> %d, want only the new limiter bucket and the new prefix's cache generation added", before, after)
 	}
 }
 
@@ -284,7 +280,7 @@ func TestElangPrefixChangeStartsNewNamespaces(t *testing.T) {
 // server stopped, every service fails and says why without it.
 func TestElangSecretsAbsentFromErrorsAndLogs(t *testing.T) {
 	ctx := context.Background()
-	p := elangtest.Prefix(t, "secrets")
+	p := elangtest.Deployment(t, "secrets")
 	srv := redistest.Start(t, redistest.WithACL(elangACL(t, p)+adminLine))
 	key, _ := secrets.NewHMACKey([]byte("elang-test-secret-0123456789abcdef"))
 	for _, tc := range []struct {
@@ -316,7 +312,7 @@ func TestElangSecretsAbsentFromErrorsAndLogs(t *testing.T) {
 			errs = append(errs, c.Set(ctx, "catalog.version", []byte("4"), time.Minute))
 			_, err = lock.New(st, lock.Options{Logger: log}).Lock("report:42", time.Second).Acquire(ctx)
 			errs = append(errs, err)
-			ss, _ := session.New(rdb, p, noRevocations{}, session.Options{Logger: log})
+			ss, _ := session.New(rdb, p, testHMACKey, noRevocations{}, session.Options{Logger: log})
 			_, err = ss.Create(ctx, "user-1", []byte("b"))
 			errs = append(errs, err)
 			rl, _ := ratelimit.New(rdb, p, key, []ratelimit.Limit{{Name: "login", Algorithm: ratelimit.Fixed, Limit: 1, Window: time.Second}}, ratelimit.Options{Logger: log})
@@ -341,4 +337,181 @@ func TestElangSecretsAbsentFromErrorsAndLogs(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Two deployments whose prefixes the tool derives one inside the other
+// (https://shop.example.com/ and https://shop.example.com/eu: shop.example.com:
+// and shop.example.com:eu:) share nothing under the first one's aclfile: its
+// elang_app gets NOPERM for every key the second wrote (session, lock, cache,
+// rate limit, stream) and for the second's sessions through the service
+// (issue 21: ~shop.example.com:* read and wrote them).
+func TestElangNestedPrefixesShareNothing(t *testing.T) {
+	ctx := context.Background()
+	pa, err := elang.PrefixFromURL("https://shop.example.com/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pb, err := elang.PrefixFromURL("https://shop.example.com/eu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pa.String() != "shop.example.com:" || pb.String() != "shop.example.com:eu:" {
+		t.Fatalf("prefixes %q %q", pa, pb)
+	}
+	srv := redistest.Start(t, redistest.WithACL(elangACL(t, pa)+adminLine))
+	app := runtime.WithLoader(elangClient(srv, elang.ElangAppUser, elangPassword),
+		elangClient(srv, "elang_loader", elangLoaderPassword), elang.AllScripts()...)
+	admin := elangClient(srv, "luagen_test_admin", "admin-test-password")
+
+	// Deployment B writes one of each of its keys (as the admin here).
+	sessionsB, err := session.New(admin, pb, testHMACKey, noRevocations{}, session.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sessionsB.Create(ctx, "user-b", []byte("b's cart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	stB, _ := store.NewRedis(admin, pb)
+	if err := stB.Set(ctx, "catalog.version", []byte("b"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := stB.Acquire(ctx, "report:42", "owner-bbbbbbbbbbbbbbbb", time.Minute); err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	rlB, _ := ratelimit.New(admin, pb, testHMACKey, []ratelimit.Limit{{Name: "login", Algorithm: ratelimit.Fixed, Limit: 5, Window: time.Minute}}, ratelimit.Options{})
+	if _, err := rlB.Allow(ctx, "login", "bob"); err != nil {
+		t.Fatal(err)
+	}
+	keysB := admin.Keys(ctx, pb.String()+"*").Val()
+	if len(keysB) < 4 {
+		t.Fatalf("B wrote %v", keysB)
+	}
+
+	// A's user reaches none of them.
+	for _, k := range keysB {
+		for _, cmd := range [][]any{{"type", k}, {"pttl", k}, {"get", k}, {"hget", k, "body"}, {"del", k}, {"unlink", k}, {"set", k, "x"}} {
+			if err := app.Do(ctx, cmd...).Err(); !isNoPerm(err) {
+				t.Errorf("%v as A's elang_app: %v, want NOPERM", cmd, err)
+			}
+		}
+	}
+	sessionsViaA, _ := session.New(app, pb, testHMACKey, noRevocations{}, session.Options{})
+	if _, err := sessionsViaA.Open(ctx, sb.ID); !errors.Is(err, session.ErrUnavailable) || !strings.Contains(err.Error(), "NOPERM") {
+		t.Errorf("B's session opened with A's user: %v, want NOPERM", err)
+	}
+	// And A's own work goes on.
+	stA, _ := store.NewRedis(app, pa)
+	if err := stA.Set(ctx, "catalog.version", []byte("a"), time.Minute); err != nil {
+		t.Fatalf("A's own cache: %v", err)
+	}
+}
+
+// No key name holds a bearer secret, and no application user of a server that
+// hosts several deployments can learn another deployment's key names (issue 21:
+// elang_app held SCAN for the cache clear, SCAN ignores ACL key patterns, and
+// acme:staging:session:<id>:data carried the session id itself, a bearer
+// token: a session hijack). Deployment B creates a session; under A's aclfile,
+// elang_app gets NOPERM for every command that lists names (SCAN, KEYS,
+// RANDOMKEY, DBSIZE, PUBSUB, CLIENT LIST, INFO, MONITOR, ...), ACL GETUSER shows
+// it holds none of them, and B's session id is in no key name at all. A's
+// cache clear works without them.
+func TestElangUserCannotLearnAnotherDeploymentsKeyNames(t *testing.T) {
+	ctx := context.Background()
+	pa, pb := elangtest.Deployment(t, "acme-production"), elangtest.Deployment(t, "acme-staging")
+	srv := redistest.Start(t, redistest.WithACL(elangACL(t, pa)+adminLine))
+	app := runtime.WithLoader(elangClient(srv, elang.ElangAppUser, elangPassword),
+		elangClient(srv, "elang_loader", elangLoaderPassword), elang.AllScripts()...)
+	admin := elangClient(srv, "luagen_test_admin", "admin-test-password")
+
+	sessionsB, err := newSessions(admin, pb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sb, err := sessionsB.Create(ctx, "user-b", []byte("b's cart"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = sb.Release(ctx)
+	for _, k := range admin.Keys(ctx, "*").Val() {
+		if strings.Contains(k, sb.ID) {
+			t.Errorf("key %q holds the session id (a bearer token)", k)
+		}
+	}
+	if again, err := sessionsB.Open(ctx, sb.ID); err != nil || string(again.Body) != "b's cart" {
+		t.Fatalf("B's session by its id: %+v %v", again, err)
+	}
+
+	for _, cmd := range [][]any{
+		{"scan", 0}, {"scan", 0, "match", "*"}, {"scan", 0, "type", "hash"}, {"keys", "*"}, {"randomkey"}, {"dbsize"},
+		{"pubsub", "channels"}, {"pubsub", "shardchannels"}, {"pubsub", "numpat"}, {"client", "list"}, {"client", "info"},
+		{"info", "keyspace"}, {"memory", "stats"}, {"monitor"}, {"debug", "object", pb.String() + "x"},
+		{"sort", pa.String() + "cache:x", "by", "*"}, {"object", "help"}, {"cluster", "getkeysinslot", 0, 10},
+		{"xinfo", "help"}, {"slowlog", "get"}, {"latency", "latest"}, {"acl", "log"}, {"command", "getkeys", "get", "x"},
+	} {
+		v, err := app.Do(ctx, cmd...).Result()
+		// DEBUG is refused before the ACL is asked (enable-debug-command no).
+		if !isNoPerm(err) && !(cmd[0] == "debug" && err != nil && strings.Contains(err.Error(), "DEBUG command not allowed")) {
+			t.Errorf("%v as A's elang_app: %v %v, want NOPERM", cmd, v, err)
+		}
+	}
+	for _, c := range strings.Fields(aclRule(t, admin, elang.ElangAppUser, "commands")) {
+		if c == "+scan" || c == "+keys" || c == "+randomkey" || c == "+dbsize" || strings.HasPrefix(c, "+pubsub") || strings.HasPrefix(c, "+@") {
+			t.Errorf("elang_app holds %s", c)
+		}
+	}
+
+	// A's cache clear needs none of them.
+	stA, _ := store.NewRedis(app, pa)
+	c := cache.New(stA, cache.Options{})
+	if err := c.Set(ctx, "catalog.version", []byte("4"), time.Minute); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Clear(ctx); err != nil {
+		t.Fatalf("A's clear: %v", err)
+	}
+	if _, ok, _ := c.Get(ctx, "catalog.version"); ok {
+		t.Fatal("the entry survived A's clear")
+	}
+	if calls := redistest.CommandCalls(t, admin, "scan") + redistest.CommandCalls(t, admin, "keys"); calls != 1 { // the test's own KEYS above
+		t.Fatalf("SCAN/KEYS ran %d times, want only the test's own KEYS", calls)
+	}
+}
+
+// newSessions is the session store of prefix p on rdb, keyed by testHMACKey.
+func newSessions(rdb redis.Scripter, p elang.Prefix) (*session.Sessions, error) {
+	return session.New(rdb, p, testHMACKey, noRevocations{}, session.Options{})
+}
+
+// aclRule is one field of ACL GETUSER user ("commands", "keys", "flags", ...)
+// as text, whichever protocol the client speaks.
+func aclRule(t *testing.T, admin *redis.Client, user, field string) string {
+	t.Helper()
+	v, err := admin.Do(context.Background(), "acl", "getuser", user).Result()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got any
+	switch v := v.(type) {
+	case map[any]any:
+		got = v[field]
+	case []any:
+		for i := 0; i+1 < len(v); i += 2 {
+			if v[i] == field {
+				got = v[i+1]
+			}
+		}
+	}
+	switch g := got.(type) {
+	case string:
+		return g
+	case []any:
+		parts := make([]string, len(g))
+		for i, x := range g {
+			parts[i] = fmt.Sprint(x)
+		}
+		return strings.Join(parts, " ")
+	}
+	t.Fatalf("ACL GETUSER %s: no %s in %v", user, field, v)
+	return ""
 }

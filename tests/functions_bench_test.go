@@ -12,7 +12,7 @@ import (
 	fn "github.com/hanchat/luagen/gen/testdata/features/functions/golden/app"
 	ev "github.com/hanchat/luagen/gen/testdata/features/functions_twin/golden/app"
 	"github.com/hanchat/luagen/internal/redistest"
-	luagenruntime "github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -65,10 +65,10 @@ func BenchmarkFunctionsVsEvalSHA(b *testing.B) {
 	srv := redistest.Start(b)
 	c := redis.NewClient(&redis.Options{Addr: srv.Addr, PoolSize: 64})
 	b.Cleanup(func() { _ = c.Close() })
-	if _, err := luagenruntime.LoadLibrary(ctx, c, fn.Library); err != nil {
+	if _, err := runtime.LoadLibrary(ctx, c, fn.Library); err != nil {
 		b.Fatal(err)
 	}
-	if err := luagenruntime.Preload(ctx, c, ev.AllScripts()...); err != nil {
+	if err := runtime.Preload(ctx, c, ev.AllScripts()...); err != nil {
 		b.Fatal(err)
 	}
 	fs, err := fn.NewScripts(fn.Clients{DB0: c})

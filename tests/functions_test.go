@@ -6,10 +6,12 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"testing/fstest"
 	"time"
 
 	"github.com/hanchat/luagen/gen/acl"
 	"github.com/hanchat/luagen/gen/compiler"
+	"github.com/hanchat/luagen/gen/functions"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/serverconf"
 	app "github.com/hanchat/luagen/gen/testdata/features/functions/golden/app"
@@ -116,9 +118,25 @@ func TestFunctionsMode(t *testing.T) {
 			t.Errorf("app %v: %v, want NOPERM", cmd[:2], err)
 		}
 	}
-	// The loader cannot touch keys or run the scripts.
+	// The loader cannot touch keys or run any code (issue 21: its FCALL_RO, for
+	// the version check, ran any no-writes function, one it had just loaded too).
 	if _, err := loader.FCall(ctx, app.HitsIncrScript.Function(), []string{page.String()}, 1).Result(); !isNoPerm(err) {
 		t.Errorf("loader FCALL: %v, want NOPERM", err)
+	}
+	if err := loader.FunctionLoad(ctx, "#!lua name=loaders_own\nredis.register_function{function_name='loaders_own', flags={'no-writes'}, callback=function() return 1 end}").Err(); err != nil {
+		t.Fatalf("the loader's FUNCTION LOAD: %v", err)
+	}
+	for _, cmd := range [][]any{
+		{"fcall_ro", "loaders_own", 0}, {"fcall", "loaders_own", 0},
+		{"fcall_ro", "app_version", 0}, {"fcall", "app_version", 0},
+		{"fcall_ro", app.HitsPeekScript.Function(), 0},
+	} {
+		if err := loader.Do(ctx, cmd...).Err(); !isNoPerm(err) {
+			t.Errorf("loader %v: %v, want NOPERM", cmd, err)
+		}
+	}
+	if err := admin0.FunctionDelete(ctx, "loaders_own").Err(); err != nil {
+		t.Fatal(err)
 	}
 
 	r, err := runtime.LoadLibrary(ctx, loader, app.Library)
@@ -133,8 +151,12 @@ func TestFunctionsMode(t *testing.T) {
 	if n, err := scripts.HitsPeek(ctx, page); err != nil || n != 6 {
 		t.Fatalf("HitsPeek: %d %v", n, err)
 	}
-	if calls := redistest.CommandCalls(t, admin0, "fcall_ro"); calls < 2 { // the version check, HitsPeek
-		t.Fatalf("fcall_ro calls: %d", calls)
+	// The version checks read FUNCTION LIST; the only FCALL_RO that ran is HitsPeek's.
+	if calls := redistest.CommandCalls(t, admin0, "fcall_ro"); calls != 1 {
+		t.Fatalf("fcall_ro calls: %d, want 1 (HitsPeek; no version check runs code)", calls)
+	}
+	if calls := redistest.CommandCalls(t, admin0, "function|list"); calls < 2 { // VerifyLibrary, LoadLibrary
+		t.Fatalf("function|list calls: %d", calls)
 	}
 	if calls := redistest.CommandCalls(t, admin0, "evalsha"); calls != 0 {
 		t.Fatalf("evalsha calls: %d, want 0 in functions mode", calls)
@@ -314,5 +336,69 @@ func TestFunctionsOnClusterSurviveFailover(t *testing.T) {
 	}
 	if now, err := cl.PrimaryOf(ctx, slot); err != nil || now != replicas[0] {
 		t.Fatalf("the key's primary after the failover: %v %v, want the promoted replica %s", now, err, replicas[0].Addr)
+	}
+}
+
+// A top-level '...' (the script's own arguments in EVAL, empty there) is legal
+// Lua for EVALSHA, but in functions mode the script becomes the body of
+// function(KEYS, ARGV), where Lua refuses it: FUNCTION LOAD of the whole
+// library fails, every function of the instance with it (issue 21). In
+// functions mode luagen refuses such a script at file:line; in evalsha mode it
+// still accepts it.
+func TestFunctionsModeRefusesTopLevelVarargs(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	raw, err := os.ReadFile(functionsDir + "/keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lua := fstest.MapFS{}
+	for _, name := range []string{"hits_incr", "hits_peek"} {
+		b, err := os.ReadFile(functionsDir + "/lua/app/" + name + ".lua")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lua["app/"+name+".lua"] = &fstest.MapFile{Data: b}
+	}
+	// The second line of hits_incr counts the script's varargs.
+	incr := string(lua["app/hits_incr.lua"].Data)
+	lua["app/hits_incr.lua"] = &fstest.MapFile{Data: []byte(strings.Replace(incr, "\n", "\nlocal extra = select('#', ...)\n", 1))}
+
+	// In evalsha mode the script is fine, and a library built from it is what
+	// functions mode would load: a real FUNCTION LOAD refuses all of it.
+	evalSpec, err := keyspec.Parse("keyspec.yaml", []byte(strings.Replace(string(raw), "    mode: functions\n", "", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srcs, err := compiler.Load(evalSpec, lua, "lua")
+	if err != nil {
+		t.Fatalf("evalsha mode refuses the script: %v", err)
+	}
+	lib, err := functions.Build(evalSpec, evalSpec.Instance("app"), srcs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := functionsServer(t)
+	admin0 := srv.Client(0, admin)
+	if err := admin0.FunctionLoadReplace(ctx, lib.Source).Err(); err == nil || !strings.Contains(err.Error(), "'...'") {
+		t.Fatalf("FUNCTION LOAD of the library: %v, want Lua's refusal of '...'", err)
+	}
+	if libs := admin0.FunctionList(ctx, redis.FunctionListQuery{}).Val(); len(libs) != 0 {
+		t.Fatalf("after the refused load the server holds %v", libs)
+	}
+	// As an EVAL script the same Lua runs.
+	if err := admin0.Eval(ctx, string(srcs["hits_incr"].Src), []string{"app:hits:evalsha"}, 1).Err(); err != nil {
+		t.Fatalf("the script under EVAL: %v", err)
+	}
+
+	// In functions mode luagen refuses it at its file and line, before any
+	// library is built.
+	fnSpec, err := keyspec.Parse("keyspec.yaml", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = compiler.Load(fnSpec, lua, "lua")
+	if err == nil || !strings.Contains(err.Error(), "lua/app/hits_incr.lua:2:") || !strings.Contains(err.Error(), "FUNCTION LOAD") {
+		t.Fatalf("functions mode: %v, want an error at lua/app/hits_incr.lua:2 naming FUNCTION LOAD", err)
 	}
 }

@@ -19,7 +19,10 @@ import (
 	"github.com/hanchat/luagen/services/degraded"
 	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/services/vm1/ratelimit"
-	"github.com/hanchat/luagen/services/vm2/safety"
+	"github.com/hanchat/luagen/services/vm2/callerlimit"
+	"github.com/hanchat/luagen/services/vm2/safetycache"
+	"github.com/hanchat/luagen/services/vm2/safetyrecord"
+	"github.com/hanchat/luagen/services/vm2/safetyredis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -195,9 +198,9 @@ func TestResilienceMemoryPressureVM2(t *testing.T) {
 	}
 	rdb := a.userClientWith(t, "message_safety", vm2.DB0, func(o *redis.Options) { o.ContextTimeoutEnabled = true })
 	// Generous timeouts: this test is about eviction, not latency.
-	c, reg := safetytest.New(t, rdb, safety.Options{CacheTimeout: 5 * time.Second, RateLimitTimeout: 5 * time.Second})
+	c, reg := safetytest.New(t, rdb, safetyredis.Options{CacheTimeout: 5 * time.Second, RateLimitTimeout: 5 * time.Second})
 	k := safetytest.NewCache(t, c, safetytest.Policy)
-	l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{"api-backend": {Limit: 1000000, Window: time.Hour}})
+	l, err := callerlimit.New(c, map[string]callerlimit.Policy{"api-backend": {Limit: 1000000, Window: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -208,10 +211,10 @@ func TestResilienceMemoryPressureVM2(t *testing.T) {
 		}
 		return k
 	}
-	result := safety.TextResult{Verdict: safety.VerdictAllow, RuleIDs: []string{"rule.a", "rule.b"}}
+	result := safetyrecord.TextResult{Verdict: safetyrecord.VerdictAllow, RuleIDs: []string{"rule.a", "rule.b"}}
 	const early = 50
 	for n := 0; n < early; n++ {
-		if res, err := k.SetText(ctx, keyOf(n), result); err != nil || res.Outcome != safety.SetWritten {
+		if res, err := k.SetText(ctx, keyOf(n), result); err != nil || res.Outcome != safetycache.SetWritten {
 			t.Fatalf("set %d: %+v %v", n, res, err)
 		}
 	}
@@ -220,7 +223,7 @@ func TestResilienceMemoryPressureVM2(t *testing.T) {
 	ok := pushRounds(40, 16, 200, func(w, i int) {
 		n := early + i*16 + w
 		res, err := k.SetText(ctx, keyOf(n), result)
-		if err != nil || res.Outcome != safety.SetWritten {
+		if err != nil || res.Outcome != safetycache.SetWritten {
 			if failed.Add(1) <= 5 {
 				t.Errorf("set %d under memory pressure: %+v %v", n, res, err)
 			}
@@ -229,7 +232,7 @@ func TestResilienceMemoryPressureVM2(t *testing.T) {
 		written.Add(1)
 		last.Store(int64(n))
 		if i%50 == 0 {
-			if d, err := l.Allow(ctx, "api-backend", 1); err != nil || !d.Allowed || d.Source != safety.SourceRedis {
+			if d, err := l.Allow(ctx, "api-backend", 1); err != nil || !d.Allowed || d.Source != callerlimit.SourceRedis {
 				if failed.Add(1) <= 5 {
 					t.Errorf("the caller limit under memory pressure: %+v %v", d, err)
 				}

@@ -26,7 +26,10 @@ import (
 	"github.com/hanchat/luagen/services/vm1/idempotency"
 	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/hanchat/luagen/services/vm1/settings"
-	"github.com/hanchat/luagen/services/vm2/safety"
+	"github.com/hanchat/luagen/services/vm2/callerlimit"
+	"github.com/hanchat/luagen/services/vm2/safetycache"
+	"github.com/hanchat/luagen/services/vm2/safetyrecord"
+	"github.com/hanchat/luagen/services/vm2/safetyredis"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -184,10 +187,10 @@ func TestResilienceEmptyRestoreVM2(t *testing.T) {
 	// Generous timeouts: this test is about what an empty Redis answers, not
 	// about a slow one (a loaded machine may take more than the defaults).
 	rdb := a.userClientWith(t, "message_safety", vm2.DB0, func(o *redis.Options) { o.MaxRetries = -1; o.ContextTimeoutEnabled = true })
-	c, reg := safetytest.New(t, rdb, safety.Options{RetryInterval: 50 * time.Millisecond, CacheTimeout: 5 * time.Second, RateLimitTimeout: 5 * time.Second})
+	c, reg := safetytest.New(t, rdb, safetyredis.Options{RetryInterval: 50 * time.Millisecond, CacheTimeout: 5 * time.Second, RateLimitTimeout: 5 * time.Second})
 	k := safetytest.NewCache(t, c, safetytest.Policy)
 	const limit = 5
-	l, err := safety.NewLimiter(c, map[string]safety.CallerPolicy{"api-backend": {Limit: limit, Window: time.Minute}})
+	l, err := callerlimit.New(c, map[string]callerlimit.Policy{"api-backend": {Limit: limit, Window: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -195,19 +198,19 @@ func TestResilienceEmptyRestoreVM2(t *testing.T) {
 	verdictKey, _ := vm2.NewSafetyVerdictKey(safetytest.Digest("a file"), "cfg-3", "bundle-1")
 	linkKey, _ := vm2.NewSafetyLinkKey(safetytest.Digest("https://example.org/a"), "rules-7", "cfg-3")
 	dnsKey, _ := vm2.NewSafetyDNSKey(safetytest.Digest("example.org"), vm2.DNSRRTypeA)
-	text := safety.TextResult{Verdict: safety.VerdictMonitor, RuleIDs: []string{"r.1"}, MonitorRuleIDs: []string{"m.2"}}
-	verdict := safety.FileVerdict{Verdict: safety.VerdictBlock, RuleIDs: []string{"sig.9"}}
-	link := safety.LinkPolicy{Class: safety.LinkSuspicious, Verdict: safety.VerdictReview, RuleIDs: []string{"l.4"}}
-	dns := safety.DNSAnswer{RRType: vm2.DNSRRTypeA, TTL: 10 * time.Minute, Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.1")}}
+	text := safetyrecord.TextResult{Verdict: safetyrecord.VerdictMonitor, RuleIDs: []string{"r.1"}, MonitorRuleIDs: []string{"m.2"}}
+	verdict := safetyrecord.FileVerdict{Verdict: safetyrecord.VerdictBlock, RuleIDs: []string{"sig.9"}}
+	link := safetyrecord.LinkPolicy{Class: safetyrecord.LinkSuspicious, Verdict: safetyrecord.VerdictReview, RuleIDs: []string{"l.4"}}
+	dns := safetyrecord.DNSAnswer{RRType: vm2.DNSRRTypeA, TTL: 10 * time.Minute, Addrs: []netip.Addr{netip.MustParseAddr("192.0.2.1")}}
 	set := func() {
 		t.Helper()
-		for _, f := range []func() (safety.SetResult, error){
-			func() (safety.SetResult, error) { return k.SetText(ctx, textKey, text) },
-			func() (safety.SetResult, error) { return k.SetVerdict(ctx, verdictKey, verdict) },
-			func() (safety.SetResult, error) { return k.SetLink(ctx, linkKey, link) },
-			func() (safety.SetResult, error) { return k.SetDNS(ctx, dnsKey, dns) },
+		for _, f := range []func() (safetycache.SetResult, error){
+			func() (safetycache.SetResult, error) { return k.SetText(ctx, textKey, text) },
+			func() (safetycache.SetResult, error) { return k.SetVerdict(ctx, verdictKey, verdict) },
+			func() (safetycache.SetResult, error) { return k.SetLink(ctx, linkKey, link) },
+			func() (safetycache.SetResult, error) { return k.SetDNS(ctx, dnsKey, dns) },
 		} {
-			if res, err := f(); err != nil || res.Outcome != safety.SetWritten {
+			if res, err := f(); err != nil || res.Outcome != safetycache.SetWritten {
 				t.Fatalf("set: %+v %v", res, err)
 			}
 		}
@@ -264,7 +267,7 @@ func TestResilienceEmptyRestoreVM2(t *testing.T) {
 			defer wg.Done()
 			d, err := l.Allow(ctx, "api-backend", 1)
 			switch {
-			case err != nil || d.Source != safety.SourceRedis:
+			case err != nil || d.Source != callerlimit.SourceRedis:
 				failed.Add(1)
 				t.Errorf("after the restore: %+v %v", d, err)
 			case d.Allowed:

@@ -31,7 +31,9 @@ import (
 	"github.com/hanchat/luagen/services/vm1/pubsub"
 	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/hanchat/luagen/services/vm1/settings"
-	"github.com/hanchat/luagen/services/vm2/safety"
+	"github.com/hanchat/luagen/services/vm2/callerlimit"
+	"github.com/hanchat/luagen/services/vm2/safetyrecord"
+	"github.com/hanchat/luagen/services/vm2/safetyredis"
 	"github.com/jackc/pgx/v5"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -189,13 +191,13 @@ func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
 		Registerer: reg1,
 	})
 	rig.waitFor(t, "subscribed", lastGapIs(pubsub.Subscribed))
-	safetyClient, err := safety.New(b.userClientWith(t, "message_safety", vm2.DB0, func(o *redis.Options) { safetytest.Impatient(o); o.ContextTimeoutEnabled = true }),
-		safety.Options{Registerer: reg2, RetryInterval: 50 * time.Millisecond})
+	safetyClient, err := safetyredis.New(b.userClientWith(t, "message_safety", vm2.DB0, func(o *redis.Options) { safetytest.Impatient(o); o.ContextTimeoutEnabled = true }),
+		safetyredis.Options{Registerer: reg2, RetryInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	cache := safetytest.NewCache(t, safetyClient, safetytest.Policy)
-	callers, err := safety.NewLimiter(safetyClient, map[string]safety.CallerPolicy{"api-backend": {Limit: 2, Window: time.Minute, Degraded: degraded.LocalLimit, LocalLimit: 1}})
+	callers, err := callerlimit.New(safetyClient, map[string]callerlimit.Policy{"api-backend": {Limit: 2, Window: time.Minute, Degraded: degraded.LocalLimit, LocalLimit: 1}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,11 +275,11 @@ func TestResilienceSecretsAbsentFromOutputs(t *testing.T) {
 
 		textKey, _ := vm2.NewSafetyTextKey(safetytest.Digest(text), "rules-7")
 		linkKey, _ := vm2.NewSafetyLinkKey(safetytest.Digest(presigned), "rules-7", "cfg-3")
-		_, err = cache.SetText(ctx, textKey, safety.TextResult{Verdict: safety.VerdictBlock, RuleIDs: []string{text}})
+		_, err = cache.SetText(ctx, textKey, safetyrecord.TextResult{Verdict: safetyrecord.VerdictBlock, RuleIDs: []string{text}})
 		refused("text as a rule id", err)
-		_, err = cache.SetLink(ctx, linkKey, safety.LinkPolicy{Class: safety.LinkMalicious, Verdict: safety.VerdictBlock, RuleIDs: []string{presigned}})
+		_, err = cache.SetLink(ctx, linkKey, safetyrecord.LinkPolicy{Class: safetyrecord.LinkMalicious, Verdict: safetyrecord.VerdictBlock, RuleIDs: []string{presigned}})
 		refused("a presigned URL as a rule id", err)
-		_, err = cache.SetText(ctx, textKey, safety.TextResult{Verdict: safety.VerdictBlock, RuleIDs: []string{"rule.pii.card"}})
+		_, err = cache.SetText(ctx, textKey, safetyrecord.TextResult{Verdict: safetyrecord.VerdictBlock, RuleIDs: []string{"rule.pii.card"}})
 		errs.add(err)
 		_, _, err = cache.GetText(ctx, textKey)
 		errs.add(err)

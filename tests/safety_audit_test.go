@@ -20,7 +20,11 @@ import (
 	"github.com/hanchat/luagen/internal/safetytest"
 	"github.com/hanchat/luagen/internal/scripttest"
 	"github.com/hanchat/luagen/services/degraded"
-	"github.com/hanchat/luagen/services/vm2/safety"
+	"github.com/hanchat/luagen/services/vm2/callerlimit"
+	"github.com/hanchat/luagen/services/vm2/safetycache"
+	"github.com/hanchat/luagen/services/vm2/safetyrecord"
+	"github.com/hanchat/luagen/services/vm2/safetyredis"
+	"github.com/hanchat/luagen/services/vm2/waker"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -42,13 +46,13 @@ func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
 		}
 	}
 	a := startACLInstance(t, "vm2")
-	c, reg := safetytest.New(t, a.client(t, "message_safety", vm2.DB0), safety.Options{CacheTimeout: 5 * time.Second, RateLimitTimeout: 5 * time.Second, PublishTimeout: 5 * time.Second})
-	if h := c.Health(ctx); h.Status != safety.HealthOK {
+	c, reg := safetytest.New(t, a.client(t, "message_safety", vm2.DB0), safetyredis.Options{CacheTimeout: 5 * time.Second, RateLimitTimeout: 5 * time.Second, PublishTimeout: 5 * time.Second})
+	if h := c.Health(ctx); h.Status != safetyredis.HealthOK {
 		t.Fatalf("health as message_safety: %+v", h)
 	}
 	older, newer := safetytest.Policy, safetytest.Policy
 	older.Generation, newer.Generation = 4, 5
-	caches := []*safety.Cache{safetytest.NewCache(t, c, older), safetytest.NewCache(t, c, newer)}
+	caches := []*safetycache.Cache{safetytest.NewCache(t, c, older), safetytest.NewCache(t, c, newer)}
 
 	texts := []string{
 		"Привет, Анна! Мой телефон +7 999 123-45-67, перезвони до пятницы",
@@ -79,12 +83,12 @@ func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
 				t.Fatal(err)
 			}
 			want[key.String()] = true
-			if _, err := k.SetText(ctx, key, safety.TextResult{Verdict: safety.VerdictMonitor, MonitorRuleIDs: []string{"pii.phone", "g" + g}}); err != nil {
+			if _, err := k.SetText(ctx, key, safetyrecord.TextResult{Verdict: safetyrecord.VerdictMonitor, MonitorRuleIDs: []string{"pii.phone", "g" + g}}); err != nil {
 				t.Fatal(err)
 			}
 			// The raw text itself has nowhere to go.
 			if i < 2 {
-				if _, err := k.SetText(ctx, key, safety.TextResult{Verdict: safety.VerdictAllow, RuleIDs: []string{text}}); !errors.Is(err, safety.ErrInvalidRecord) {
+				if _, err := k.SetText(ctx, key, safetyrecord.TextResult{Verdict: safetyrecord.VerdictAllow, RuleIDs: []string{text}}); !errors.Is(err, safetyrecord.ErrInvalidRecord) {
 					t.Fatalf("raw text stored as a rule id: %v", err)
 				}
 			}
@@ -92,25 +96,25 @@ func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
 		for _, f := range files {
 			key, _ := vm2.NewSafetyVerdictKey(safetytest.Digest(string(f)), "cfg-2", "clamav-1.4")
 			want[key.String()] = true
-			if _, err := k.SetVerdict(ctx, key, safety.FileVerdict{Verdict: safety.VerdictAllow}); err != nil {
+			if _, err := k.SetVerdict(ctx, key, safetyrecord.FileVerdict{Verdict: safetyrecord.VerdictAllow}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, u := range urls {
 			key, _ := vm2.NewSafetyLinkKey(safetytest.Digest(u), "rules-7", "cfg-2")
 			want[key.String()] = true
-			if _, err := k.SetLink(ctx, key, safety.LinkPolicy{Class: safety.LinkUnknown, Verdict: safety.VerdictAllow, RuleIDs: []string{u}}); !errors.Is(err, safety.ErrInvalidRecord) {
+			if _, err := k.SetLink(ctx, key, safetyrecord.LinkPolicy{Class: safetyrecord.LinkUnknown, Verdict: safetyrecord.VerdictAllow, RuleIDs: []string{u}}); !errors.Is(err, safetyrecord.ErrInvalidRecord) {
 				t.Fatalf("a URL stored as a rule id: %v", err)
 			}
-			if _, err := k.SetLink(ctx, key, safety.LinkPolicy{Class: safety.LinkSuspicious, Verdict: safety.VerdictReview, RuleIDs: []string{"link.tracking"}}); err != nil {
+			if _, err := k.SetLink(ctx, key, safetyrecord.LinkPolicy{Class: safetyrecord.LinkSuspicious, Verdict: safetyrecord.VerdictReview, RuleIDs: []string{"link.tracking"}}); err != nil {
 				t.Fatal(err)
 			}
 		}
 		for _, host := range hosts {
-			for _, ans := range []safety.DNSAnswer{
+			for _, ans := range []safetyrecord.DNSAnswer{
 				{RRType: vm2.DNSRRTypeA, TTL: time.Hour, Addrs: []netip.Addr{netip.MustParseAddr("203.0.113.9")}},
 				{RRType: vm2.DNSRRTypeAAAA, TTL: 30 * time.Second},
-				{RRType: vm2.DNSRRTypeMX, TTL: time.Minute, MX: []safety.MX{{Preference: 5, Host: "mx." + host}}},
+				{RRType: vm2.DNSRRTypeMX, TTL: time.Minute, MX: []safetyrecord.MX{{Preference: 5, Host: "mx." + host}}},
 				{RRType: vm2.DNSRRTypeTXT, TTL: time.Minute, TXT: []string{"v=spf1 -all"}},
 			} {
 				key, _ := vm2.NewSafetyDNSKey(safetytest.Digest(host), ans.RRType)
@@ -120,17 +124,17 @@ func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
 				}
 			}
 			key, _ := vm2.NewSafetyDNSKey(safetytest.Digest(host), vm2.DNSRRTypeTXT)
-			if _, err := k.SetDNS(ctx, key, safety.DNSAnswer{RRType: vm2.DNSRRTypeTXT, TTL: time.Minute, TXT: []string{"go " + urls[0]}}); !errors.Is(err, safety.ErrInvalidRecord) {
+			if _, err := k.SetDNS(ctx, key, safetyrecord.DNSAnswer{RRType: vm2.DNSRRTypeTXT, TTL: time.Minute, TXT: []string{"go " + urls[0]}}); !errors.Is(err, safetyrecord.ErrInvalidRecord) {
 				t.Fatalf("a presigned URL stored as TXT: %v", err)
 			}
 		}
 	}
-	callers := map[string]safety.CallerPolicy{
+	callers := map[string]callerlimit.Policy{
 		"api-backend":   {Limit: 5, Window: time.Minute, MaxJitter: 2 * time.Second},
 		"file-scanner":  {Limit: 100, Window: time.Hour, Degraded: degraded.LocalLimit, LocalLimit: 10},
 		"link-resolver": {Limit: 2, Window: time.Second},
 	}
-	l, err := safety.NewLimiter(c, callers)
+	l, err := callerlimit.New(c, callers)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,20 +147,20 @@ func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
 			}
 		}
 	}
-	waker, err := safety.NewWaker(c)
+	wk, err := waker.New(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sub, err := waker.Subscribe(ctx)
+	sub, err := wk.Subscribe(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sub.Close()
-	safetytest.WaitWakeup(t, sub, safety.WakeSubscribed, 5*time.Second)
-	if res, err := waker.Publish(ctx, safety.Wakeup{Reason: safety.WakeTasksReady}); err != nil || !res.Sent || res.Receivers != 1 {
+	safetytest.WaitWakeup(t, sub, safetyrecord.WakeSubscribed, 5*time.Second)
+	if res, err := wk.Publish(ctx, safetyrecord.Wakeup{Reason: safetyrecord.WakeTasksReady}); err != nil || !res.Sent || res.Receivers != 1 {
 		t.Fatalf("publish as message_safety: %+v %v", res, err)
 	}
-	safetytest.WaitWakeup(t, sub, safety.WakeTasksReady, 5*time.Second)
+	safetytest.WaitWakeup(t, sub, safetyrecord.WakeTasksReady, 5*time.Second)
 	if c.Degraded() {
 		t.Fatal("the workload ran degraded")
 	}
@@ -203,13 +207,13 @@ func TestSafetyWorkloadLeavesNoTaskStateAndEveryKeyHasTTL(t *testing.T) {
 			var derr error
 			switch {
 			case strings.HasPrefix(key, "han:safety:text:"):
-				_, derr = safety.DecodeText(v)
+				_, derr = safetyrecord.DecodeText(v)
 			case strings.HasPrefix(key, "han:safety:verdict:"):
-				_, derr = safety.DecodeVerdict(v)
+				_, derr = safetyrecord.DecodeVerdict(v)
 			case strings.HasPrefix(key, "han:safety:link:"):
-				_, derr = safety.DecodeLink(v)
+				_, derr = safetyrecord.DecodeLink(v)
 			case strings.HasPrefix(key, "han:safety:dns:"):
-				_, derr = safety.DecodeDNS(v)
+				_, derr = safetyrecord.DecodeDNS(v)
 			default:
 				t.Errorf("%s: a hash outside the caches", key)
 			}

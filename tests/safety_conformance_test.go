@@ -10,7 +10,7 @@ import (
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/internal/safetytest"
 	"github.com/hanchat/luagen/internal/scripttest"
-	"github.com/hanchat/luagen/services/vm2/safety"
+	"github.com/hanchat/luagen/services/vm2/safetyrecord"
 	"github.com/redis/go-redis/v9"
 )
 
@@ -32,9 +32,9 @@ func TestSafetyConformance(t *testing.T) {
 			text, _ := vm2.NewSafetyTextKey(safetytest.Digest("text"), "rules-9")
 			dns, _ := vm2.NewSafetyDNSKey(safetytest.Digest("host.example"), vm2.DNSRRTypeAAAA)
 			rl, _ := vm2.NewSafetyRLServiceKey("api-backend", 60)
-			v1, _ := safety.EncodeText(safety.TextResult{Verdict: safety.VerdictAllow})
-			v2, _ := safety.EncodeText(safety.TextResult{Verdict: safety.VerdictMonitor, MonitorRuleIDs: []string{"m.1"}})
-			answer, _ := safety.EncodeDNS(safety.DNSAnswer{RRType: vm2.DNSRRTypeAAAA})
+			v1, _ := safetyrecord.EncodeText(safetyrecord.TextResult{Verdict: safetyrecord.VerdictAllow})
+			v2, _ := safetyrecord.EncodeText(safetyrecord.TextResult{Verdict: safetyrecord.VerdictMonitor, MonitorRuleIDs: []string{"m.1"}})
+			answer, _ := safetyrecord.EncodeDNS(safetyrecord.DNSAnswer{RRType: vm2.DNSRRTypeAAAA})
 			set := func(key vm2.CacheSetEntry, v []byte, stamp int64, ttl, max time.Duration) func(*vm2.Scripts) (any, error) {
 				return func(s *vm2.Scripts) (any, error) {
 					return s.CacheSet(ctx, key, vm2.CacheSetArgs{Value: v, Stamp: stamp, TTL: ttl, MaxTTL: max})

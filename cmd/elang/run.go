@@ -251,11 +251,10 @@ func (c *cli) lookup(env string) (string, bool) {
 
 // runtimePrefix is elang.PrefixFromEnv over getenv.
 func runtimePrefix(getenv func(string) string) (elang.Prefix, error) {
-	s, err := runtime.ResolvePrefix(getenv(elang.PrefixEnv), getenv(elang.PrefixDefaultFrom), elang.PrefixMaxLen)
-	if err != nil {
-		return elang.Prefix{}, err
+	if explicit := getenv(elang.PrefixEnv); explicit != "" {
+		return elang.NewPrefix(explicit)
 	}
-	return elang.NewPrefix(s)
+	return elang.PrefixFromURL(getenv(elang.PrefixDefaultFrom))
 }
 
 func (c *cli) setup(args []string) error {

@@ -77,7 +77,7 @@ func TestCommandsEndToEnd(t *testing.T) {
 	env := map[string]string{
 		"DATABASE_URL":       pgtest.URL + "&search_path=" + schema,
 		"ELANG_REDIS_URL":    srv.URL("", password, 0),
-		"ELANG_REDIS_PREFIX": "test:acme:production:",
+		"ELANG_REDIS_PREFIX": "acme:production:",
 	}
 	var all strings.Builder
 	must := func(want int, args ...string) string {
@@ -97,7 +97,7 @@ func TestCommandsEndToEnd(t *testing.T) {
 		t.Fatalf("dispatch output: %q", out)
 	}
 	admin := srv.Client(0, func(o *redis.Options) { o.Password = password })
-	if n, err := admin.XLen(ctx, "test:acme:production:outbox:stream").Result(); err != nil || n != 150 {
+	if n, err := admin.XLen(ctx, "acme:production:outbox:stream").Result(); err != nil || n != 150 {
 		t.Fatalf("stream length %d %v, want 150", n, err)
 	}
 

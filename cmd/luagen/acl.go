@@ -30,6 +30,8 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 	fs.Var(&pwFiles, "password-file", "USER=PATH: the file holding USER's password (repeatable)")
 	prefix := fs.String("prefix", "", "the deployment prefix (\"acme:production:\"): required for, and only for, an instance with a deployment_prefix")
 	server := fs.String("server", "", "one server of an instance split over several (servers: in the spec); default: the instance's own server")
+	client := fs.String("client", "", "the Go client the instance's services run on, as for luagen generate --client: go-redis or rueidis (default: the instance's client: in the spec); it decides what the runtime needs (rueidis: CLIENT INFO)")
+	allowReadable := fs.Bool("allow-readable", false, "accept password files with mode bits beyond 0600 (readable by group or others), with a warning; refused without it")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
@@ -37,9 +39,18 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "luagen acl: --instance is required")
 		return exitUsage
 	}
+	switch *client {
+	case "", keyspec.ClientGoRedis, keyspec.ClientRueidis:
+	default:
+		fmt.Fprintf(stderr, "luagen acl: --client %q: want go-redis or rueidis\n", *client)
+		return exitUsage
+	}
 	spec, in, code := loadInstance(*specPath, *instance, stderr)
 	if in == nil {
 		return code
+	}
+	if *client != "" {
+		in.Client = *client
 	}
 	if code, ok := checkServer(in, *server, *specPath, stderr); !ok {
 		return code
@@ -52,12 +63,12 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "luagen acl: --prefix: instance %s has no deployment_prefix in %s\n", in.Name, *specPath)
 		return exitUsage
 	case in.Prefix != nil:
-		if err := runtime.CheckPrefix(*prefix, in.Prefix.MaxLen); err != nil {
+		if err := runtime.CheckPrefix(*prefix, in.Prefix.MaxLen, in.Prefix.Reserved...); err != nil {
 			fmt.Fprintf(stderr, "luagen acl: --prefix: %v\n", err)
 			return exitUsage
 		}
 	}
-	passwords, code, ok := readPasswordFiles(spec, in, pwFiles, stderr)
+	passwords, code, ok := readPasswordFiles(spec, in, pwFiles, *allowReadable, stderr)
 	if !ok {
 		return code
 	}
@@ -182,9 +193,10 @@ func checkServer(in *keyspec.Instance, server, specPath string, stderr io.Writer
 // mistyped argument may be the password itself); it names an argument by its
 // position, and a user only once the name is one of the instance's users. It
 // refuses a malformed argument, an unknown user, a user named twice, and a
-// password HashPassword refuses; it warns when a file is readable by its group
-// or by others.
-func readPasswordFiles(spec *keyspec.Spec, in *keyspec.Instance, args []string, stderr io.Writer) (map[string]string, int, bool) {
+// password HashPassword refuses, and a file with mode bits beyond 0600 (readable
+// by its group or others, or executable) unless allowReadable, which makes that
+// a warning.
+func readPasswordFiles(spec *keyspec.Spec, in *keyspec.Instance, args []string, allowReadable bool, stderr io.Writer) (map[string]string, int, bool) {
 	passwords := map[string]string{}
 	first := map[string]int{}
 	for i, pf := range args {
@@ -216,8 +228,12 @@ func readPasswordFiles(spec *keyspec.Spec, in *keyspec.Instance, args []string, 
 			fmt.Fprintf(stderr, "luagen acl: password file of %s (--password-file #%d): not a regular file\n", user, n)
 			return nil, exitProblem, false
 		}
-		if perm := fi.Mode().Perm(); perm&0o077 != 0 {
-			fmt.Fprintf(stderr, "luagen acl: warning: password file of %s (--password-file #%d) is readable by its group or others (mode %04o): chmod 600 it\n", user, n, perm)
+		if perm := fi.Mode().Perm(); perm&^0o600 != 0 {
+			if !allowReadable {
+				fmt.Fprintf(stderr, "luagen acl: password file of %s (--password-file #%d) has mode %04o, beyond 0600 (readable by its group or others, or executable): chmod 600 it, or pass --allow-readable\n", user, n, perm)
+				return nil, exitProblem, false
+			}
+			fmt.Fprintf(stderr, "luagen acl: warning: password file of %s (--password-file #%d) has mode %04o, beyond 0600: allowed by --allow-readable\n", user, n, perm)
 		}
 		secret, err := os.ReadFile(path)
 		if err != nil {

@@ -68,3 +68,41 @@ func TestConfigCommand(t *testing.T) {
 		t.Fatalf("config without --instance exited %d", code)
 	}
 }
+
+// The aclfile fits the client the services run on (issue 21): CLUSTER SLOTS on
+// a cluster instance, CLIENT INFO with client: rueidis, from the spec or from
+// --client as for luagen generate; never CLIENT TRACKING.
+func TestACLFitsTheClient(t *testing.T) {
+	base := []string{"acl", "--spec", "../../examples/cacheservice/keyspec.yaml", "--lua", "../../examples/cacheservice/lua", "--instance", "sessions", "--prefix", "acme:production:"}
+	line := func(out, user string) string {
+		for _, l := range strings.Split(out, "\n") {
+			if strings.HasPrefix(l, "user "+user+" ") {
+				return l + " "
+			}
+		}
+		return ""
+	}
+	for _, c := range []struct {
+		args       []string
+		clientInfo bool
+	}{{nil, false}, {[]string{"--client", "go-redis"}, false}, {[]string{"--client", "rueidis"}, true}} {
+		code, stdout, stderr := luagen(t, "", append(append([]string{}, base...), c.args...)...)
+		if code != 0 {
+			t.Fatalf("%v: %d %s", c.args, code, stderr)
+		}
+		for _, u := range []string{"sessions", "sessions_loader"} {
+			l := line(stdout, u)
+			if !strings.Contains(l, " +cluster|slots ") || strings.Contains(l, " +client|info ") != c.clientInfo || strings.Contains(l, "tracking") {
+				t.Errorf("%v: %s", c.args, l)
+			}
+		}
+		for _, u := range []string{"sessions_operator", "sessions_monitor"} {
+			if l := line(stdout, u); strings.Contains(l, "cluster|") || strings.Contains(l, "client|info") {
+				t.Errorf("%v: %s", c.args, l)
+			}
+		}
+	}
+	if code, _, _ := luagen(t, "", append(append([]string{}, base...), "--client", "redigo")...); code != 2 {
+		t.Errorf("--client redigo exited %d, want 2", code)
+	}
+}

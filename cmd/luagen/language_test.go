@@ -117,22 +117,25 @@ func TestInitDurableGeneratesAndPassesItsTest(t *testing.T) {
 }
 
 // luagen acl --prefix P grants exactly deployment P of an instance with a
-// deployment prefix; without it, with a malformed one, or on an instance
-// without a deployment prefix it is a command-line error.
+// deployment prefix, one pattern per family of its keys (~P cache:*, never
+// ~P*, which reaches a deployment nested in P); without it, with a malformed
+// one, a test prefix, one holding a family's name, or on an instance without a
+// deployment prefix it is a command-line error.
 func TestACLPrefix(t *testing.T) {
 	base := []string{"acl", "--spec", "../../gen/testdata/features/prefix/keyspec.yaml", "--lua", "../../gen/testdata/features/prefix/lua", "--instance", "app"}
 	code, stdout, stderr := luagen(t, "", append(base, "--prefix", "acme:production:")...)
 	if code != 0 {
 		t.Fatalf("acl: %d %s", code, stderr)
 	}
-	want := "user default reset off resetchannels -@all\nuser app reset on ~acme:production:* resetchannels &acme:production:events:* -@all +evalsha +ping +publish +set +subscribe +unsubscribe\n" +
+	want := "user default reset off resetchannels -@all\nuser app reset on ~acme:production:cache:* resetchannels &acme:production:events:* -@all +evalsha +ping +publish +set +subscribe +unsubscribe\n" +
 		"user app_loader reset on resetchannels -@all +ping +script|load\n" +
 		"user app_operator reset on resetchannels -@all +function|kill +ping +script|kill\n" +
 		"user app_monitor reset on resetchannels -@all +client|list +ping\n"
 	if stdout != want {
 		t.Fatalf("aclfile:\n%s\nwant:\n%s", stdout, want)
 	}
-	for _, bad := range [][]string{base, append(base, "--prefix", "acme:production"), append(base, "--prefix", "acme:*:"), append(base, "--prefix", "{t}:")} {
+	for _, bad := range [][]string{base, append(base, "--prefix", "acme:production"), append(base, "--prefix", "acme:*:"), append(base, "--prefix", "{t}:"),
+		append(base, "--prefix", "test:acme:"), append(base, "--prefix", "acme:cache:"), append(base, "--prefix", "cache:")} {
 		if code, _, _ := luagen(t, "", bad...); code != 2 {
 			t.Errorf("%v exited %d, want 2", bad[len(bad)-1], code)
 		}

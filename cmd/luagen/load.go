@@ -36,6 +36,7 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	user := fs.String("user", "", "the ACL user (default: the instance's loader user, <instance>_loader)")
 	pwFile := fs.String("password-file", "", "the file holding the user's password (required)")
 	timeout := fs.Duration("timeout", 30*time.Second, "how long the whole step may take")
+	allowReadable := fs.Bool("allow-readable", false, "accept a password file with mode bits beyond 0600 (readable by group or others), with a warning; refused without it")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
@@ -57,7 +58,7 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	if *user == "" {
 		*user = acl.LoaderUser(in)
 	}
-	password, ok := readPassword(*pwFile, *user, stderr)
+	password, ok := readPassword(*pwFile, *user, *allowReadable, stderr)
 	if !ok {
 		return exitProblem
 	}
@@ -139,8 +140,9 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 }
 
 // readPassword reads a password file with the checks of luagen acl's
-// (acl.HashPassword's), never showing the file's content.
-func readPassword(path, user string, stderr io.Writer) (string, bool) {
+// (acl.HashPassword's, and its mode: nothing beyond 0600 unless allowReadable),
+// never showing the file's content.
+func readPassword(path, user string, allowReadable bool, stderr io.Writer) (string, bool) {
 	if strings.ContainsFunc(path, unsafeRune) {
 		fmt.Fprintln(stderr, "luagen load: --password-file: the path holds a control character")
 		return "", false
@@ -160,8 +162,12 @@ func readPassword(path, user string, stderr io.Writer) (string, bool) {
 		fmt.Fprintf(stderr, "luagen load: password file of %s: %v\n", user, err)
 		return "", false
 	}
-	if fi.Mode().Perm()&0o077 != 0 {
-		fmt.Fprintf(stderr, "luagen load: warning: password file of %s is readable by its group or others (mode %04o): chmod 600 it\n", user, fi.Mode().Perm())
+	if perm := fi.Mode().Perm(); perm&^0o600 != 0 {
+		if !allowReadable {
+			fmt.Fprintf(stderr, "luagen load: password file of %s has mode %04o, beyond 0600 (readable by its group or others, or executable): chmod 600 it, or pass --allow-readable\n", user, perm)
+			return "", false
+		}
+		fmt.Fprintf(stderr, "luagen load: warning: password file of %s has mode %04o, beyond 0600: allowed by --allow-readable\n", user, perm)
 	}
 	if _, err := acl.HashPassword(secret); err != nil {
 		fmt.Fprintf(stderr, "luagen load: password file of %s: %v\n", user, err)

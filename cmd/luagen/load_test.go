@@ -75,6 +75,16 @@ func TestLoadCommand(t *testing.T) {
 			c.check(t, admin)
 		})
 	}
+	// A password file others may read is refused before anything connects,
+	// unless --allow-readable (issue 21).
+	readable := write("readable", "load-test-loader-password")
+	if err := os.Chmod(readable, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, stdout, stderr := luagen(t, "", "load", "--spec", "../../keyspec.yaml", "--lua", "../../lua", "--instance", "vm2", "--addr", "127.0.0.1:1", "--password-file", readable); code != 1 ||
+		!strings.Contains(stderr, "has mode 0644, beyond 0600") || strings.Contains(stdout+stderr, "load-test-loader-password") {
+		t.Errorf("a readable password file: %d %s%s", code, stdout, stderr)
+	}
 	for name, args := range map[string][]string{
 		"no addr":      {"load", "--instance", "vm2", "--password-file", loaderPW},
 		"bad addr":     {"load", "--instance", "vm2", "--addr", "Hunter2pw", "--password-file", loaderPW},

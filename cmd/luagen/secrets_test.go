@@ -15,7 +15,8 @@ const marker = "Hunter2pwSecret"
 // was echoed back, blank and one-character passwords were accepted, a
 // world-readable file got no warning, a second file for a user silently won):
 // each is refused or warned about as the table says, and nothing it prints
-// shows any argument's secret.
+// shows any argument's secret. A file with mode bits beyond 0600 is refused
+// (issue 21: it only got a warning) unless --allow-readable says so.
 func TestPasswordFileArgumentsLeakNothing(t *testing.T) {
 	dir := t.TempDir()
 	write := func(name, content string, mode os.FileMode) string {
@@ -31,6 +32,8 @@ func TestPasswordFileArgumentsLeakNothing(t *testing.T) {
 	good := write("good", marker+"-0123456789\n", 0o600)
 	open := write("open", marker+"-0123456789\n", 0o644)
 	group := write("group", marker+"-0123456789\n", 0o640)
+	exec := write("exec", marker+"-0123456789\n", 0o700)
+	readOnly := write("read-only", marker+"-0123456789\n", 0o400)
 	blank := write("blank", "  \n", 0o600)
 	empty := write("empty", "", 0o600)
 	one := write("one", "x\n", 0o600)
@@ -62,12 +65,19 @@ func TestPasswordFileArgumentsLeakNothing(t *testing.T) {
 		{"a directory", []string{"api_backend=" + dir}, 1, "not a regular file", false},
 		{"twice", []string{"api_backend=" + good, "api_backend=" + good}, 2, "--password-file #2: user api_backend is named again (first by #1)", false},
 		{"a second user given twice", []string{"api_backend=" + good, "vm1_loader=" + good, "vm1_loader=" + open}, 2, "--password-file #3: user vm1_loader is named again (first by #2)", false},
-		{"world-readable", []string{"api_backend=" + open}, 0, "warning: password file of api_backend (--password-file #1) is readable by its group or others (mode 0644): chmod 600 it", true},
-		{"group-readable", []string{"vm1_operator=" + group}, 0, "(mode 0640): chmod 600 it", true},
+		{"world-readable", []string{"api_backend=" + open}, 1, "password file of api_backend (--password-file #1) has mode 0644, beyond 0600 (readable by its group or others, or executable): chmod 600 it, or pass --allow-readable", false},
+		{"group-readable", []string{"vm1_operator=" + group}, 1, "has mode 0640, beyond 0600", false},
+		{"executable", []string{"api_backend=" + exec}, 1, "has mode 0700, beyond 0600", false},
+		{"world-readable, allowed", []string{"--allow-readable", "api_backend=" + open}, 0, "warning: password file of api_backend (--password-file #1) has mode 0644, beyond 0600: allowed by --allow-readable", true},
+		{"read-only for its owner", []string{"api_backend=" + readOnly}, 0, "", true},
 		{"fine", []string{"api_backend=" + good}, 0, "", true},
 	} {
 		args := append([]string{}, base...)
 		for _, a := range c.args {
+			if strings.HasPrefix(a, "--") {
+				args = append(args, a)
+				continue
+			}
 			args = append(args, "--password-file", a)
 		}
 		code, stdout, stderr := luagen(t, "", args...)

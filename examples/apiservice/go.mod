@@ -1,6 +1,6 @@
-module example.com/apiservice
+module github.com/hanchat/luagen/examples/apiservice
 
-go 1.26.8
+go 1.26.0
 
 require (
 	github.com/hanchat/luagen v0.0.0
@@ -11,6 +11,9 @@ require (
 	github.com/aymanbagabas/go-udiff v0.4.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/dave/jennifer v1.7.1 // indirect
+	github.com/google/go-cmp v0.7.0 // indirect
+	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
+	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/yuin/gopher-lua v1.1.2 // indirect
 	go.uber.org/atomic v1.12.0 // indirect
 	go.yaml.in/yaml/v3 v3.0.6 // indirect

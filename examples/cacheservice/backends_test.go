@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -140,7 +141,11 @@ func rueidisTarget(t *testing.T, ctx context.Context, cluster *redistest.Cluster
 	if err != nil {
 		t.Fatal(err)
 	}
-	rp, err := rsessions.NewPrefix(p.String())
+	// The same test prefix in the rueidis package: its deployment prefix, made a test prefix.
+	rp, err := rsessions.NewPrefix(strings.TrimPrefix(p.String(), "test:"))
+	if err == nil {
+		rp, err = rp.Test()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

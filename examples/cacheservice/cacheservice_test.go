@@ -29,6 +29,20 @@ func testPrefix(t *testing.T) app.Prefix {
 	return tp
 }
 
+// sessionsTestPrefix is a test prefix of the sessions instance: a test
+// prefix is never a deployment prefix, so it is made by Test, not NewPrefix.
+func sessionsTestPrefix(t *testing.T) sessions.Prefix {
+	t.Helper()
+	p, err := sessions.NewPrefix("cachesvc:" + strings.ReplaceAll(uuid.NewString()[:8], "-", "") + ":")
+	if err == nil {
+		p, err = p.Test()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 func appScripts(t *testing.T) (*app.Scripts, app.Prefix, *redistest.Server) {
 	t.Helper()
 	srv := redistest.Start(t)
@@ -182,7 +196,7 @@ func TestAppOnRealRedis(t *testing.T) {
 func TestAppRefusesAnotherDeployment(t *testing.T) {
 	ctx := context.Background()
 	s, _, srv := appScripts(t)
-	other, _ := app.NewPrefix("test:other:")
+	other, _ := app.NewPrefix("other:")
 	entry, _ := app.NewCacheEntryKey(other, "x")
 	if _, err := s.CacheGet(ctx, entry); !errors.Is(err, runtime.ErrInvalidArg) || !strings.Contains(err.Error(), "another deployment prefix") {
 		t.Fatalf("a key of another deployment: %v", err)
@@ -213,10 +227,7 @@ func TestSessionsOnACluster(t *testing.T) {
 	ctx := context.Background()
 	cluster := redistest.StartCluster(t, 3)
 	cc := cluster.Client(t)
-	sp, err := sessions.NewPrefix(testPrefix(t).String())
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := sessionsTestPrefix(t)
 	s, err := sessions.NewScripts(sessions.Clients{DB0: cc}, sessions.WithPrefix(sp))
 	if err != nil {
 		t.Fatal(err)

@@ -58,10 +58,7 @@ func TestClusterUnderLoad(t *testing.T) {
 			start := time.Now()
 			cluster := redistest.StartClusterWith(t, redistest.ClusterConfig{Primaries: 3, Replicas: 1, NodeTimeout: nodeTimeout})
 			t.Logf("cluster of 3 primaries and 3 replicas up in %s", time.Since(start).Round(time.Millisecond))
-			prefix, err := sessions.NewPrefix(testPrefix(t).String())
-			if err != nil {
-				t.Fatal(err)
-			}
+			prefix := sessionsTestPrefix(t)
 			t.Run("resharding", func(t *testing.T) { testResharding(t, b, cluster, prefix) })
 			t.Run("manual failover", func(t *testing.T) { testManualFailover(t, b, cluster, prefix) })
 			t.Run("primary killed", func(t *testing.T) { testPrimaryKilled(t, b, cluster, prefix) })

@@ -97,9 +97,31 @@ const (
 	cmdFCall     = "fcall"         // functions mode: non-read-only scripts
 	cmdFCallRO   = "fcall_ro"      // functions mode: read-only scripts, the library's version
 	cmdFuncLoad  = "function|load" // functions mode: the deploy step (FUNCTION LOAD REPLACE)
+	cmdFuncList  = "function|list" // functions mode: the library's version check (runtime.VerifyLibrary), which runs no code
 	cmdPing      = "ping"          // health probes; go-redis's Pub/Sub health check
 	cmdSelect    = "select"        // a URL ending in /N, N > 0
+	cmdSlots     = "cluster|slots" // a cluster client (go-redis, rueidis) finds the slots' nodes
+	cmdInfo      = "client|info"   // client: rueidis: rueidisbackend.New reads the database it selects
 )
+
+// clientCommands are what the instance's client itself sends beyond the calls
+// (issue 21: rueidisbackend.New's CLIENT INFO was refused, and on a cluster
+// neither client could read the slots): CLUSTER SLOTS on a cluster, whose
+// clients map slots to nodes with it, and CLIENT INFO for client: rueidis,
+// whose Conn reads the database it selects. They show the topology and the
+// caller's own connection, never a key. CLIENT TRACKING is never among them:
+// rueidis's client-side cache is off for generated code (DisableCache), and
+// tracking in BCAST mode would tell a client the names of keys others write.
+func clientCommands(in *keyspec.Instance) []string {
+	var out []string
+	if in.Topology == keyspec.TopologyCluster {
+		out = append(out, cmdSlots)
+	}
+	if in.Client == keyspec.ClientRueidis {
+		out = append(out, cmdInfo)
+	}
+	return out
+}
 
 // pubsub are the commands of a user with channels.
 var pubsub = []string{"publish", "subscribe", "unsubscribe"}
@@ -139,7 +161,10 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 			warnings = append(warnings, fmt.Sprintf("user %s has no password file: it cannot log in", u.Name))
 		}
 		cmds := map[string]bool{cmdPing: true}
-		access := map[*keyspec.Prefix]string{} // "R" or "RW"
+		for _, c := range clientCommands(in) {
+			cmds[c] = true
+		}
+		access := map[string]string{} // grant glob -> "R" or "RW"
 		for _, s := range spec.ScriptsOf(in) {
 			if s.DB == nil || s.DB.User != u || s.DB.ServerOf() != srv {
 				continue
@@ -171,9 +196,9 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 			}
 			switch {
 			case in.Functions() && s.ReadOnly:
-				cmds[cmdFCallRO] = true
+				cmds[cmdFCallRO], cmds[cmdFuncList] = true, true
 			case in.Functions():
-				cmds[cmdFCall] = true
+				cmds[cmdFCall], cmds[cmdFuncList] = true, true
 			case s.ReadOnly:
 				cmds[cmdEvalSHARO] = true
 			default:
@@ -203,30 +228,41 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 					if p == nil {
 						return nil, nil, fmt.Errorf("key %s of script %s is outside every prefix of %s", k.Name, s.ID, u.Name)
 					}
+					g := p.Glob()
+					if p.Prefix == "" && p.Deployment {
+						g = k.Pattern.Family() // the deployment's family, never all of it
+					}
 					// EVALSHA declares its keys read-write; only EVALSHA_RO takes read-only keys.
-					if s.ReadOnly && access[p] == "" {
-						access[p] = "R"
+					if s.ReadOnly && access[g] == "" {
+						access[g] = "R"
 					} else if !s.ReadOnly {
-						access[p] = "RW"
+						access[g] = "RW"
 					}
 				}
 			}
 		}
 		for _, p := range u.LivePrefixes() {
-			switch access[p] {
-			case "R":
-				du.Keys = append(du.Keys, "%R~"+p.Glob())
-			case "RW":
-				du.Keys = append(du.Keys, "~"+p.Glob())
-			default:
-				if !in.Split() || coversKeyOn(spec, in, p, srv) {
-					warnings = append(warnings, fmt.Sprintf("user %s: prefix %s is taken by no script; not granted", u.Name, p.Glob()))
+			for _, g := range p.Globs() {
+				switch access[g] {
+				case "R":
+					du.Keys = append(du.Keys, "%R~"+g)
+				case "RW":
+					du.Keys = append(du.Keys, "~"+g)
+				default:
+					if !in.Split() || coversKeyOn(spec, in, p, srv) {
+						warnings = append(warnings, fmt.Sprintf("user %s: prefix %s is taken by no script; not granted", u.Name, g))
+					}
 				}
 			}
 		}
 		for _, p := range u.ChannelPrefixes {
 			if !in.Split() || coversChannelOn(spec, in, p, srv) {
-				du.Channels = append(du.Channels, "&"+p.Glob())
+				for _, g := range p.Globs() {
+					du.Channels = append(du.Channels, "&"+g)
+				}
+				if len(p.Globs()) == 0 {
+					warnings = append(warnings, fmt.Sprintf("user %s: channel prefix \"\" (the whole deployment) covers no declared channel; nothing granted", u.Name))
+				}
 			}
 		}
 		if len(du.Channels) > 0 {
@@ -276,8 +312,8 @@ const (
 )
 
 // LoaderUser is the name of the instance's loader user: SCRIPT LOAD (and PING),
-// nothing else; in functions mode FUNCTION LOAD and FCALL_RO (for the library's
-// version function; it has no key) instead of SCRIPT LOAD. It loads the declared scripts at deploy time, and a service that
+// nothing else; in functions mode FUNCTION LOAD and FUNCTION LIST (the version
+// check reads the library back; the loader runs no code) instead of SCRIPT LOAD. It loads the declared scripts at deploy time, and a service that
 // holds its credential recovers NOSCRIPT with it (runtime.WithLoader): that
 // credential can load any code, so a service holding it is as trusted as the
 // deploy job (README, "Who may load code").
@@ -311,10 +347,16 @@ type generatedRole struct {
 func roles(in *keyspec.Instance) []generatedRole {
 	loader := []string{"+" + cmdPing, "+" + cmdLoad}
 	if in.Functions() {
-		// FUNCTION LOAD REPLACE, and FCALL_RO of the version function (which
-		// takes no key; the loader has none).
-		loader = []string{"+" + cmdFCallRO, "+" + cmdFuncLoad, "+" + cmdPing}
+		// FUNCTION LOAD REPLACE, and FUNCTION LIST to read the library back for
+		// the version check: the loader runs no code (no FCALL, no FCALL_RO).
+		loader = []string{"+" + cmdFuncList, "+" + cmdFuncLoad, "+" + cmdPing}
 	}
+	// The deploy step runs the instance's client too (luagen load --cluster,
+	// rueidisbackend.PreloadNodes).
+	for _, c := range clientCommands(in) {
+		loader = append(loader, "+"+c)
+	}
+	sort.Strings(loader)
 	return []generatedRole{
 		{LoaderUser(in), RoleLoader, loader},
 		{OperatorUser(in), RoleOperator, []string{"+function|kill", "+" + cmdPing, "+script|kill"}},

@@ -361,7 +361,9 @@ func spec(t *testing.T) *keyspec.Spec {
 }
 
 // In functions mode the application user calls functions and cannot run
-// scripts by SHA1; the loader loads functions and reads the library's version.
+// scripts by SHA1; it reads the library (FUNCTION LIST, for VerifyLibrary) and
+// manages none. The loader loads functions and reads the library back for its
+// version, and runs no code: no FCALL, no FCALL_RO (issue 21).
 func TestDeriveFunctionsMode(t *testing.T) {
 	src := strings.Replace(small, "    topology: standalone\n", "    topology: standalone\n    mode: functions\n", 1)
 	users, _, err := derive(t, src, smallLua, "a", nil)
@@ -372,13 +374,36 @@ func TestDeriveFunctionsMode(t *testing.T) {
 	for _, u := range users {
 		got[u.Name] = strings.Join(u.Commands, " ")
 	}
-	if !strings.Contains(got["u"], "+fcall +fcall_ro") || strings.Contains(got["u"], "evalsha") || strings.Contains(got["u"], "function|") {
+	if !strings.Contains(got["u"], "+fcall +fcall_ro +function|list ") || strings.Contains(got["u"], "evalsha") || strings.Contains(got["u"], "function|load") {
 		t.Errorf("u: %s", got["u"])
 	}
-	if got["a_loader"] != "+fcall_ro +function|load +ping" {
+	if got["a_loader"] != "+function|list +function|load +ping" {
 		t.Errorf("a_loader: %s", got["a_loader"])
 	}
 	if got["a_operator"] != "+function|kill +ping +script|kill" {
 		t.Errorf("a_operator: %s", got["a_operator"])
+	}
+}
+
+// A second user declared with prefixes another user owns got an aclfile line
+// with no key pattern and no error (issue 21): a key is granted to the user
+// of its database alone, so such a spec is refused at the prefix's line, and
+// no aclfile is derived from it.
+func TestUserWithAnotherUsersPrefixIsRefused(t *testing.T) {
+	src := strings.Replace(small, "keys:\n", `  v:
+    instance: a
+    select: {allow: false, reason: db0 only}
+    key_prefixes:
+      - {prefix: "t:read:", reason: a second user of u's keys}
+keys:
+`, 1)
+	spec, err := keyspec.Parse("keyspec.yaml", []byte(src))
+	if err == nil {
+		srcs, _ := compiler.Load(spec, smallLua, "lua")
+		users, warnings, derr := acl.Derive(spec, spec.Instance("a"), srcs, nil)
+		t.Fatalf("parsed; Derive: %v, warnings %v, aclfile:\n%s", derr, warnings, acl.Render(users))
+	}
+	if !errors.Is(err, keyspec.ErrInvalid) || !strings.Contains(err.Error(), `keyspec.yaml:24: user "v": key prefix "t:read:" grants key "r" of a.db0, whose user is u`) {
+		t.Fatalf("err = %v", err)
 	}
 }

@@ -335,18 +335,18 @@ func (r *rules) services() []*Rule {
 			&probe{fire: []series{{"han_rt_pubsub_subscribers", "2x20 0x20"}}, quiet: []series{{"han_rt_pubsub_subscribers", "2x40"}}, want: none}))
 	}
 	if c := has("safety_wakeup"); c != nil {
-		out = append(out, r.alert("HANSafetyWakeupSubscribersGone", "warning", r.src(c.Pos, "channels.safety_wakeup (services/vm2/safety: han_safety_wakeup_subscribers)"),
+		out = append(out, r.alert("HANSafetyWakeupSubscribersGone", "warning", r.src(c.Pos, "channels.safety_wakeup (services/vm2/waker: han_safety_wakeup_subscribers)"),
 			`sum(han_safety_wakeup_subscribers) < 1 and sum(max_over_time(han_safety_wakeup_subscribers[`+r.lw()+`])) > 0`, 5*time.Minute,
 			"No Message Safety worker listens on han:safety:wakeup",
 			"Workers fall back to polling PostgreSQL every poll interval, so tasks wait longer; check the workers' Redis connection.",
 			&probe{fire: []series{{"han_safety_wakeup_subscribers", "1x20 0x20"}}, quiet: []series{{"han_safety_wakeup_subscribers", "1x40"}}, want: none}))
-		out = append(out, r.alert("HANSafetyClaimLoopBehind", "warning", r.src(c.Pos, "channels.safety_wakeup: the claim loop it wakes (services/vm2/safety: han_safety_task_claims_total{trigger=\"backlog\"}); PostgreSQL is the queue (HAN VM2 spec §1, §4)"),
+		out = append(out, r.alert("HANSafetyClaimLoopBehind", "warning", r.src(c.Pos, "channels.safety_wakeup: the claim loop it wakes (services/vm2/worker: han_safety_task_claims_total{trigger=\"backlog\"}); PostgreSQL is the queue (HAN VM2 spec §1, §4)"),
 			fmt.Sprintf(`sum(rate(han_safety_task_claims_total{trigger="backlog"}[%[1]s])) / sum(rate(han_safety_task_claims_total[%[1]s])) > 0.5`, r.w()), 10*time.Minute,
 			"Most safety-task claims take a full batch: the workers fall behind the queue",
 			"Tasks arrive faster than the workers finish them: add workers or raise the batch; check han_safety_tasks_finished_total{result=\"failed\"} for a handler that keeps failing.",
 			&probe{fire: []series{{`han_safety_task_claims_total{trigger="backlog"}`, "0+9x40"}, {`han_safety_task_claims_total{trigger="wakeup"}`, "0+1x40"}},
 				quiet: []series{{`han_safety_task_claims_total{trigger="backlog"}`, "0+1x40"}, {`han_safety_task_claims_total{trigger="wakeup"}`, "0+9x40"}}, want: none}))
-		out = append(out, r.alert("HANSafetyClaimErrors", "warning", r.src(c.Pos, "channels.safety_wakeup: the claim loop (services/vm2/safety: han_safety_task_claim_errors_total)"),
+		out = append(out, r.alert("HANSafetyClaimErrors", "warning", r.src(c.Pos, "channels.safety_wakeup: the claim loop (services/vm2/worker: han_safety_task_claim_errors_total)"),
 			fmt.Sprintf(`sum(increase(han_safety_task_claim_errors_total[%s])) > 0`, r.w()), 5*time.Minute,
 			"Message Safety workers cannot claim tasks from PostgreSQL",
 			"PostgreSQL is the queue: while claims fail no task advances; check the database and the workers' connection.",

@@ -127,6 +127,14 @@ func emitPrefix(f *jen.File, p *prefixDecl) {
 	f.Line()
 	f.Const().Defs(constDefs(p.Consts)...)
 	f.Line()
+	reserved := make([]jen.Code, len(p.Reserved))
+	for i, r := range p.Reserved {
+		reserved[i] = jen.Lit(r)
+	}
+	f.Add(docCode(p.ReservedDoc))
+	f.Var().Id("prefixReserved").Op("=").Index().String().Values(reserved...)
+	f.Line()
+	rsv := jen.Id("prefixReserved").Op("...")
 	wrap := func(call jen.Code) []jen.Code {
 		return []jen.Code{
 			jen.List(jen.Id("s"), jen.Err()).Op(":=").Add(call),
@@ -136,12 +144,12 @@ func emitPrefix(f *jen.File, p *prefixDecl) {
 	}
 	f.Comment("NewPrefix checks an explicit deployment prefix (runtime.CheckPrefix); it is never altered.")
 	f.Func().Id("NewPrefix").Params(jen.Id("s").String()).Params(jen.Id("Prefix"), jen.Error()).Block(
-		jen.If(jen.Err().Op(":=").Qual(runtimePkg, "CheckPrefix").Call(jen.Id("s"), jen.Id("PrefixMaxLen")), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("Prefix").Values(), jen.Err())),
+		jen.If(jen.Err().Op(":=").Qual(runtimePkg, "CheckPrefix").Call(jen.Id("s"), jen.Id("PrefixMaxLen"), rsv), jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Id("Prefix").Values(), jen.Err())),
 		jen.Return(jen.Id("Prefix").Values(jen.Id("s")), jen.Nil()),
 	)
 	f.Line()
 	f.Add(docCode(wrapped("PrefixFromURL derives the default deployment prefix from the application's URL (runtime.PrefixFromURL: host, port and path, each a segment). Applications sharing a URL must use NewPrefix with a prefix of their own.")))
-	f.Func().Id("PrefixFromURL").Params(jen.Id("appURL").String()).Params(jen.Id("Prefix"), jen.Error()).Block(wrap(jen.Qual(runtimePkg, "PrefixFromURL").Call(jen.Id("appURL"), jen.Id("PrefixMaxLen")))...)
+	f.Func().Id("PrefixFromURL").Params(jen.Id("appURL").String()).Params(jen.Id("Prefix"), jen.Error()).Block(wrap(jen.Qual(runtimePkg, "PrefixFromURL").Call(jen.Id("appURL"), jen.Id("PrefixMaxLen"), rsv))...)
 	f.Line()
 	if e := p.FromEnv; e != nil {
 		explicit, appURL := jen.Lit(""), jen.Lit("")
@@ -152,7 +160,7 @@ func emitPrefix(f *jen.File, p *prefixDecl) {
 			appURL = jen.Qual("os", "Getenv").Call(jen.Id("PrefixDefaultFrom"))
 		}
 		f.Add(docCode(e.Doc))
-		f.Func().Id("PrefixFromEnv").Params().Params(jen.Id("Prefix"), jen.Error()).Block(wrap(jen.Qual(runtimePkg, "ResolvePrefix").Call(explicit, appURL, jen.Id("PrefixMaxLen")))...)
+		f.Func().Id("PrefixFromEnv").Params().Params(jen.Id("Prefix"), jen.Error()).Block(wrap(jen.Qual(runtimePkg, "ResolvePrefix").Call(explicit, appURL, jen.Id("PrefixMaxLen"), rsv))...)
 		f.Line()
 	}
 	f.Add(docCode(wrapped("Test is the prefix tests use instead of p: \"test:\" in front of it (runtime.TestPrefix), outside every deployment's ACL patterns.")))

@@ -33,9 +33,11 @@ type dbDecl struct {
 
 // prefixDecl is the Prefix type of an instance with a deployment prefix.
 type prefixDecl struct {
-	Doc     comment
-	Consts  []constDef // PrefixMaxLen, PrefixEnv, PrefixDefaultFrom
-	FromEnv *prefixFromEnv
+	Doc         comment
+	Consts      []constDef // PrefixMaxLen, PrefixEnv, PrefixDefaultFrom
+	ReservedDoc comment
+	Reserved    []string // prefixReserved: the family names no deployment prefix holds
+	FromEnv     *prefixFromEnv
 }
 
 // prefixFromEnv is PrefixFromEnv, written when the spec names an environment
@@ -161,8 +163,10 @@ func (b *modelBuilder) dbDecl(d *keyspec.DB) dbDecl {
 func (b *modelBuilder) prefixDecl() *prefixDecl {
 	dp := b.in.Prefix
 	p := &prefixDecl{
-		Doc:    wrapped(fmt.Sprintf("Prefix is a deployment prefix of %s%s: every key and channel name starts with it, so deployments sharing a server (production, staging, tests) never see each other's keys. It is 2..%d characters of [A-Za-z0-9._-] in segments each ended by ':' (\"acme:production:\"); runtime.CheckPrefix says why. The zero Prefix builds nothing.", b.in.Name, cite(dp.Source), dp.MaxLen)),
-		Consts: []constDef{{Doc: line("PrefixMaxLen is the longest deployment prefix accepted."), Name: "PrefixMaxLen", Value: countLit(dp.MaxLen)}},
+		Doc:         wrapped(fmt.Sprintf("Prefix is a deployment prefix of %s%s: every key and channel name starts with it, so deployments sharing a server (production, staging, tests) never see each other's keys. It is 2..%d characters of [A-Za-z0-9._-] in segments each ended by ':' (\"acme:production:\"), none of them a family name of the instance (prefixReserved) and the first not \"test\" (the root of Test's prefixes); runtime.CheckPrefix says why. The zero Prefix builds nothing.", b.in.Name, cite(dp.Source), dp.MaxLen)),
+		Consts:      []constDef{{Doc: line("PrefixMaxLen is the longest deployment prefix accepted."), Name: "PrefixMaxLen", Value: countLit(dp.MaxLen)}},
+		ReservedDoc: wrapped(fmt.Sprintf("prefixReserved are the segment names no deployment prefix of %s may hold: its key and channel families, which its ACL grants each deployment (runtime.CheckPrefix), so that no deployment reaches another nested in it.", b.in.Name)),
+		Reserved:    dp.Reserved,
 	}
 	b.decls.add(fileKeys, "Prefix", "Prefix.String", "PrefixMaxLen")
 	if dp.Env != "" {
@@ -173,7 +177,7 @@ func (b *modelBuilder) prefixDecl() *prefixDecl {
 		p.Consts = append(p.Consts, constDef{Doc: line("PrefixDefaultFrom is the environment variable holding the URL the default prefix is derived from."), Name: "PrefixDefaultFrom", Value: strLit(dp.DefaultFrom)})
 		b.decls.add(fileKeys, "PrefixDefaultFrom")
 	}
-	b.decls.add(fileKeys, "NewPrefix", "PrefixFromURL")
+	b.decls.add(fileKeys, "prefixReserved", "NewPrefix", "PrefixFromURL")
 	if dp.Env != "" || dp.DefaultFrom != "" {
 		var how []string
 		if dp.Env != "" {

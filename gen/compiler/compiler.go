@@ -262,6 +262,12 @@ func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []
 		errs = append(errs, problems...)
 		_, unproven := checkTTLs(s, info, cmds, display)
 		remap(flat, display, unproven)
+		if s.Instance.Functions() {
+			if p := functionBodyProblem(display, flat.src); p != nil {
+				remap(flat, display, []Problem{*p})
+				errs = append(errs, *p)
+			}
+		}
 		out[s.ID] = &Source{Script: s, Src: flat.src, Info: info, SHA1: hex.EncodeToString(sum[:]), Commands: cmds, Resolved: resolved, Unproven: unproven, flat: flat}
 	}
 	for _, in := range spec.Instances {

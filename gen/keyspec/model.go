@@ -111,6 +111,14 @@ type DeploymentPrefix struct {
 	DefaultFrom string // environment variable holding the URL a default is derived from, or ""
 	MaxLen      int    // the longest prefix accepted, separator included
 	Source      string
+	// Reserved are what no segment of a deployment prefix of the instance may
+	// be (runtime.CheckPrefix refuses them): the families its ACL grants, from
+	// every key and channel pattern and every user prefix of the instance
+	// (FamilyReserved: "cache" of cache:*, or "b_*", a start no segment may
+	// have, of b_{id}_settings). Deployment A's grant A+"cache:*" then never
+	// reaches a deployment nested in A (A+"eu:"), and a nested deployment's
+	// grants never reach A's names. Sorted; set by Parse.
+	Reserved []string
 }
 
 // Deployment prefix limits.
@@ -315,6 +323,13 @@ type Prefix struct {
 	LegacyDB *DB // granted only while this legacy database is alive
 	// Deployment is set when the prefix is relative to its instance's deployment prefix.
 	Deployment bool
+	// Families are what the empty prefix of a deployment (all of it) grants:
+	// one ACL pattern per family of the key patterns of the user's databases
+	// (or of the instance's channel patterns),
+	// "cache:*" for cache:{name}, the exact name for a one-segment pattern;
+	// never "*", which would grant a deployment nested in this one
+	// (shop.example.com:'s * reaches shop.example.com:eu:). Sorted; set by Parse.
+	Families []string
 }
 
 // Live reports whether the prefix is granted (its legacy database, if any, is alive).
@@ -1036,11 +1051,20 @@ func (p *Prefix) Covers(pat Pattern) bool {
 	return strings.HasPrefix(pat.LiteralPrefix(), p.Prefix)
 }
 
+// Globs are the ACL patterns the prefix grants: its Glob, or for the empty
+// prefix of a deployment its Families.
+func (p *Prefix) Globs() []string {
+	if p.Prefix == "" && p.Deployment {
+		return p.Families
+	}
+	return []string{p.Glob()}
+}
+
 // KeyGlobs are the ACL key patterns granted to the user now.
 func (u *User) KeyGlobs() []string {
 	var out []string
 	for _, p := range u.LivePrefixes() {
-		out = append(out, p.Glob())
+		out = append(out, p.Globs()...)
 	}
 	return out
 }
@@ -1049,7 +1073,7 @@ func (u *User) KeyGlobs() []string {
 func (u *User) ChannelGlobs() []string {
 	var out []string
 	for _, p := range u.ChannelPrefixes {
-		out = append(out, p.Glob())
+		out = append(out, p.Globs()...)
 	}
 	return out
 }

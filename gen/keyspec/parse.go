@@ -183,9 +183,108 @@ func (p *parser) build(raw *rawSpec) {
 	p.buildKeys(raw)
 	p.buildChannels(raw)
 	p.buildScripts(raw)
+	p.deploymentFamilies()
+	p.checkUserGrants()
 	p.checkOverlaps()
 	p.checkReplyTypes()
 	p.buildBreaking(raw)
+}
+
+// deploymentFamilies sets, on each instance with a deployment prefix, the
+// segment names its prefixes may not hold (DeploymentPrefix.Reserved) and the
+// families the empty prefix of each of its users grants (Prefix.Families). A
+// key or channel pattern there must start with a literal segment: a pattern
+// starting with a placeholder has no family the ACL could grant without
+// reaching the names of a deployment nested in this one.
+func (p *parser) deploymentFamilies() {
+	for _, in := range p.spec.Instances {
+		if in.Prefix == nil {
+			continue
+		}
+		reserved := map[string]bool{}
+		keyFam := map[*User]map[string]bool{} // by the user of the key's database
+		chanFam := map[string]bool{}
+		for _, k := range p.spec.Keys {
+			if k.DB == nil || k.DB.Instance != in {
+				continue
+			}
+			if f := k.Pattern.Family(); f != "" {
+				if keyFam[k.DB.User] == nil {
+					keyFam[k.DB.User] = map[string]bool{}
+				}
+				keyFam[k.DB.User][f] = true
+				reserved[FamilyReserved(f)] = true
+			} else {
+				p.errs = append(p.errs, &Error{Pos: k.Pos, Entry: fmt.Sprintf("key %q", k.Name), Msg: fmt.Sprintf(
+					"pattern %q starts with a placeholder: on an instance with a deployment prefix a pattern starts with literal text, its family (cache: of cache:{name}), which the ACL grants and no deployment prefix may hold, so that no deployment reaches the names of one nested in it", k.Pattern.Raw)})
+			}
+		}
+		for _, c := range p.spec.Channels {
+			if c.Instance != in {
+				continue
+			}
+			if f := c.Pattern.Family(); f != "" {
+				chanFam[f] = true
+				reserved[FamilyReserved(f)] = true
+			} else {
+				p.errs = append(p.errs, &Error{Pos: c.Pos, Entry: fmt.Sprintf("channel %q", c.Name), Msg: fmt.Sprintf(
+					"pattern %q starts with a placeholder: on an instance with a deployment prefix a pattern starts with literal text, its family", c.Pattern.Raw)})
+			}
+		}
+		for _, u := range p.spec.Users {
+			if u.Instance != in {
+				continue
+			}
+			for _, prs := range []struct {
+				list []*Prefix
+				fam  map[string]bool
+			}{{u.KeyPrefixes, keyFam[u]}, {u.ChannelPrefixes, chanFam}} {
+				for _, pr := range prs.list {
+					if pr.Prefix == "" {
+						pr.Families = sortedKeys(prs.fam)
+					} else if r := FamilyReserved(pr.Glob()); r != "" {
+						reserved[r] = true
+					}
+				}
+			}
+		}
+		in.Prefix.Reserved = sortedKeys(reserved)
+	}
+}
+
+// checkUserGrants refuses a user the aclfile would grant nothing, or not what
+// its prefixes say: a key is granted to the user of its database alone, so a
+// key prefix covering another user's key grants this user nothing of it (its
+// aclfile line had no key pattern, and nothing said so), and a user of no
+// database with no channel has nothing to be granted.
+func (p *parser) checkUserGrants() {
+	for _, u := range p.spec.Users {
+		if u.Instance == nil {
+			continue
+		}
+		owns := false
+		for _, d := range u.Instance.DBs {
+			owns = owns || d.User == u
+		}
+		for _, pr := range u.KeyPrefixes {
+			if pr.Prefix == "" {
+				continue // a deployment's keys of the user's own databases
+			}
+			for _, k := range p.spec.Keys {
+				if k.DB == nil || k.DB.Instance != u.Instance || k.DB.User == nil || k.DB.User == u || (pr.LegacyDB != nil && pr.LegacyDB != k.DB) || !pr.Covers(k.Pattern) {
+					continue
+				}
+				p.errs = append(p.errs, &Error{Pos: pr.Pos, Entry: fmt.Sprintf("user %q", u.Name), Msg: fmt.Sprintf(
+					"key prefix %q grants key %q of %s, whose user is %s: a key is granted to the user of its database alone, so %s would get no key pattern for it (give %s a database of its own, or drop the prefix)",
+					pr.Prefix, k.Name, k.DB.ID(), k.DB.User.Name, u.Name, u.Name)})
+				break
+			}
+		}
+		if !owns && len(u.ChannelPrefixes) == 0 {
+			p.errs = append(p.errs, &Error{Pos: u.Pos, Entry: fmt.Sprintf("user %q", u.Name), Msg: fmt.Sprintf(
+				"the user of no database of %s, with no channel: its aclfile line would grant nothing (name it as a database's user, or drop it)", u.Instance.Name)})
+		}
+	}
 }
 
 // checkReplyTypes: scripts that share a reply type_name must declare the same fields.
@@ -521,6 +620,20 @@ func NeverGranted(c *rediscmd.Command) string {
 	return ""
 }
 
+// ListsNames reports whether c tells the names of keys or channels it is not
+// given, which ACL key and channel patterns do not filter: a keyspace read
+// that takes no key (SCAN, KEYS, RANDOMKEY, DBSIZE) or a PUBSUB introspection
+// subcommand (PUBSUB CHANNELS, NUMSUB, ...).
+func ListsNames(c *rediscmd.Command) bool {
+	if c == nil {
+		return false
+	}
+	if p := c.Container(); p != nil && p.Name == "pubsub" {
+		return true
+	}
+	return c.InCategory("keyspace") && c.Has(rediscmd.FlagReadonly) && len(c.KeySpecs) == 0
+}
+
 // unsafeSubcommands lists the subcommands of a container that NeverGranted refuses.
 func unsafeSubcommands(c *rediscmd.Command) []string {
 	var out []string
@@ -604,6 +717,8 @@ func (p *parser) buildUsers(raw *rawSpec) {
 			u.ExtraCommands = append(u.ExtraCommands, extra)
 			if msg := checkExtraCommand(ex.Command, ex.Reason); msg != "" {
 				p.errf(ep, entry, "%s", msg)
+			} else if c := rediscmd.Lookup(ex.Command); u.Instance != nil && u.Instance.Prefix != nil && ListsNames(c) {
+				p.errf(ep, entry, "extra command %q lists the key or channel names of every deployment on the server (ACL key patterns do not filter it, and a name may be all another deployment needs): a user of an instance with a deployment prefix holds no such command", ex.Command)
 			}
 		}
 		p.users[name] = u

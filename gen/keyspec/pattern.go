@@ -143,6 +143,35 @@ func (p Pattern) LiteralPrefix() string {
 	return b.String()
 }
 
+// Family is the pattern's family as an ACL glob: its literal text up to and
+// including its first ':' and "*" ("cache:*" of cache:{name}, "outbox:*" of
+// outbox:stream); with no ':' before its first placeholder, the literal text
+// before it and "*" ("b_*" of b_{id}_settings); the pattern itself when it is
+// literal text without ':'; "" when it starts with a placeholder.
+func (p Pattern) Family() string {
+	lit := p.LiteralPrefix()
+	switch i := strings.IndexByte(lit, ':'); {
+	case i >= 0:
+		return lit[:i+1] + "*"
+	case len(p.Params()) == 0:
+		return lit
+	case lit == "":
+		return ""
+	}
+	return lit + "*"
+}
+
+// FamilyReserved is what a family glob (Pattern.Family, or a prefix's Glob)
+// keeps out of a deployment prefix's segments (runtime.CheckPrefix): "cache"
+// of "cache:*" (no segment may be cache), "b_*" of "b_*" (no segment may start
+// with b_), an exact name itself.
+func FamilyReserved(glob string) string {
+	if i := strings.IndexByte(glob, ':'); i >= 0 {
+		return glob[:i]
+	}
+	return glob
+}
+
 // Glob is the pattern with each placeholder replaced by '*', usable as an ACL key
 // pattern or SCAN MATCH. A pattern without placeholders is its own glob. No
 // literal text holds a glob character ('*', '?', '[', '\\'); braces are literal

@@ -75,6 +75,7 @@ const (
 	RuleInclude          = compiler.RuleInclude       // an @include outside the Lua directory, a cycle, a missing file
 	RuleTTLUnproven      = compiler.RuleTTLUnproven   // a key's expiry the static reading cannot tell (KEYS[i] in a loop, a key read before it is written)
 	RuleBoundUnproven    = compiler.RuleBoundUnproven // a trim count the static reading cannot tell
+	RuleFunctionBody     = compiler.RuleFunctionBody  // functions mode: Lua refuses the script as a function body (a top-level '...')
 )
 
 // Run lints a spec file's contents and the Lua directory. It never fails: a spec

@@ -300,7 +300,7 @@ func (p *parser) file(raw *rawFile, spec *keyspec.Spec) *File {
 	case in.Prefix == nil && f.Prefix != "":
 		p.errf("deployment_prefix", "", "instance %s has no deployment_prefix in %s", in.Name, spec.File)
 	case in.Prefix != nil:
-		if err := checkPrefix(f.Prefix, in.Prefix.MaxLen); err != nil {
+		if err := checkPrefix(f.Prefix, in.Prefix.MaxLen, in.Prefix.Reserved); err != nil {
 			p.errf("deployment_prefix", "", "%v", err)
 		}
 	}

@@ -11,7 +11,9 @@ import (
 	"github.com/hanchat/luagen/runtime/keypart"
 )
 
-func checkPrefix(p string, maxLen int) error { return runtime.CheckPrefix(p, maxLen) }
+func checkPrefix(p string, maxLen int, reserved []string) error {
+	return runtime.CheckPrefix(p, maxLen, reserved...)
+}
 
 // partValue is what a placeholder's value v puts in a key, after the checks
 // the generated builder makes.

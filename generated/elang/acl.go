@@ -12,11 +12,11 @@ const (
 // ElangAppKeyPatterns are the key patterns elang_app's ACL grants (~pattern) in deployment
 // p.
 func ElangAppKeyPatterns(p Prefix) []string {
-	return p.globs("*")
+	return p.globs("cache:*", "generation:*", "lock:*", "outbox:*", "ratelimit:*", "session:*")
 }
 
 // ElangAppChannelPatterns are the Pub/Sub channel patterns elang_app's ACL grants
 // (&pattern) in deployment p.
 func ElangAppChannelPatterns(p Prefix) []string {
-	return p.globs("*")
+	return p.globs()
 }

@@ -30,7 +30,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "8a19dca3d22116dc1696ee5d471a6e283087f7d94a5c9b6678d81995b4011e3f"
+	SpecSHA256 = "1025dac782a55713d1cea7548e52cf34d6ef2e29ab66d53fe0384fa30a8a2335"
 )
 
 // DB0 is database 0 of elang (source: Elang Redis doc (seed 003): REDIS_URL, one
@@ -48,8 +48,9 @@ const (
 // comes from APP_URL by default; deployments sharing a URL set one (acme:production);
 // tests use their own): every key and channel name starts with it, so deployments sharing
 // a server (production, staging, tests) never see each other's keys. It is 2..48
-// characters of [A-Za-z0-9._-] in segments each ended by ':' ("acme:production:");
-// runtime.CheckPrefix says why. The zero Prefix builds nothing.
+// characters of [A-Za-z0-9._-] in segments each ended by ':' ("acme:production:"), none of
+// them a family name of the instance (prefixReserved) and the first not "test" (the root
+// of Test's prefixes); runtime.CheckPrefix says why. The zero Prefix builds nothing.
 type Prefix struct {
 	s string
 }
@@ -68,9 +69,14 @@ const (
 	PrefixDefaultFrom = "APP_URL"
 )
 
+// prefixReserved are the segment names no deployment prefix of elang may hold: its key and
+// channel families, which its ACL grants each deployment (runtime.CheckPrefix), so that no
+// deployment reaches another nested in it.
+var prefixReserved = []string{"cache", "generation", "lock", "outbox", "ratelimit", "session"}
+
 // NewPrefix checks an explicit deployment prefix (runtime.CheckPrefix); it is never altered.
 func NewPrefix(s string) (Prefix, error) {
-	if err := runtime.CheckPrefix(s, PrefixMaxLen); err != nil {
+	if err := runtime.CheckPrefix(s, PrefixMaxLen, prefixReserved...); err != nil {
 		return Prefix{}, err
 	}
 	return Prefix{s}, nil
@@ -80,7 +86,7 @@ func NewPrefix(s string) (Prefix, error) {
 // (runtime.PrefixFromURL: host, port and path, each a segment). Applications sharing a URL
 // must use NewPrefix with a prefix of their own.
 func PrefixFromURL(appURL string) (Prefix, error) {
-	s, err := runtime.PrefixFromURL(appURL, PrefixMaxLen)
+	s, err := runtime.PrefixFromURL(appURL, PrefixMaxLen, prefixReserved...)
 	if err != nil {
 		return Prefix{}, err
 	}
@@ -91,7 +97,7 @@ func PrefixFromURL(appURL string) (Prefix, error) {
 // ELANG_REDIS_PREFIX when it is set, else the default derived from the URL in APP_URL
 // (runtime.ResolvePrefix).
 func PrefixFromEnv() (Prefix, error) {
-	s, err := runtime.ResolvePrefix(os.Getenv(PrefixEnv), os.Getenv(PrefixDefaultFrom), PrefixMaxLen)
+	s, err := runtime.ResolvePrefix(os.Getenv(PrefixEnv), os.Getenv(PrefixDefaultFrom), PrefixMaxLen, prefixReserved...)
 	if err != nil {
 		return Prefix{}, err
 	}
@@ -150,8 +156,9 @@ var lockOutcomeStrings = []string{"ok", "expired", "other_owner"}
 // ElangCacheKey is a key of pattern cache:{name} (elang.db0, string, TTL from the caller
 // (catalog.version for 300s), at most 30d; source: Elang Redis doc (seed 003): cache; a
 // Redis failure reads as a miss; a clear touches only this prefix).
-// One cache entry; services/elang/cache clears only this prefix's cache:* keys (SCAN +
-// UNLINK).
+// One cache entry, "<generation>:<value>": it reads as an entry only while its generation
+// is the deployment's current one (elang_cache_generation), so a clear retires every entry
+// at once without listing keys; a retired entry stays until its TTL.
 // Build it with NewElangCacheKey.
 type ElangCacheKey struct {
 	key string
@@ -172,7 +179,7 @@ const (
 	// ElangCacheMaxTTL caps the TTL of every ElangCacheKey.
 	ElangCacheMaxTTL = 720 * time.Hour
 	// ElangCacheMaxBytes bounds the value held by each ElangCacheKey.
-	ElangCacheMaxBytes = 1048576
+	ElangCacheMaxBytes = 1048609
 )
 
 // NewElangCacheKey builds p + cache:{name}. Each part is checked against its placeholder's
@@ -186,6 +193,49 @@ func NewElangCacheKey(p Prefix, name string) (ElangCacheKey, error) {
 	}
 	return ElangCacheKey{
 		key: p.s + "cache:" + name,
+		p:   p.s,
+	}, nil
+}
+
+// ElangCacheGenerationKey is a key of pattern generation:cache (elang.db0, string, TTL
+// 31d; source: Elang Redis doc (seed 003): a cache clear touches only this application's
+// namespace (and lists no other's keys)).
+// The deployment's current cache generation, a random token: elang_cache_clear replaces
+// it, which retires every entry written under the old one; every write of an entry renews
+// it, so it outlives each entry (30 d at most) and, once it expires, no entry of its
+// generation is left.
+// Build it with NewElangCacheGenerationKey.
+type ElangCacheGenerationKey struct {
+	key string
+	p   string
+}
+
+// String is the key's name in Redis.
+func (k ElangCacheGenerationKey) String() string {
+	return k.key
+}
+
+// ElangCacheGenerationPattern matches every ElangCacheGenerationKey of deployment p, as an ACL or SCAN MATCH pattern.
+func ElangCacheGenerationPattern(p Prefix) string {
+	return p.s + "generation:cache"
+}
+
+const (
+	// ElangCacheGenerationTTL is the TTL of every ElangCacheGenerationKey.
+	ElangCacheGenerationTTL = 744 * time.Hour
+	// ElangCacheGenerationMaxBytes bounds the value held by each ElangCacheGenerationKey.
+	ElangCacheGenerationMaxBytes = 64
+)
+
+// NewElangCacheGenerationKey builds p + generation:cache. Each part is checked against its
+// placeholder's type, so no value can forge another name; the error names the part, never
+// its value.
+func NewElangCacheGenerationKey(p Prefix) (ElangCacheGenerationKey, error) {
+	if p.s == "" {
+		return ElangCacheGenerationKey{}, runtime.NoPrefix("elang_cache_generation")
+	}
+	return ElangCacheGenerationKey{
+		key: p.s + "generation:cache",
 		p:   p.s,
 	}, nil
 }
@@ -305,15 +355,15 @@ const (
 // NewElangSessionDataKey builds p + session:{session_id}:data. Each part is checked
 // against its placeholder's type, so no value can forge another name; the error names the
 // part, never its value.
-func NewElangSessionDataKey(p Prefix, sessionID string) (ElangSessionDataKey, error) {
+func NewElangSessionDataKey(p Prefix, sessionID runtime.HMAC) (ElangSessionDataKey, error) {
 	if p.s == "" {
 		return ElangSessionDataKey{}, runtime.NoPrefix("elang_session_data")
 	}
-	if err := runtime.CheckHex("elang_session_data", "session_id", sessionID, 64); err != nil {
+	if err := runtime.CheckHMAC("elang_session_data", "session_id", sessionID); err != nil {
 		return ElangSessionDataKey{}, err
 	}
 	return ElangSessionDataKey{
-		key: p.s + "session:" + sessionID + ":data",
+		key: p.s + "session:" + string(sessionID) + ":data",
 		p:   p.s,
 	}, nil
 }
@@ -346,15 +396,15 @@ const (
 // NewElangSessionLockKey builds p + session:{session_id}:lock. Each part is checked
 // against its placeholder's type, so no value can forge another name; the error names the
 // part, never its value.
-func NewElangSessionLockKey(p Prefix, sessionID string) (ElangSessionLockKey, error) {
+func NewElangSessionLockKey(p Prefix, sessionID runtime.HMAC) (ElangSessionLockKey, error) {
 	if p.s == "" {
 		return ElangSessionLockKey{}, runtime.NoPrefix("elang_session_lock")
 	}
-	if err := runtime.CheckHex("elang_session_lock", "session_id", sessionID, 64); err != nil {
+	if err := runtime.CheckHMAC("elang_session_lock", "session_id", sessionID); err != nil {
 		return ElangSessionLockKey{}, err
 	}
 	return ElangSessionLockKey{
-		key: p.s + "session:" + sessionID + ":lock",
+		key: p.s + "session:" + string(sessionID) + ":lock",
 		p:   p.s,
 	}, nil
 }
@@ -454,6 +504,16 @@ var Keys = []runtime.KeyInfo{
 		Name:    "elang_cache",
 		Pattern: "cache:{name}",
 		TTLRule: "clamped",
+	},
+	{
+		DB:      0,
+		Glob:    "generation:cache",
+		Kind:    "cache",
+		MaxTTL:  744 * time.Hour,
+		Name:    "elang_cache_generation",
+		Pattern: "generation:cache",
+		TTL:     744 * time.Hour,
+		TTLRule: "fixed",
 	},
 	{
 		DB:      0,

@@ -2,6 +2,25 @@
 
 package elang
 
+// ElangCacheClearSHA1 is the SHA1 of lua/elang/elang_cache_clear.lua, the name EVALSHA
+// calls it by.
+const ElangCacheClearSHA1 = "4ff4351b1ef01170c247ee993100f266bb39e97c"
+
+// elangCacheClearSource is lua/elang/elang_cache_clear.lua.
+const elangCacheClearSource = `-- elang_cache_clear: retires every cache entry of the deployment at once (Elang
+-- Redis doc, seed 003: a clear touches only this application's namespace). The
+-- generation becomes ARGV[1]: no entry written before reads any more, and none
+-- is listed or deleted (no SCAN: it would list every deployment's key names).
+-- The retired entries stay until their TTLs.
+--
+-- KEYS[1] generation      string
+-- ARGV[1] fresh           the new generation
+-- ARGV[2] generation_ttl  ms
+-- Reply: 1
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+return 1
+`
+
 // ElangCacheDeleteSHA1 is the SHA1 of lua/elang/elang_cache_delete.lua, the name EVALSHA
 // calls it by.
 const ElangCacheDeleteSHA1 = "38a0f5ddc9348a2c8cc392b96b01a8c44fc6bcf7"
@@ -16,29 +35,52 @@ return redis.call('DEL', KEYS[1])
 
 // ElangCacheGetSHA1 is the SHA1 of lua/elang/elang_cache_get.lua, the name EVALSHA calls
 // it by.
-const ElangCacheGetSHA1 = "74913b914d52d7abf2f86302e01b37a578a5505e"
+const ElangCacheGetSHA1 = "e3478f887d9a27e7a17c9d2f0a4cfbb9033f152e"
 
 // elangCacheGetSource is lua/elang/elang_cache_get.lua.
 const elangCacheGetSource = `#!lua flags=no-writes
 -- elang_cache_get: reads one cache entry (Elang Redis doc, seed 003: cache).
+-- An entry is "<generation>:<value>" and reads only while its generation is the
+-- deployment's current one: elang_cache_clear retires them all at once.
 --
--- KEYS[1] entry         string
--- Reply: the value, or nil when there is none
-return redis.call('GET', KEYS[1])
+-- KEYS[1] entry         string "<generation>:<value>"
+-- KEYS[2] generation    string, the current generation
+-- Reply: the value, or nil when there is none or it is of a retired generation
+local generation = redis.call('GET', KEYS[2])
+if not generation then
+  return false
+end
+local stored = redis.call('GET', KEYS[1])
+if not stored then
+  return false
+end
+local head = generation .. ':'
+if string.sub(stored, 1, #head) ~= head then
+  return false
+end
+return string.sub(stored, #head + 1)
 `
 
 // ElangCacheSetSHA1 is the SHA1 of lua/elang/elang_cache_set.lua, the name EVALSHA calls
 // it by.
-const ElangCacheSetSHA1 = "936b1ba085c31e52e21c28c7847ec65e952748de"
+const ElangCacheSetSHA1 = "9cb29360c4ef13c3893256ffa6b8a29aabed817d"
 
 // elangCacheSetSource is lua/elang/elang_cache_set.lua.
-const elangCacheSetSource = `-- elang_cache_set: stores one cache entry for ttl (Elang Redis doc, seed 003: cache).
+const elangCacheSetSource = `-- elang_cache_set: stores one cache entry for ttl (Elang Redis doc, seed 003:
+-- cache), as "<generation>:<value>" under the deployment's current generation,
+-- which it starts (ARGV[3]) when there is none and renews either way, so the
+-- generation outlives every entry written under it.
 --
--- KEYS[1] entry         string
+-- KEYS[1] entry           string "<generation>:<value>"
+-- KEYS[2] generation      string
 -- ARGV[1] value
--- ARGV[2] ttl           ms
+-- ARGV[2] ttl             ms
+-- ARGV[3] fresh           the generation to start when there is none
+-- ARGV[4] generation_ttl  ms
 -- Reply: 1
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+local generation = redis.call('GET', KEYS[2]) or ARGV[3]
+redis.call('SET', KEYS[2], generation, 'PX', ARGV[4])
+redis.call('SET', KEYS[1], generation .. ':' .. ARGV[1], 'PX', ARGV[2])
 return 1
 `
 

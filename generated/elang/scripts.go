@@ -60,6 +60,7 @@ func NewScripts(c Clients, opts ...Option) (*Scripts, error) {
 // per server, so one Preload covers every database.
 func AllScripts() []*runtime.Script {
 	return []*runtime.Script{
+		ElangCacheClearScript,
 		ElangCacheDeleteScript,
 		ElangCacheGetScript,
 		ElangCacheSetScript,
@@ -86,6 +87,41 @@ var (
 	// created or ended) since the writer read it.
 	ErrStale = runtime.ErrorCode("STALE")
 )
+
+// ElangCacheClearScript is lua/elang/elang_cache_clear.lua.
+var ElangCacheClearScript = runtime.MustScript("elang_cache_clear", elangCacheClearSource, ElangCacheClearSHA1, false)
+
+// ElangCacheClearArgs are the ARGV of ElangCacheClear.
+type ElangCacheClearArgs struct {
+	// Fresh: The new generation.
+	Fresh string
+}
+
+func elangCacheClearInput(prefix string, generation ElangCacheGenerationKey, a ElangCacheClearArgs) runtime.Input {
+	in := ElangCacheClearScript.PrefixedInput(prefix, 1, 2)
+	in.PrefixedKey("generation", generation.key, generation.p)
+	in.Token("fresh", a.Fresh)
+	in.Millis(ElangCacheGenerationTTL)
+	return in
+}
+
+func decodeElangCacheClear(v any) (bool, error) {
+	r := ElangCacheClearScript.ValueReply(v)
+	out := r.Bool("cleared")
+	return out, r.Err()
+}
+
+// ElangCacheClear runs elang_cache_clear on db0. Retires every cache entry of the
+// deployment at once: the generation becomes the given fresh token, so no entry written
+// before reads any more; the entries stay until their TTLs.
+func (s *Scripts) ElangCacheClear(ctx context.Context, generation ElangCacheGenerationKey, args ElangCacheClearArgs) (bool, error) {
+	return runtime.Run(ctx, s.db0, elangCacheClearInput(s.prefix, generation, args), decodeElangCacheClear)
+}
+
+// QueueElangCacheClear is ElangCacheClear in a batch, run on a client of db0.
+func (s *Scripts) QueueElangCacheClear(b *runtime.Batch, generation ElangCacheGenerationKey, args ElangCacheClearArgs) *runtime.Pending[bool] {
+	return runtime.Queue(b, elangCacheClearInput(s.prefix, generation, args), decodeElangCacheClear)
+}
 
 // ElangCacheDeleteScript is lua/elang/elang_cache_delete.lua.
 var ElangCacheDeleteScript = runtime.MustScript("elang_cache_delete", elangCacheDeleteSource, ElangCacheDeleteSHA1, false)
@@ -115,9 +151,10 @@ func (s *Scripts) QueueElangCacheDelete(b *runtime.Batch, entry ElangCacheKey) *
 // ElangCacheGetScript is lua/elang/elang_cache_get.lua, read-only (EVALSHA_RO).
 var ElangCacheGetScript = runtime.MustScript("elang_cache_get", elangCacheGetSource, ElangCacheGetSHA1, true)
 
-func elangCacheGetInput(prefix string, entry ElangCacheKey) runtime.Input {
-	in := ElangCacheGetScript.PrefixedInput(prefix, 1, 0)
+func elangCacheGetInput(prefix string, entry ElangCacheKey, generation ElangCacheGenerationKey) runtime.Input {
+	in := ElangCacheGetScript.PrefixedInput(prefix, 2, 0)
 	in.PrefixedKey("entry", entry.key, entry.p)
+	in.PrefixedKey("generation", generation.key, generation.p)
 	return in
 }
 
@@ -127,14 +164,15 @@ func decodeElangCacheGet(v any) (*[]byte, error) {
 	return out, r.Err()
 }
 
-// ElangCacheGet runs elang_cache_get on db0. Reads a cache entry; nil when there is none.
-func (s *Scripts) ElangCacheGet(ctx context.Context, entry ElangCacheKey) (*[]byte, error) {
-	return runtime.Run(ctx, s.db0, elangCacheGetInput(s.prefix, entry), decodeElangCacheGet)
+// ElangCacheGet runs elang_cache_get on db0. Reads a cache entry; nil when there is none
+// or it is of a retired generation.
+func (s *Scripts) ElangCacheGet(ctx context.Context, entry ElangCacheKey, generation ElangCacheGenerationKey) (*[]byte, error) {
+	return runtime.Run(ctx, s.db0, elangCacheGetInput(s.prefix, entry, generation), decodeElangCacheGet)
 }
 
 // QueueElangCacheGet is ElangCacheGet in a batch, run on a client of db0.
-func (s *Scripts) QueueElangCacheGet(b *runtime.Batch, entry ElangCacheKey) *runtime.Pending[*[]byte] {
-	return runtime.Queue(b, elangCacheGetInput(s.prefix, entry), decodeElangCacheGet)
+func (s *Scripts) QueueElangCacheGet(b *runtime.Batch, entry ElangCacheKey, generation ElangCacheGenerationKey) *runtime.Pending[*[]byte] {
+	return runtime.Queue(b, elangCacheGetInput(s.prefix, entry, generation), decodeElangCacheGet)
 }
 
 // ElangCacheSetScript is lua/elang/elang_cache_set.lua.
@@ -144,13 +182,18 @@ var ElangCacheSetScript = runtime.MustScript("elang_cache_set", elangCacheSetSou
 type ElangCacheSetArgs struct {
 	Value []byte
 	TTL   time.Duration
+	// Fresh: The generation to start when the deployment has none.
+	Fresh string
 }
 
-func elangCacheSetInput(prefix string, entry ElangCacheKey, a ElangCacheSetArgs) runtime.Input {
-	in := ElangCacheSetScript.PrefixedInput(prefix, 1, 2)
+func elangCacheSetInput(prefix string, entry ElangCacheKey, generation ElangCacheGenerationKey, a ElangCacheSetArgs) runtime.Input {
+	in := ElangCacheSetScript.PrefixedInput(prefix, 2, 4)
 	in.PrefixedKey("entry", entry.key, entry.p)
+	in.PrefixedKey("generation", generation.key, generation.p)
 	in.Bytes("value", a.Value, 1048576)
 	in.Duration("ttl", a.TTL, 1*time.Millisecond, 720*time.Hour)
+	in.Token("fresh", a.Fresh)
+	in.Millis(ElangCacheGenerationTTL)
 	return in
 }
 
@@ -160,14 +203,16 @@ func decodeElangCacheSet(v any) (bool, error) {
 	return out, r.Err()
 }
 
-// ElangCacheSet runs elang_cache_set on db0. Stores a cache entry for ttl (SET PX).
-func (s *Scripts) ElangCacheSet(ctx context.Context, entry ElangCacheKey, args ElangCacheSetArgs) (bool, error) {
-	return runtime.Run(ctx, s.db0, elangCacheSetInput(s.prefix, entry, args), decodeElangCacheSet)
+// ElangCacheSet runs elang_cache_set on db0. Stores a cache entry for ttl (SET PX) under
+// the current generation, which it makes (the given fresh token) when there is none and
+// renews (31 d) either way.
+func (s *Scripts) ElangCacheSet(ctx context.Context, entry ElangCacheKey, generation ElangCacheGenerationKey, args ElangCacheSetArgs) (bool, error) {
+	return runtime.Run(ctx, s.db0, elangCacheSetInput(s.prefix, entry, generation, args), decodeElangCacheSet)
 }
 
 // QueueElangCacheSet is ElangCacheSet in a batch, run on a client of db0.
-func (s *Scripts) QueueElangCacheSet(b *runtime.Batch, entry ElangCacheKey, args ElangCacheSetArgs) *runtime.Pending[bool] {
-	return runtime.Queue(b, elangCacheSetInput(s.prefix, entry, args), decodeElangCacheSet)
+func (s *Scripts) QueueElangCacheSet(b *runtime.Batch, entry ElangCacheKey, generation ElangCacheGenerationKey, args ElangCacheSetArgs) *runtime.Pending[bool] {
+	return runtime.Queue(b, elangCacheSetInput(s.prefix, entry, generation, args), decodeElangCacheSet)
 }
 
 // ElangLockAcquireScript is lua/elang/elang_lock_acquire.lua.

@@ -32,6 +32,20 @@ func Prefix(t testing.TB, name string) elang.Prefix {
 	return tp
 }
 
+// Deployment is a fresh deployment prefix, "<name>-<8 hex>:", for a test that
+// needs the aclfile of one deployment (luagen acl --prefix refuses test
+// prefixes, which no deployment may use) on a server of its own.
+func Deployment(t testing.TB, name string) elang.Prefix {
+	t.Helper()
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	p, err := elang.NewPrefix(name + "-" + hex.EncodeToString(b[:]) + ":")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
 // Kinds are the store kinds a table runs on.
 var Kinds = []string{"redis", "local"}
 

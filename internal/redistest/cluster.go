@@ -28,6 +28,12 @@ type ClusterConfig struct {
 	// NodeTimeout is cluster-node-timeout: how long a node may not answer before
 	// the others count it as failing (and its replica takes over). Default 5s.
 	NodeTimeout time.Duration
+	// ACL, when set, is every node's aclfile (the generated one, say, whose
+	// default user is off); AdminUser and AdminPassword name a user of it with
+	// every right, as which the cluster is created, the helpers (Admin, View,
+	// Converged, Failover, ...) ask, and the replicas replicate.
+	ACL                      string
+	AdminUser, AdminPassword string
 }
 
 // clusterTimeout bounds how long a cluster may take to form or to converge.
@@ -57,15 +63,23 @@ func StartClusterWith(t testing.TB, cfg ClusterConfig) *Cluster {
 	c := &Cluster{t: t, cfg: cfg}
 	args := []string{"--cluster", "create"}
 	for i := 0; i < cfg.Primaries*(1+cfg.Replicas); i++ {
-		s := Start(t, WithConfig("cluster-enabled yes", "cluster-config-file nodes.conf",
+		opts := []Option{WithConfig("cluster-enabled yes", "cluster-config-file nodes.conf",
 			"cluster-node-timeout "+strconv.FormatInt(cfg.NodeTimeout.Milliseconds(), 10),
 			// A replica is listed in CLUSTER SLOTS (where clients find it) only once its
 			// replication offset is above 0; pings move it without any write.
-			"repl-ping-replica-period 1"))
+			"repl-ping-replica-period 1")}
+		if cfg.ACL != "" {
+			opts = append(opts, WithACL(cfg.ACL), WithAdmin(cfg.AdminUser, cfg.AdminPassword),
+				WithConfig("masteruser "+cfg.AdminUser, "masterauth "+cfg.AdminPassword))
+		}
+		s := Start(t, opts...)
 		c.Nodes = append(c.Nodes, s)
 		args = append(args, s.Addr)
 	}
 	args = append(args, "--cluster-replicas", strconv.Itoa(cfg.Replicas), "--cluster-yes")
+	if cfg.ACL != "" {
+		args = append([]string{"--user", cfg.AdminUser, "--pass", cfg.AdminPassword, "--no-auth-warning"}, args...)
+	}
 	out, err := exec.Command("redis-cli", args...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("redis-cli --cluster create: %v\n%s", err, out)

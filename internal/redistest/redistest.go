@@ -36,13 +36,16 @@ type Server struct {
 	cmd   *exec.Cmd
 	done  chan struct{}
 	admin *redis.Client
+
+	adminUser, adminPassword string // how Admin logs in; "" the default user
 }
 
 type config struct {
-	port  int // first port to try (tests of this package); 0: a free one
-	lines []string
-	acl   string
-	funcs []func(port int, dir string) []string
+	port                     int // first port to try (tests of this package); 0: a free one
+	lines                    []string
+	acl                      string
+	funcs                    []func(port int, dir string) []string
+	adminUser, adminPassword string
 }
 
 // Option changes how the server is configured.
@@ -62,6 +65,12 @@ func WithACL(content string) Option {
 // once they are chosen (e.g. a generated config whose port and aclfile must match).
 func WithConfigFor(f func(port int, dir string) []string) Option {
 	return func(c *config) { c.funcs = append(c.funcs, f) }
+}
+
+// WithAdmin makes Admin log in as user with password (a user of the server's
+// aclfile with every right): for a server whose default user is off.
+func WithAdmin(user, password string) Option {
+	return func(c *config) { c.adminUser, c.adminPassword = user, password }
 }
 
 // ACLPath is where WithACL writes the aclfile inside a server's directory.
@@ -100,7 +109,7 @@ func Start(t testing.TB, opts ...Option) *Server {
 	for _, o := range opts {
 		o(&c)
 	}
-	s := &Server{t: t, Dir: t.TempDir()}
+	s := &Server{t: t, Dir: t.TempDir(), adminUser: c.adminUser, adminPassword: c.adminPassword}
 	var lastErr error
 	for attempt := 0; attempt < 5; attempt++ {
 		s.Port = freePort(t)
@@ -305,14 +314,15 @@ func (s *Server) Client(db int, opts ...func(*redis.Options)) *redis.Client {
 	return c
 }
 
-// Admin is one client of db 0 as the default user, made on first use and
-// closed when the test ends: for polling and administration, where a new client
-// per call would pile up connections until the test ends.
+// Admin is one client of db 0 as the default user (or WithAdmin's), made on
+// first use and closed when the test ends: for polling and administration,
+// where a new client per call would pile up connections until the test ends.
 func (s *Server) Admin() *redis.Client {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.admin == nil {
-		c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, PoolSize: 2, DialTimeout: time.Second, ReadTimeout: 5 * time.Second})
+		c := redis.NewClient(&redis.Options{Addr: s.Addr, MaxRetries: -1, PoolSize: 2, DialTimeout: time.Second, ReadTimeout: 5 * time.Second,
+			Username: s.adminUser, Password: s.adminPassword})
 		s.admin = c
 		s.t.Cleanup(func() { _ = c.Close() })
 	}

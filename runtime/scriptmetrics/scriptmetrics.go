@@ -23,8 +23,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -49,27 +51,23 @@ type series struct {
 var Buckets = []float64{50e-6, 100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 1}
 
 // New registers the metrics of scripts on reg. Calls of other scripts are
-// measured too, under their names, at the cost of a label lookup each.
+// measured too, under their names, at the cost of a label lookup each. Metrics
+// made on one reg share its collectors and count together (two generated
+// packages of one process, each with its own Metrics), and the reloads of
+// every one's scripts are exported.
 func New(reg prometheus.Registerer, scripts ...*runtime.Script) (*Metrics, error) {
+	set := promreg.On(reg)
 	m := &Metrics{
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "luagen_script_calls_total", Help: "Script calls the generated wrappers sent.",
-		}, []string{"script"}),
-		errs: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "luagen_script_errors_total", Help: "Script calls that failed, by the error reply's code (or outcome_unknown, not_sent, other).",
-		}, []string{"script", "code"}),
-		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "luagen_script_duration_seconds", Help: "Latency of script calls the generated wrappers sent.", Buckets: Buckets,
-		}, []string{"script"}),
-		per: map[*runtime.Script]*series{},
+		calls:    set.CounterVec("luagen_script_calls_total", "Script calls the generated wrappers sent.", "script"),
+		errs:     set.CounterVec("luagen_script_errors_total", "Script calls that failed, by the error reply's code (or outcome_unknown, not_sent, other).", "script", "code"),
+		duration: set.HistogramVec("luagen_script_duration_seconds", "Latency of script calls the generated wrappers sent.", Buckets, "script"),
+		per:      map[*runtime.Script]*series{},
 	}
-	reloads := prometheus.NewDesc("luagen_script_noscript_reloads_total", "SCRIPT LOADs after a call met NOSCRIPT (callers that shared one load count once).", []string{"script"}, nil)
-	collectors := []prometheus.Collector{m.calls, m.errs, m.duration, reloadCollector{desc: reloads, scripts: scripts}}
-	for _, c := range collectors {
-		if err := reg.Register(c); err != nil {
-			return nil, fmt.Errorf("scriptmetrics: %w", err)
-		}
+	reloads := promreg.Add(set, &reloadCollector{desc: prometheus.NewDesc("luagen_script_noscript_reloads_total", "SCRIPT LOADs after a call met NOSCRIPT (callers that shared one load count once).", []string{"script"}, nil)})
+	if err := set.Err(); err != nil {
+		return nil, fmt.Errorf("scriptmetrics: %w", err)
 	}
+	reloads.add(scripts)
 	for _, s := range scripts {
 		m.per[s] = &series{calls: m.calls.WithLabelValues(s.Name()), duration: m.duration.WithLabelValues(s.Name())}
 	}
@@ -118,16 +116,37 @@ func plainCode(c string) bool {
 	return true
 }
 
-// reloadCollector reads each script's NOSCRIPT reload count when scraped.
+// reloadCollector reads each script's NOSCRIPT reload count when scraped: the
+// scripts of every Metrics made on its registry.
 type reloadCollector struct {
 	desc    *prometheus.Desc
+	mu      sync.Mutex
 	scripts []*runtime.Script
+	has     map[*runtime.Script]bool
 }
 
-func (r reloadCollector) Describe(ch chan<- *prometheus.Desc) { ch <- r.desc }
+// add adds the scripts not collected yet.
+func (r *reloadCollector) add(scripts []*runtime.Script) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.has == nil {
+		r.has = map[*runtime.Script]bool{}
+	}
+	for _, s := range scripts {
+		if !r.has[s] {
+			r.has[s] = true
+			r.scripts = append(r.scripts, s)
+		}
+	}
+}
 
-func (r reloadCollector) Collect(ch chan<- prometheus.Metric) {
-	for _, s := range r.scripts {
+func (r *reloadCollector) Describe(ch chan<- *prometheus.Desc) { ch <- r.desc }
+
+func (r *reloadCollector) Collect(ch chan<- prometheus.Metric) {
+	r.mu.Lock()
+	scripts := r.scripts
+	r.mu.Unlock()
+	for _, s := range scripts {
 		ch <- prometheus.MustNewConstMetric(r.desc, prometheus.CounterValue, float64(s.Reloads()), s.Name())
 	}
 }

@@ -8,7 +8,7 @@
 // limiter. Limiter is that local limiter: fixed windows counted in this
 // process only, in a table of bounded size.
 //
-// The services that rate-limit (services/vm1/ratelimit, services/vm2/safety)
+// The services that rate-limit (services/vm1/ratelimit, services/vm2/callerlimit)
 // share these, so one idea has one name and one implementation.
 package degraded
 

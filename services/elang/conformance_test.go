@@ -22,7 +22,7 @@ func TestElangScriptsConformToRedis(t *testing.T) {
 	ctx := scripttest.Context(t)
 	srv := redistest.Start(t)
 	real := srv.Client(elang.DB0)
-	p, _ := elang.NewPrefix("test:conform:")
+	p, _ := testPrefix("conform:")
 	realScripts, err := elang.NewScripts(elang.Clients{DB0: real}, elang.WithPrefix(p))
 	if err != nil {
 		t.Fatal(err)
@@ -37,10 +37,10 @@ func TestElangScriptsConformToRedis(t *testing.T) {
 	entry, _ := elang.NewElangCacheKey(p, "catalog.version")
 	gone, _ := elang.NewElangCacheKey(p, "gone")
 	lock, _ := elang.NewElangLockKey(p, "report:42")
-	id := strings.Repeat("5a", 32)
+	hk, _ := secrets.NewHMACKey([]byte("elang-test-secret-0123456789abcdef"))
+	id := hk.Sum(strings.Repeat("5a", 32))
 	data, _ := elang.NewElangSessionDataKey(p, id)
 	slock, _ := elang.NewElangSessionLockKey(p, id)
-	hk, _ := secrets.NewHMACKey([]byte("elang-test-secret-0123456789abcdef"))
 	fixedKey, _ := elang.NewElangRLKey(p, "api", hk.Sum("alice"), 60)
 	slidingKey, _ := elang.NewElangRLKey(p, "login", hk.Sum("alice"), 60)
 
@@ -58,15 +58,27 @@ func TestElangScriptsConformToRedis(t *testing.T) {
 			return s.ElangSessionSave(ctx, data, slock, elang.ElangSessionSaveArgs{Owner: owner, Version: version, Subject: "user-7", Body: []byte(body)})
 		}
 	}
+	gen, _ := elang.NewElangCacheGenerationKey(p)
+	set := func(k elang.ElangCacheKey, v string, ttl time.Duration, fresh string) func(s *elang.Scripts) (any, error) {
+		return func(s *elang.Scripts) (any, error) {
+			return s.ElangCacheSet(ctx, k, gen, elang.ElangCacheSetArgs{Value: []byte(v), TTL: ttl, Fresh: fresh})
+		}
+	}
+	get := func(k elang.ElangCacheKey) func(s *elang.Scripts) (any, error) {
+		return func(s *elang.Scripts) (any, error) { return s.ElangCacheGet(ctx, k, gen) }
+	}
 	steps := []step{
-		{"cache set", func(s *elang.Scripts) (any, error) {
-			return s.ElangCacheSet(ctx, entry, elang.ElangCacheSetArgs{Value: []byte("4"), TTL: 300 * time.Second})
+		{"cache get before any generation", get(entry)},
+		{"cache set", set(entry, "4", 300*time.Second, "generation-00000000000001")},
+		{"cache get", get(entry)},
+		{"cache get missing", get(gone)},
+		{"cache set other", set(gone, "x", time.Minute, "generation-00000000000009")},
+		{"cache clear", func(s *elang.Scripts) (any, error) {
+			return s.ElangCacheClear(ctx, gen, elang.ElangCacheClearArgs{Fresh: "generation-00000000000002"})
 		}},
-		{"cache get", func(s *elang.Scripts) (any, error) { return s.ElangCacheGet(ctx, entry) }},
-		{"cache get missing", func(s *elang.Scripts) (any, error) { return s.ElangCacheGet(ctx, gone) }},
-		{"cache set other", func(s *elang.Scripts) (any, error) {
-			return s.ElangCacheSet(ctx, gone, elang.ElangCacheSetArgs{Value: []byte("x"), TTL: time.Minute})
-		}},
+		{"cache get after the clear", get(entry)},
+		{"cache set after the clear", set(entry, "5", 300*time.Second, "generation-00000000000009")},
+		{"cache get the new entry", get(entry)},
 		{"cache delete", func(s *elang.Scripts) (any, error) { return s.ElangCacheDelete(ctx, gone) }},
 		{"cache delete again", func(s *elang.Scripts) (any, error) { return s.ElangCacheDelete(ctx, gone) }},
 		{"lock acquire A", func(s *elang.Scripts) (any, error) {

@@ -24,7 +24,7 @@ const (
 // test deployment prefix.
 func harness(t *testing.T) (*elang.Scripts, elang.Prefix, *luatest.Server, *luatest.Scripter) {
 	t.Helper()
-	p, err := elang.NewPrefix("test:elang:")
+	p, err := testPrefix("elang:")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,8 +51,11 @@ func ttlOf(t *testing.T, h *luatest.Server, key string) time.Duration {
 	return e.TTL
 }
 
-// elang_cache_get/set/delete: a miss is nil, a value lives exactly its TTL
-// (catalog.version = 4 for 300 s), delete says whether there was one.
+// elang_cache_get/set/delete/clear: a miss is nil, a value lives exactly its
+// TTL (catalog.version = 4 for 300 s), delete says whether there was one; an
+// entry is stored under the deployment's generation, which every set renews
+// (31 d), and a clear retires every entry at once: they read as misses, stay
+// until their TTLs, and a set after it writes under the new generation.
 func TestCacheScriptsOnHarness(t *testing.T) {
 	ctx := context.Background()
 	s, p, h, _ := harness(t)
@@ -63,42 +66,79 @@ func TestCacheScriptsOnHarness(t *testing.T) {
 	if k.String() != "test:elang:cache:catalog.version" {
 		t.Fatalf("key %q", k)
 	}
-	if v, err := s.ElangCacheGet(ctx, k); err != nil || v != nil {
+	gen, _ := elang.NewElangCacheGenerationKey(p)
+	if gen.String() != "test:elang:generation:cache" {
+		t.Fatalf("generation key %q", gen)
+	}
+	set := func(k elang.ElangCacheKey, v string, ttl time.Duration) (bool, error) {
+		return s.ElangCacheSet(ctx, k, gen, elang.ElangCacheSetArgs{Value: []byte(v), TTL: ttl, Fresh: "generation-00000000000001"})
+	}
+	if v, err := s.ElangCacheGet(ctx, k, gen); err != nil || v != nil {
 		t.Fatalf("miss: %v %v", v, err)
 	}
-	if ok, err := s.ElangCacheSet(ctx, k, elang.ElangCacheSetArgs{Value: []byte("4"), TTL: 300 * time.Second}); err != nil || !ok {
+	if ok, err := set(k, "4", 300*time.Second); err != nil || !ok {
 		t.Fatalf("set: %v %v", ok, err)
 	}
 	if ttl := ttlOf(t, h, k.String()); ttl != 300*time.Second {
 		t.Fatalf("TTL %v, want 300s", ttl)
 	}
+	if ttl := ttlOf(t, h, gen.String()); ttl != elang.ElangCacheGenerationTTL {
+		t.Fatalf("generation TTL %v, want %v", ttl, elang.ElangCacheGenerationTTL)
+	}
+	if e := h.Keyspace()[k.String()]; e.String != "generation-00000000000001:4" {
+		t.Fatalf("stored %q", e.String)
+	}
 	h.Clock().Advance(300 * time.Second)
-	if v, err := s.ElangCacheGet(ctx, k); err != nil || v == nil || string(*v) != "4" {
+	if v, err := s.ElangCacheGet(ctx, k, gen); err != nil || v == nil || string(*v) != "4" {
 		t.Fatalf("hit at 300 s: %v %v", v, err)
 	}
 	h.Clock().Advance(time.Millisecond)
-	if v, err := s.ElangCacheGet(ctx, k); err != nil || v != nil {
+	if v, err := s.ElangCacheGet(ctx, k, gen); err != nil || v != nil {
 		t.Fatalf("after 300 s: %v %v", v, err)
 	}
-	_, _ = s.ElangCacheSet(ctx, k, elang.ElangCacheSetArgs{Value: []byte("5"), TTL: time.Minute})
+	_, _ = set(k, "5", time.Minute)
 	if ok, err := s.ElangCacheDelete(ctx, k); err != nil || !ok {
 		t.Fatalf("delete: %v %v", ok, err)
 	}
 	if ok, err := s.ElangCacheDelete(ctx, k); err != nil || ok {
 		t.Fatalf("delete again: %v %v", ok, err)
 	}
-	if len(h.Keyspace()) != 0 {
-		t.Fatalf("keys left: %v", h.Keyspace())
+
+	// The clear: both entries read as misses at once and stay until their TTLs.
+	other1, _ := elang.NewElangCacheKey(p, "other.1")
+	_, _ = set(k, "6", time.Hour)
+	_, _ = set(other1, "7", time.Minute)
+	if ok, err := s.ElangCacheClear(ctx, gen, elang.ElangCacheClearArgs{Fresh: "generation-00000000000002"}); err != nil || !ok {
+		t.Fatalf("clear: %v %v", ok, err)
 	}
+	for _, key := range []elang.ElangCacheKey{k, other1} {
+		if v, err := s.ElangCacheGet(ctx, key, gen); err != nil || v != nil {
+			t.Fatalf("%s after the clear: %v %v", key, v, err)
+		}
+	}
+	if n := len(h.Keyspace()); n != 3 {
+		t.Fatalf("%d keys after the clear, want 3 (2 retired entries, the generation)", n)
+	}
+	if ok, _ := set(k, "8", time.Hour); !ok {
+		t.Fatal("set after the clear")
+	}
+	if v, err := s.ElangCacheGet(ctx, k, gen); err != nil || v == nil || string(*v) != "8" {
+		t.Fatalf("the entry written after the clear: %v %v", v, err)
+	}
+	h.Clock().Advance(time.Hour)
+	if _, ok := h.Keyspace()[other1.String()]; ok {
+		t.Fatal("a retired entry outlived its TTL")
+	}
+
 	// A TTL of zero or above 30 days, and a key of another prefix, never reach Redis.
 	for _, ttl := range []time.Duration{0, 31 * 24 * time.Hour} {
-		if _, err := s.ElangCacheSet(ctx, k, elang.ElangCacheSetArgs{Value: []byte("x"), TTL: ttl}); !errors.Is(err, runtime.ErrInvalidArg) {
+		if _, err := set(k, "x", ttl); !errors.Is(err, runtime.ErrInvalidArg) {
 			t.Errorf("ttl %v: %v", ttl, err)
 		}
 	}
-	other, _ := elang.NewPrefix("test:other:")
+	other, _ := testPrefix("other:")
 	ok2, _ := elang.NewElangCacheKey(other, "catalog.version")
-	if _, err := s.ElangCacheGet(ctx, ok2); !errors.Is(err, runtime.ErrInvalidArg) {
+	if _, err := s.ElangCacheGet(ctx, ok2, gen); !errors.Is(err, runtime.ErrInvalidArg) {
 		t.Errorf("another prefix's key: %v", err)
 	}
 }
@@ -174,13 +214,16 @@ func TestLockScriptsOnHarness(t *testing.T) {
 	}
 }
 
+// sessionKeys are the keys of session id: they hold its HMAC, never id.
 func sessionKeys(t *testing.T, p elang.Prefix, id string) (elang.ElangSessionDataKey, elang.ElangSessionLockKey) {
 	t.Helper()
-	d, err := elang.NewElangSessionDataKey(p, id)
+	hk, _ := secrets.NewHMACKey([]byte("elang-session-test-secret-0123456789"))
+	h := hk.Sum(id)
+	d, err := elang.NewElangSessionDataKey(p, h)
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := elang.NewElangSessionLockKey(p, id)
+	l, err := elang.NewElangSessionLockKey(p, h)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,4 +367,13 @@ func TestRateLimitScriptsOnHarness(t *testing.T) {
 	if ttl := ttlOf(t, h, ks.String()); ttl <= 0 || ttl > 10*time.Second {
 		t.Fatalf("sliding bucket TTL %v", ttl)
 	}
+}
+
+// testPrefix is the test prefix of the deployment prefix s ("test:" + s).
+func testPrefix(s string) (elang.Prefix, error) {
+	p, err := elang.NewPrefix(s)
+	if err != nil {
+		return p, err
+	}
+	return p.Test()
 }

@@ -20,7 +20,8 @@ type hostileURL struct {
 }
 
 // hostileURLs are the ways a password reaches a URL, written right and wrong
-// (issue 12: RedactURL missed 8 of 14; these are 36).
+// (issue 12: RedactURL missed 8 of 14; issue 21 added the URLs without "//",
+// without a host and with skip_verify).
 var hostileURLs = []hostileURL{
 	{"redis://api_backend:Hunter2pw@redis:6379/1", []string{"Hunter2pw"}},
 	{"redis://:Hunter2pw@redis:6379/0", []string{"Hunter2pw"}},
@@ -59,7 +60,11 @@ var hostileURLs = []hostileURL{
 	{"redis://u:Hunter2pw@redis.example.com%2Fx:6379/0", []string{"Hunter2pw"}},
 	{"redis://u:Hunter2pw@re\u202edis:6379/0", []string{"Hunter2pw"}}, // a bidi control in the host
 	{"redis://" + strings.Repeat("a", 300) + ":Hunter2pw@redis:6379/0", []string{"Hunter2pw"}},
-	{"Hunter2pw", []string{"Hunter2pw"}}, // a password where the URL belongs
+	{"Hunter2pw", []string{"Hunter2pw"}},                                          // a password where the URL belongs
+	{"redis:u:Hunter2pw@redis:6379", []string{"Hunter2pw"}},                       // no "//": opaque, localhost:6379
+	{"rediss://u:Hunter2pw@redis:6380/0?skip_verify=true", []string{"Hunter2pw"}}, // TLS without the certificate check
+	{"rediss://u:Hunter2pw@redis:6380/0?skip_verify=Qzx9secret", []string{"Hunter2pw", "Qzx9secret"}},
+	{"redis://:Hunter2pw@/0", []string{"Hunter2pw"}}, // no host
 }
 
 // Every path that logs a Redis URL or returns an error about one (RedactURL,

@@ -129,15 +129,50 @@ func afterAuthority(raw string) string {
 	return ""
 }
 
+// URLOption changes what ParseRedisURL accepts.
+type URLOption func(*urlOptions)
+
+type urlOptions struct{ skipVerify bool }
+
+// AllowSkipVerify makes ParseRedisURL accept skip_verify=true on a rediss://
+// URL, which turns off the check of the server's TLS certificate: for tests
+// against a server with a certificate made on the spot, never in production.
+func AllowSkipVerify() URLOption { return func(o *urlOptions) { o.skipVerify = true } }
+
 // ParseRedisURL is redis.ParseURL whose error never carries the URL or any part
 // of it: url.Parse's and redis.ParseURL's errors quote the raw text (a '%' in a
 // generated password is enough to make one), so they are replaced, not wrapped.
 // The error wraps ErrBadURL and names env, the variable the URL came from; the
 // URL is shown only through RedactURL.
-func ParseRedisURL(env, raw string) (*redis.Options, error) {
-	opts, err := redis.ParseURL(raw)
+//
+// It refuses what redis.ParseURL would turn silently into something else: a
+// URL without "//" after its scheme ("redis:u:pw@host" parses as an opaque URL
+// and connects to localhost:6379 without a password), a redis:// or rediss://
+// URL with no host (localhost:6379 again), and a skip_verify option (TLS
+// without the certificate check) unless AllowSkipVerify is given.
+func ParseRedisURL(env, raw string, opts ...URLOption) (*redis.Options, error) {
+	var o urlOptions
+	for _, f := range opts {
+		f(&o)
+	}
+	bad := func(why string) error {
+		return fmt.Errorf("%s=%s: %w: %s", env, RedactURL(raw), ErrBadURL, why)
+	}
+	scheme, rest, _ := strings.Cut(raw, ":")
+	if raw != "" && schemeRe.MatchString(scheme) && !strings.HasPrefix(rest, "//") {
+		return nil, bad("no '//' after the scheme (write redis://user:password@host:port/db): without it the rest is not read as a host and the client would connect to localhost:6379 without a password")
+	}
+	if u, err := url.Parse(raw); err == nil {
+		if (u.Scheme == "redis" || u.Scheme == "rediss") && u.Hostname() == "" {
+			return nil, bad("no host (the client would connect to localhost:6379): name it, redis://localhost:6379 for a local server")
+		}
+		if _, ok := u.Query()["skip_verify"]; ok && !o.skipVerify {
+			return nil, bad("skip_verify turns off the check of the server's TLS certificate: refused (secrets.AllowSkipVerify allows it, for tests only)")
+		}
+	}
+	parsed, err := redis.ParseURL(raw)
 	if err == nil {
-		return opts, nil
+		return parsed, nil
 	}
 	why := "it is not a URL redis.ParseURL accepts (redis://, rediss:// or unix://, a database number as the path, known options only)"
 	var ue *url.Error
@@ -156,5 +191,5 @@ func ParseRedisURL(env, raw string) (*redis.Options, error) {
 			why = "it does not parse as a URL (percent-encode '@', ':', '/', '?', '#' and '%' in a password)"
 		}
 	}
-	return nil, fmt.Errorf("%s=%s: %w: %s", env, RedactURL(raw), ErrBadURL, why)
+	return nil, bad(why)
 }

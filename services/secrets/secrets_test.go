@@ -64,3 +64,49 @@ func TestRedactURL(t *testing.T) {
 		t.Fatalf("unparsable URL leaked: %q", got)
 	}
 }
+
+// ParseRedisURL refuses what redis.ParseURL turns silently into something
+// else (issue 21): a URL without "//" after the scheme ("redis:u:PW@h" became
+// localhost:6379 with no password), one with no host (localhost again), and
+// skip_verify=true on rediss://, which turns off the TLS certificate check,
+// unless AllowSkipVerify says so (tests against a self-signed certificate).
+// No error shows any part of the URL but what RedactURL keeps.
+func TestParseRedisURLRefusesSilentFallbacks(t *testing.T) {
+	for _, c := range []struct {
+		raw, why string
+	}{
+		{"redis:u:Hunter2pw@redis.example:6379", "no '//' after the scheme"},
+		{"redis:Hunter2pw@redis.example:6379/0", "no '//' after the scheme"},
+		{"rediss:u:Hunter2pw@redis.example:6380", "no '//' after the scheme"},
+		{"redis:/u:Hunter2pw@redis.example:6379", "no '//' after the scheme"},
+		{"unix:/run/redis.sock?password=Hunter2pw", "no '//' after the scheme"},
+		{"redis://:Hunter2pw@/0", "no host"},
+		{"redis://u:Hunter2pw@:6379/0", "no host"},
+		{"rediss://u:Hunter2pw@redis.example:6380/0?skip_verify=true", "skip_verify"},
+		{"rediss://u:Hunter2pw@redis.example:6380/0?skip_verify=1", "skip_verify"},
+		{"rediss://u:Hunter2pw@redis.example:6380/0?dial_timeout=1s&skip_verify=TRUE", "skip_verify"},
+	} {
+		o, err := secrets.ParseRedisURL("REDIS_URL", c.raw)
+		if err == nil {
+			t.Errorf("%q: accepted as addr %s, user %q, password set %v, TLS %v", c.raw, o.Addr, o.Username, o.Password != "", o.TLSConfig != nil)
+			continue
+		}
+		if !errors.Is(err, secrets.ErrBadURL) || !strings.Contains(err.Error(), c.why) || !strings.Contains(err.Error(), "REDIS_URL=") {
+			t.Errorf("%q: %v, want ErrBadURL naming REDIS_URL and saying %q", c.raw, err, c.why)
+		}
+		if strings.Contains(err.Error(), "Hunter2pw") || strings.Contains(err.Error(), "redis.example") && !strings.Contains(secrets.RedactURL(c.raw), "redis.example") {
+			t.Errorf("%q: the error shows more than RedactURL keeps: %v", c.raw, err)
+		}
+	}
+	// Allowed explicitly, for tests: TLS without the certificate check.
+	o, err := secrets.ParseRedisURL("REDIS_URL", "rediss://u:pw@127.0.0.1:6380/0?skip_verify=true", secrets.AllowSkipVerify())
+	if err != nil || o.TLSConfig == nil || !o.TLSConfig.InsecureSkipVerify {
+		t.Fatalf("AllowSkipVerify: %+v %v", o, err)
+	}
+	// What stays accepted.
+	for _, raw := range []string{"redis://u:pw@10.0.0.5:6379/1", "rediss://u:pw@redis.example:6380/0", "redis://localhost", "unix:///run/redis.sock?db=2"} {
+		if _, err := secrets.ParseRedisURL("REDIS_URL", raw); err != nil {
+			t.Errorf("%q: %v", raw, err)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/elang/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -36,8 +37,8 @@ type Options struct {
 	// Timeout bounds each store call (Clear: each batch); zero means 250ms. A
 	// hung Redis then costs a Get this long and reads as a miss.
 	Timeout time.Duration
-	// ClearBatch is how many keys one Clear step scans and removes, 1..10000;
-	// zero means 500.
+	// ClearBatch is how many entry files one Clear step removes in the local
+	// store, 1..10000; zero means 500. (In Redis a clear is one step.)
 	ClearBatch int
 	// Registerer receives the metrics; nil means a private registry.
 	Registerer prometheus.Registerer
@@ -70,30 +71,14 @@ func New(st *store.Store, o Options) *Cache {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	c := &Cache{
 		st: st, timeout: o.Timeout, batch: o.ClearBatch, log: o.Logger,
-		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_cache_operations_total",
-			Help: "Cache operations by op (get, set, delete, clear) and result (hit, miss, ok, failure, invalid).",
-		}, []string{"store", "op", "result"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_cache_failures_total",
-			Help: "Cache store failures by op; a get failure was answered as a miss. Alert on any increase.",
-		}, []string{"store", "op"}),
+		ops:      set.CounterVec("elang_cache_operations_total", "Cache operations by op (get, set, delete, clear) and result (hit, miss, ok, failure, invalid).", "store", "op", "result"),
+		failures: set.CounterVec("elang_cache_failures_total", "Cache store failures by op; a get failure was answered as a miss. Alert on any increase.", "store", "op"),
 	}
-	c.ops = register(o.Registerer, c.ops)
-	c.failures = register(o.Registerer, c.failures)
-	return c
-}
-
-func register(r prometheus.Registerer, c *prometheus.CounterVec) *prometheus.CounterVec {
-	if err := r.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-				return existing
-			}
-		}
+	if err := set.Err(); err != nil {
+		o.Logger.Error("cache: metrics not registered: they are counted but exported nowhere", "err", err)
 	}
 	return c
 }
@@ -163,11 +148,16 @@ func (c *Cache) result(op string, err error) error {
 	return nil
 }
 
-// Clear removes every entry of this deployment prefix, in batches of
-// Options.ClearBatch (SCAN MATCH and UNLINK in Redis; never FLUSHDB), and
-// returns how many it removed. Keys of other prefixes, and this prefix's
-// locks, sessions and rate limits, are left alone. Entries written while it
-// runs may survive it. It stops at the first failure, or when ctx ends.
+// Clear makes every entry of this deployment prefix read as absent and returns
+// how many it removed now. In Redis it removes none: it retires the prefix's
+// cache generation in one script call (elang_cache_clear), so every entry
+// written before reads as a miss at once and stays until its TTL (no SCAN,
+// which would list every deployment's key names; never FLUSHDB), and it
+// returns 0. In the local store it removes the entry files in batches of
+// Options.ClearBatch and returns how many; entries written while it runs may
+// survive it there. Keys of other prefixes, and this prefix's locks, sessions
+// and rate limits, are left alone. It stops at the first failure, or when ctx
+// ends.
 func (c *Cache) Clear(ctx context.Context) (int, error) {
 	total := 0
 	var cursor uint64

@@ -33,7 +33,10 @@ func newEnv(t *testing.T) *env {
 	redistest.Need(t)
 	e := &env{db: pgtest.Schema(t, 40, outbox.Migration), srv: redistest.Start(t)}
 	e.rdb = e.srv.Client(elang.DB0, func(o *redis.Options) { o.PoolSize = 16 })
-	p, err := elang.NewPrefix("test:elang:consumer:")
+	p, err := elang.NewPrefix("elang:consumer:")
+	if err == nil {
+		p, err = p.Test()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/elang/outbox"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -46,7 +47,8 @@ type HubOptions struct {
 	SweepChannels int
 	// SweepEvery is how often Work sweeps (default 5s).
 	SweepEvery time.Duration
-	// Registerer receives the hub's metrics (nil: none).
+	// Registerer receives the hub's metrics (nil: none). Hubs of one process on
+	// the same Registerer share them.
 	Registerer prometheus.Registerer
 	// Logger (nil: slog.Default()).
 	Logger *slog.Logger
@@ -99,12 +101,13 @@ func NewHub(db *pgxpool.Pool, g *Group, o HubOptions) *Hub {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	h := &Hub{db: db, g: g, o: o, subs: map[string]map[*Subscription]struct{}{},
-		queries:   prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_realtime_queries_total", Help: "SQL queries of the replay history, one per group of clients sharing a channel and a cursor."}),
-		delivered: prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_realtime_delivered_total", Help: "Events delivered to clients."}),
+		queries:   set.Counter("elang_realtime_queries_total", "SQL queries of the replay history, one per group of clients sharing a channel and a cursor."),
+		delivered: set.Counter("elang_realtime_delivered_total", "Events delivered to clients."),
 	}
-	if o.Registerer != nil {
-		o.Registerer.MustRegister(h.queries, h.delivered)
+	if err := set.Err(); err != nil {
+		o.Logger.Error("consumer: hub metrics not registered: they are counted but exported nowhere", "err", err)
 	}
 	return h
 }

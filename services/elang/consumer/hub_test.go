@@ -211,3 +211,43 @@ func TestHubSweepClearsItsGroupsStaleNotifications(t *testing.T) {
 		return pending() == 0
 	})
 }
+
+// A hub reads bounded batches (seed 003: "WebSocket processes read bounded
+// batches of Redis notifications"): with Batch 5 and 12 notifications waiting,
+// each Step takes at most 5 (XREADGROUP COUNT), so the first two Steps reach 5
+// channels each and the third the last 2, and the group is 7, then 2, then 0
+// entries behind. Without COUNT one Step would take all 12.
+func TestHubReadsBoundedBatches(t *testing.T) {
+	e := newEnv(t)
+	ctx := context.Background()
+	const channels, batch = 12, 5
+	h := NewHub(e.db, e.group(t, "realtime:p5", "hub"), HubOptions{Block: time.Millisecond, Batch: batch})
+	clients := make([]*client, channels)
+	for i := range clients {
+		clients[i] = &client{}
+		if _, err := h.Subscribe(fmt.Sprintf("room:%d", i), 0, clients[i].deliver); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < channels; i++ {
+		e.publish(t, fmt.Sprintf("room:%d", i), 1)
+	}
+	e.drain(t)
+	for step, want := range []struct{ reached, lag int64 }{{5, 7}, {10, 2}, {12, 0}} {
+		if err := h.Step(ctx); err != nil {
+			t.Fatal(err)
+		}
+		var reached int64
+		for _, c := range clients {
+			reached += int64(len(c.got))
+		}
+		groups, err := e.srv.Admin().XInfoGroups(ctx, e.prefix.String()+"outbox:stream").Result()
+		if err != nil || len(groups) != 1 {
+			t.Fatalf("XINFO GROUPS: %+v %v", groups, err)
+		}
+		if reached != want.reached || groups[0].Lag != want.lag || groups[0].EntriesRead != want.reached {
+			t.Fatalf("after step %d: %d channels reached, the group read %d and is %d behind; want %d read and %d behind (batches of %d)",
+				step+1, reached, groups[0].EntriesRead, groups[0].Lag, want.reached, want.lag, batch)
+		}
+	}
+}

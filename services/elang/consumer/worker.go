@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/elang/outbox"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -51,7 +52,8 @@ type WorkerOptions struct {
 	// forwards notifications (a separate outbox:work process keeps events timely
 	// when the queue is always busy).
 	Relay *outbox.Relay
-	// Registerer receives the worker's metrics (nil: none).
+	// Registerer receives the worker's metrics (nil: none). Workers of one
+	// process on the same Registerer share them.
 	Registerer prometheus.Registerer
 	// Logger (nil: slog.Default()).
 	Logger *slog.Logger
@@ -88,12 +90,13 @@ func NewWorker(db *pgxpool.Pool, g *Group, h Handler, o WorkerOptions) *Worker {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	w := &Worker{db: db, g: g, h: h, o: o,
-		jobs:      prometheus.NewCounterVec(prometheus.CounterOpts{Name: "elang_queue_jobs_total", Help: "Jobs by outcome: done, retry, failed, or released (given back unrun or interrupted at shutdown)."}, []string{"outcome"}),
-		reclaimed: prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_queue_reclaimed_total", Help: "Notifications reclaimed from consumers that stopped acknowledging (XAUTOCLAIM)."}),
+		jobs:      set.CounterVec("elang_queue_jobs_total", "Jobs by outcome: done, retry, failed, or released (given back unrun or interrupted at shutdown).", "outcome"),
+		reclaimed: set.Counter("elang_queue_reclaimed_total", "Notifications reclaimed from consumers that stopped acknowledging (XAUTOCLAIM)."),
 	}
-	if o.Registerer != nil {
-		o.Registerer.MustRegister(w.jobs, w.reclaimed)
+	if err := set.Err(); err != nil {
+		o.Logger.Error("consumer: worker metrics not registered: they are counted but exported nowhere", "err", err)
 	}
 	return w
 }

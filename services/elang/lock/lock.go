@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/elang"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/elang/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -81,32 +82,16 @@ func New(st *store.Store, o Options) *Locker {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	l := &Locker{
 		st: st, timeout: o.Timeout, log: o.Logger,
-		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_lock_operations_total",
-			Help: "Lock operations by op (acquire, refresh, release) and result (acquired, busy, ok, expired, other_owner, failure, invalid).",
-		}, []string{"store", "op", "result"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_lock_failures_total",
-			Help: "Lock store failures by op: the caller got ErrUnavailable. Alert on any increase.",
-		}, []string{"store", "op"}),
+		ops:      set.CounterVec("elang_lock_operations_total", "Lock operations by op (acquire, refresh, release) and result (acquired, busy, ok, expired, other_owner, failure, invalid).", "store", "op", "result"),
+		failures: set.CounterVec("elang_lock_failures_total", "Lock store failures by op: the caller got ErrUnavailable. Alert on any increase.", "store", "op"),
 	}
-	l.ops = register(o.Registerer, l.ops)
-	l.failures = register(o.Registerer, l.failures)
+	if err := set.Err(); err != nil {
+		o.Logger.Error("lock: metrics not registered: they are counted but exported nowhere", "err", err)
+	}
 	return l
-}
-
-func register(r prometheus.Registerer, c *prometheus.CounterVec) *prometheus.CounterVec {
-	if err := r.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(*prometheus.CounterVec); ok {
-				return existing
-			}
-		}
-	}
-	return c
 }
 
 // Local reports whether the locks live in the local directory (one host only).

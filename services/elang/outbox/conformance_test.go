@@ -39,7 +39,7 @@ func TestRelayScriptConformsToRedis(t *testing.T) {
 	var results [2][]step
 	var spaces [2]luatest.Keyspace
 	for i, side := range sides {
-		p, scripts := bind(t, side.do, "acme:production:")
+		p, scripts := bind(t, side.do, "acme:production:", false)
 		stream, _ := elang.NewOutboxStreamKey(p)
 		ordinal := map[string]string{}
 		for _, row := range rows {

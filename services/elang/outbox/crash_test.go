@@ -54,7 +54,11 @@ func relayCrashChild() error {
 		return err
 	}
 	rdb := redis.NewClient(&redis.Options{Addr: os.Getenv(childRedisEnv), DB: elang.DB0})
-	p, err := elang.NewPrefix(os.Getenv(childPrefixEnv))
+	// The parent's test prefix: its deployment prefix, made a test prefix again.
+	p, err := elang.NewPrefix(strings.TrimPrefix(os.Getenv(childPrefixEnv), "test:"))
+	if err == nil {
+		p, err = p.Test()
+	}
 	if err != nil {
 		return err
 	}

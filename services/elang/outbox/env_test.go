@@ -29,14 +29,17 @@ func newEnv(t testing.TB) *env {
 	redistest.Need(t)
 	e := &env{db: pgtest.Schema(t, 40, Migration), srv: redistest.Start(t)}
 	e.rdb = e.srv.Client(elang.DB0, func(o *redis.Options) { o.MaxRetries = -1; o.PoolSize = 8; o.ContextTimeoutEnabled = true })
-	e.prefix, e.scripts = bind(t, e.rdb, "test:elang:outbox:")
+	e.prefix, e.scripts = bind(t, e.rdb, "elang-outbox:", true)
 	e.stream = e.prefix.String() + "outbox:stream"
 	return e
 }
 
-func bind(t testing.TB, rdb redis.Scripter, prefix string) (elang.Prefix, *elang.Scripts) {
+func bind(t testing.TB, rdb redis.Scripter, prefix string, test bool) (elang.Prefix, *elang.Scripts) {
 	t.Helper()
 	p, err := elang.NewPrefix(prefix)
+	if err == nil && test {
+		p, err = p.Test()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/elang"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -57,7 +58,8 @@ type Options struct {
 	// go-redis honours it when the client has ContextTimeoutEnabled (cmd/elang sets
 	// it); otherwise the client's own ReadTimeout bounds the pipeline.
 	RedisTimeout time.Duration
-	// Registerer receives the relay's metrics (nil: none registered).
+	// Registerer receives the relay's metrics (nil: none registered). A relay
+	// of the same process on the same Registerer shares them.
 	Registerer prometheus.Registerer
 	// Logger (nil: slog.Default()). Nothing secret reaches it: errors name no URL.
 	Logger *slog.Logger
@@ -110,17 +112,18 @@ func NewRelay(db *pgxpool.Pool, rdb redis.UniversalClient, scripts *elang.Script
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	r := &Relay{
 		db: db, rdb: rdb, scripts: scripts, prefix: p, o: o,
-		pending:  prometheus.NewGauge(prometheus.GaugeOpts{Name: "elang_outbox_pending", Help: "Outbox rows not yet published to the Redis stream (counted by the relay)."}),
-		relayed:  prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_outbox_relayed_total", Help: "Outbox rows the relay marked delivered."}),
-		deduped:  prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_outbox_deduplicated_total", Help: "Rows whose dedupe key showed an earlier append (a retry after a crash between XADD and the SQL mark)."}),
-		failures: prometheus.NewCounter(prometheus.CounterOpts{Name: "elang_outbox_relay_failures_total", Help: "Relay passes that failed (Redis or PostgreSQL); their rows stay pending."}),
+		pending:  set.Gauge("elang_outbox_pending", "Outbox rows not yet published to the Redis stream (counted by the relay)."),
+		relayed:  set.Counter("elang_outbox_relayed_total", "Outbox rows the relay marked delivered."),
+		deduped:  set.Counter("elang_outbox_deduplicated_total", "Rows whose dedupe key showed an earlier append (a retry after a crash between XADD and the SQL mark)."),
+		failures: set.Counter("elang_outbox_relay_failures_total", "Relay passes that failed (Redis or PostgreSQL); their rows stay pending."),
 	}
 	// A zero prefix builds no key: every pass then fails with the builder's error.
 	r.stream, r.keyErr = elang.NewOutboxStreamKey(p)
-	if o.Registerer != nil {
-		o.Registerer.MustRegister(r.pending, r.relayed, r.deduped, r.failures)
+	if err := set.Err(); err != nil {
+		o.Logger.Error("outbox: relay metrics not registered: they are counted but exported nowhere", "err", err)
 	}
 	return r
 }

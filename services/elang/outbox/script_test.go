@@ -16,7 +16,7 @@ func TestRelayScriptOnHarness(t *testing.T) {
 	ctx := context.Background()
 	h := luatest.NewServer(luatest.NewClock(time.Date(2026, 12, 1, 12, 0, 0, 0, time.UTC)))
 	sc := h.Scripter()
-	p, scripts := bind(t, sc, "acme:production:")
+	p, scripts := bind(t, sc, "acme:production:", false)
 	stream, err := elang.NewOutboxStreamKey(p)
 	if err != nil {
 		t.Fatal(err)

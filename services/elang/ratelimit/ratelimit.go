@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/elang"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/secrets"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -149,18 +150,11 @@ func New(rdb redis.Scripter, p elang.Prefix, key secrets.HMACKey, limits []Limit
 	if l.log == nil {
 		l.log = slog.Default()
 	}
-	l.decisions = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "elang_ratelimit_decisions_total",
-		Help: "Rate-limit decisions by limit and result (allowed, denied, failure).",
-	}, []string{"limit", "result"})
-	l.failures = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "elang_ratelimit_failures_total",
-		Help: "Rate-limit calls Redis could not serve, by limit: the caller got ErrUnavailable. Alert on any increase.",
-	}, []string{"limit"})
-	for _, c := range []*prometheus.CounterVec{l.decisions, l.failures} {
-		if err := o.Registerer.Register(c); err != nil {
-			return nil, fmt.Errorf("ratelimit: metrics: %w", err)
-		}
+	set := promreg.On(o.Registerer)
+	l.decisions = set.CounterVec("elang_ratelimit_decisions_total", "Rate-limit decisions by limit and result (allowed, denied, failure).", "limit", "result")
+	l.failures = set.CounterVec("elang_ratelimit_failures_total", "Rate-limit calls Redis could not serve, by limit: the caller got ErrUnavailable. Alert on any increase.", "limit")
+	if err := set.Err(); err != nil {
+		return nil, fmt.Errorf("ratelimit: metrics: %w", err)
 	}
 	return l, nil
 }

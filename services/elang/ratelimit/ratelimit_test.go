@@ -131,7 +131,7 @@ func TestRateLimitFailuresAreReported(t *testing.T) {
 
 // New refuses limits the scripts cannot run.
 func TestRateLimitRefusesBadLimits(t *testing.T) {
-	p, _ := elang.NewPrefix("test:x:")
+	p, _ := elang.NewPrefix("x:")
 	c := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1"})
 	defer c.Close()
 	for _, bad := range []ratelimit.Limit{

@@ -14,7 +14,9 @@
 // revoked, and ends a revoked session.
 //
 // Sessions live only in Redis, under the deployment prefix: changing the
-// prefix ends every session. A Redis failure is reported (ErrUnavailable,
+// prefix ends every session. A session id is a bearer token, so no key name
+// holds it: the keys carry its HMAC (the deployment's secret, New's keyHMAC),
+// since key names are no secret (SCAN, MONITOR, slow logs and dumps show them). A Redis failure is reported (ErrUnavailable,
 // elang_session_failures_total), never answered from state of this process.
 package session
 
@@ -28,7 +30,10 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/elang"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/runtime"
+	"github.com/hanchat/luagen/runtime/keypart"
+	"github.com/hanchat/luagen/services/secrets"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 )
@@ -89,6 +94,7 @@ type Options struct {
 type Sessions struct {
 	s        *elang.Scripts
 	p        elang.Prefix
+	hmac     secrets.HMACKey
 	rev      Revocations
 	wait     time.Duration
 	timeout  time.Duration
@@ -98,12 +104,16 @@ type Sessions struct {
 }
 
 // New returns the session store in the Redis rdb reaches (database 0), under
-// prefix p, checking revocation with rev. It fails only on a missing
+// prefix p, checking revocation with rev; keyHMAC hashes session ids into key
+// names (build it with secrets.NewHMACKey from a secret of the deployment's
+// config; changing it ends every session). It fails only on a missing
 // dependency or an option out of range.
-func New(rdb redis.Scripter, p elang.Prefix, rev Revocations, o Options) (*Sessions, error) {
+func New(rdb redis.Scripter, p elang.Prefix, keyHMAC secrets.HMACKey, rev Revocations, o Options) (*Sessions, error) {
 	switch {
 	case rdb == nil:
 		return nil, fmt.Errorf("session: %w: no redis client (sessions have no local fallback)", ErrInvalid)
+	case keyHMAC.IsZero():
+		return nil, fmt.Errorf("session: %w: the zero HMAC key (build it with secrets.NewHMACKey): session ids reach key names only hashed", ErrInvalid)
 	case rev == nil:
 		return nil, fmt.Errorf("session: %w: no Revocations (revocation is checked in SQL on every Open)", ErrInvalid)
 	case o.LockWait < 0 || o.LockWait > LockTTL:
@@ -124,21 +134,14 @@ func New(rdb redis.Scripter, p elang.Prefix, rev Revocations, o Options) (*Sessi
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	set := promreg.On(o.Registerer)
 	x := &Sessions{
-		s: s, p: p, rev: rev, wait: o.LockWait, timeout: o.Timeout, log: o.Logger,
-		ops: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_session_operations_total",
-			Help: "Session operations by op (create, open, save, release, destroy) and result.",
-		}, []string{"op", "result"}),
-		failures: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "elang_session_failures_total",
-			Help: "Session operations Redis could not serve, by op: the caller got ErrUnavailable. Alert on any increase.",
-		}, []string{"op"}),
+		s: s, p: p, hmac: keyHMAC, rev: rev, wait: o.LockWait, timeout: o.Timeout, log: o.Logger,
+		ops:      set.CounterVec("elang_session_operations_total", "Session operations by op (create, open, save, release, destroy) and result.", "op", "result"),
+		failures: set.CounterVec("elang_session_failures_total", "Session operations Redis could not serve, by op: the caller got ErrUnavailable. Alert on any increase.", "op"),
 	}
-	for _, c := range []*prometheus.CounterVec{x.ops, x.failures} {
-		if err := o.Registerer.Register(c); err != nil {
-			return nil, fmt.Errorf("session: metrics: %w", err)
-		}
+	if err := set.Err(); err != nil {
+		return nil, fmt.Errorf("session: metrics: %w", err)
 	}
 	return x, nil
 }
@@ -147,7 +150,7 @@ func New(rdb redis.Scripter, p elang.Prefix, rev Revocations, o Options) (*Sessi
 // session's lock while it is held. Use it from one goroutine.
 type Session struct {
 	x       *Sessions
-	ID      string // 64 hex characters
+	ID      string // 64 hex characters: the bearer token, in no key name (the keys hold its HMAC)
 	Subject string // whose authentication Revocations checks
 	Version int64  // the stored version this hold read or wrote last
 	Body    []byte
@@ -162,12 +165,17 @@ func token() string {
 	return hex.EncodeToString(b[:])
 }
 
+// keys are the session's data and lock keys: they carry the HMAC of id, never id.
 func (x *Sessions) keys(id string) (elang.ElangSessionDataKey, elang.ElangSessionLockKey, error) {
-	d, err := elang.NewElangSessionDataKey(x.p, id)
+	if !keypart.Hex(id, 64) {
+		return elang.ElangSessionDataKey{}, elang.ElangSessionLockKey{}, fmt.Errorf("session: %w: id: want 64 lower-case hex characters", ErrInvalid)
+	}
+	h := x.hmac.Sum(id)
+	d, err := elang.NewElangSessionDataKey(x.p, h)
 	if err != nil {
 		return d, elang.ElangSessionLockKey{}, fmt.Errorf("session: %w: id: want 64 lower-case hex characters", ErrInvalid)
 	}
-	l, err := elang.NewElangSessionLockKey(x.p, id)
+	l, err := elang.NewElangSessionLockKey(x.p, h)
 	if err != nil {
 		return d, l, fmt.Errorf("session: %w: id: want 64 lower-case hex characters", ErrInvalid)
 	}

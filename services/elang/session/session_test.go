@@ -3,6 +3,7 @@ package session_test
 import (
 	"context"
 	"errors"
+	"github.com/hanchat/luagen/services/secrets"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -22,6 +23,10 @@ import (
 
 // sqlRevocations is the revocation check in SQL the seed keeps: a row in
 // auth_revocations revokes a subject.
+// sessionKey hashes session ids into key names in these tests; a deployment
+// reads its secret from its config.
+var sessionKey, _ = secrets.NewHMACKey([]byte("elang-session-test-secret-0123456789"))
+
 type sqlRevocations struct {
 	pool  *pgxpool.Pool
 	calls atomic.Int64
@@ -44,7 +49,7 @@ func setup(t *testing.T, o session.Options) (*session.Sessions, *sqlRevocations,
 	reg := prometheus.NewRegistry()
 	o.Registerer = reg
 	p := elangtest.Prefix(t, "session")
-	x, err := session.New(srv.Client(elang.DB0, func(o *redis.Options) { o.MaxRetries = -1; o.ContextTimeoutEnabled = true }), p, rev, o)
+	x, err := session.New(srv.Client(elang.DB0, func(o *redis.Options) { o.MaxRetries = -1; o.ContextTimeoutEnabled = true }), p, sessionKey, rev, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,8 +68,8 @@ func TestStaleSessionWriterRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	data, _ := elang.NewElangSessionDataKey(p, created.ID)
-	lock, _ := elang.NewElangSessionLockKey(p, created.ID)
+	data, _ := elang.NewElangSessionDataKey(p, sessionKey.Sum(created.ID))
+	lock, _ := elang.NewElangSessionLockKey(p, sessionKey.Sum(created.ID))
 	if ttl := admin.PTTL(ctx, data.String()).Val(); ttl <= 2*time.Hour-time.Minute || ttl > 2*time.Hour {
 		t.Fatalf("session data PTTL %v, want 2h", ttl)
 	}
@@ -198,7 +203,7 @@ func TestSessionRevocationCheckedInSQL(t *testing.T) {
 	if _, err := x.Open(ctx, s2.ID); !errors.Is(err, session.ErrRevocationUnknown) {
 		t.Fatalf("open with a failing revocation check: %v", err)
 	}
-	lock, _ := elang.NewElangSessionLockKey(p, s2.ID)
+	lock, _ := elang.NewElangSessionLockKey(p, sessionKey.Sum(s2.ID))
 	if srv.Admin().Exists(ctx, lock.String()).Val() != 0 {
 		t.Fatal("the lock stayed after a failed revocation check")
 	}

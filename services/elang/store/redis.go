@@ -2,20 +2,30 @@ package store
 
 import (
 	"context"
-	"strings"
+	"crypto/rand"
+	"encoding/hex"
 	"time"
 
 	"github.com/hanchat/luagen/generated/elang"
 	"github.com/redis/go-redis/v9"
 )
 
-// redisStore is the store in Redis, through the generated elang scripts; the
-// cache clear alone uses SCAN and UNLINK (keyspec.yaml: elang_app's
-// extra_commands).
+// redisStore is the store in Redis, through the generated elang scripts only:
+// the cache clear lists no key (elang_cache_clear retires the deployment's
+// cache generation), since SCAN would show the key names of every deployment
+// on the server.
 type redisStore struct {
-	p   elang.Prefix
-	rdb redis.UniversalClient
-	s   *elang.Scripts
+	p          elang.Prefix
+	rdb        redis.UniversalClient
+	s          *elang.Scripts
+	generation elang.ElangCacheGenerationKey
+}
+
+// freshGeneration is a random cache generation token.
+func freshGeneration() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
 }
 
 func (r *redisStore) get(ctx context.Context, name string) ([]byte, bool, error) {
@@ -23,7 +33,7 @@ func (r *redisStore) get(ctx context.Context, name string) ([]byte, bool, error)
 	if err != nil {
 		return nil, false, err
 	}
-	v, err := r.s.ElangCacheGet(ctx, k)
+	v, err := r.s.ElangCacheGet(ctx, k, r.generation)
 	if err != nil || v == nil {
 		return nil, false, err
 	}
@@ -35,7 +45,7 @@ func (r *redisStore) set(ctx context.Context, name string, value []byte, ttl tim
 	if err != nil {
 		return err
 	}
-	_, err = r.s.ElangCacheSet(ctx, k, elang.ElangCacheSetArgs{Value: value, TTL: ttl})
+	_, err = r.s.ElangCacheSet(ctx, k, r.generation, elang.ElangCacheSetArgs{Value: value, TTL: ttl, Fresh: freshGeneration()})
 	return err
 }
 
@@ -47,36 +57,12 @@ func (r *redisStore) del(ctx context.Context, name string) (bool, error) {
 	return r.s.ElangCacheDelete(ctx, k)
 }
 
-// clearBatch runs one SCAN MATCH <prefix>cache:* step and UNLINKs what it
-// found that parses as this prefix's cache key. The check matters: a prefix
-// may sit inside another ("acme:" and "acme:cache:"), and the other
-// deployment's keys match the glob; they never parse as a cache key of this
-// one, whose names hold no ':'.
-func (r *redisStore) clearBatch(ctx context.Context, cursor uint64, batch int) (uint64, int, error) {
-	head := r.p.String() + "cache:"
-	keys, next, err := r.rdb.Scan(ctx, cursor, head+"*", int64(batch)).Result()
-	if err != nil {
-		return cursor, 0, err
-	}
-	var mine []string
-	for _, k := range keys {
-		name, ok := strings.CutPrefix(k, head)
-		if !ok {
-			continue
-		}
-		if ck, err := elang.NewElangCacheKey(r.p, name); err != nil || ck.String() != k {
-			continue
-		}
-		mine = append(mine, k)
-	}
-	if len(mine) == 0 {
-		return next, 0, nil
-	}
-	n, err := r.rdb.Unlink(ctx, mine...).Result()
-	if err != nil {
-		return cursor, 0, err
-	}
-	return next, int(n), nil
+// clearBatch retires every cache entry of the prefix in one step: a new
+// generation (elang_cache_clear). Nothing is listed or deleted, so it reports
+// 0 removed and no further step; the retired entries stay until their TTLs.
+func (r *redisStore) clearBatch(ctx context.Context, _ uint64, _ int) (uint64, int, error) {
+	_, err := r.s.ElangCacheClear(ctx, r.generation, elang.ElangCacheClearArgs{Fresh: freshGeneration()})
+	return 0, 0, err
 }
 
 func (r *redisStore) acquire(ctx context.Context, name, owner string, lease time.Duration) (bool, time.Duration, error) {

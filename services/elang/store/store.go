@@ -38,8 +38,9 @@ import (
 // before any I/O.
 var ErrInvalid = errors.New("store: invalid argument")
 
-// MaxValueBytes is the largest cache value (keyspec.yaml elang_cache max_bytes).
-const MaxValueBytes = elang.ElangCacheMaxBytes
+// MaxValueBytes is the largest cache value (keyspec.yaml elang_cache_set's
+// value argument; the stored entry holds its generation too).
+const MaxValueBytes = 1 << 20
 
 // MaxTTL is the longest cache TTL (keyspec.yaml elang_cache: clamped, max 30d).
 const MaxTTL = elang.ElangCacheMaxTTL
@@ -95,9 +96,9 @@ func Open(redisURL, dir string, p elang.Prefix) (*Store, error) {
 	if redisURL == "" {
 		return NewLocal(dir, p)
 	}
-	o, err := redis.ParseURL(redisURL)
+	o, err := secrets.ParseRedisURL(elang.DB0URLEnv, redisURL)
 	if err != nil {
-		return nil, fmt.Errorf("store: redis URL %s: does not parse", secrets.RedactURL(redisURL))
+		return nil, fmt.Errorf("store: %w", err)
 	}
 	if o.DB != elang.DB0 {
 		return nil, fmt.Errorf("store: redis URL %s: names database %d, elang lives in database %d", secrets.RedactURL(redisURL), o.DB, elang.DB0)
@@ -124,7 +125,11 @@ func NewRedis(rdb redis.UniversalClient, p elang.Prefix) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{prefix: p, b: &redisStore{p: p, rdb: rdb, s: scripts}}, nil
+	gen, err := elang.NewElangCacheGenerationKey(p)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{prefix: p, b: &redisStore{p: p, rdb: rdb, s: scripts, generation: gen}}, nil
 }
 
 // Get reads the cache entry name: its value and true, or false when there is
@@ -158,12 +163,17 @@ func (s *Store) Delete(ctx context.Context, name string) (bool, error) {
 	return s.b.del(ctx, name)
 }
 
-// ClearBatch removes at most about batch cache entries of this prefix, starting
-// at cursor (0 at first), and returns the cursor of the next call (0 when the
-// pass is complete) and how many it removed. Nothing outside this prefix's
-// cache entries is touched: not its locks or sessions, not another prefix's
-// keys (in Redis: SCAN MATCH and UNLINK of keys that parse as this prefix's
-// cache keys; never FLUSHDB).
+// ClearBatch clears cache entries of this prefix, starting at cursor (0 at
+// first), and returns the cursor of the next call (0 when the pass is
+// complete) and how many it removed. In the local directory it removes at most
+// about batch entry files a step. In Redis one step retires every entry at
+// once, listing and deleting nothing (it returns 0, 0): the deployment's cache
+// generation changes (elang_cache_clear), an entry reads only under the
+// generation it was written in, and the retired entries stay until their TTLs
+// (docs/elang.md, "Cache", says what that costs). SCAN is never used: it would
+// list the key names of every deployment on the server. Nothing outside this
+// prefix's cache entries is touched: not its locks or sessions, not another
+// prefix's keys; never FLUSHDB.
 func (s *Store) ClearBatch(ctx context.Context, cursor uint64, batch int) (uint64, int, error) {
 	if batch < 1 || batch > 10000 {
 		return 0, 0, fmt.Errorf("store: %w: batch %d: want 1..10000", ErrInvalid, batch)

@@ -20,7 +20,10 @@ import (
 const helperEnv = "ELANG_STORE_TEST_HELPER"
 
 func prefix(t *testing.T) elang.Prefix {
-	p, err := elang.NewPrefix("test:store:")
+	p, err := elang.NewPrefix("store:")
+	if err == nil {
+		p, err = p.Test()
+	}
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -140,7 +143,10 @@ func TestMain(m *testing.M) {
 // it writes an entry, holds a lock until its parent closes stdin, then releases it.
 func helperProcess(dir string) error {
 	ctx := context.Background()
-	p, err := elang.NewPrefix("test:store:")
+	p, err := elang.NewPrefix("store:")
+	if err == nil {
+		p, err = p.Test()
+	}
 	if err != nil {
 		return err
 	}

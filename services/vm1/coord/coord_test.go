@@ -3,7 +3,7 @@ package coord_test
 import (
 	"context"
 	"errors"
-	goruntime "runtime"
+	"runtime"
 	"slices"
 	"strconv"
 	"sync"
@@ -15,7 +15,7 @@ import (
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/internal/scripttest"
-	"github.com/hanchat/luagen/runtime"
+	luagenrt "github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/services/vm1/coord"
 	"github.com/redis/go-redis/v9"
 )
@@ -163,10 +163,10 @@ func TestCoordHarnessBadInput(t *testing.T) {
 	if !errors.Is(err, vm1.ErrBadArg) {
 		t.Fatalf("a fence of another lock: %v", err)
 	}
-	if _, err := coord.SafetyRecovery("task:*"); !errors.Is(err, runtime.ErrInvalidKeyPart) {
+	if _, err := coord.SafetyRecovery("task:*"); !errors.Is(err, luagenrt.ErrInvalidKeyPart) {
 		t.Fatalf("a forging task id: %v", err)
 	}
-	if _, err := coord.SettingsRefresh("api 1"); !errors.Is(err, runtime.ErrInvalidKeyPart) {
+	if _, err := coord.SettingsRefresh("api 1"); !errors.Is(err, luagenrt.ErrInvalidKeyPart) {
 		t.Fatalf("an instance with a space: %v", err)
 	}
 	runs := len(sc.Results())
@@ -502,7 +502,7 @@ func TestCoordDoReleasesTheLockWhenTheWorkPanics(t *testing.T) {
 			}
 			l := coord.New(scripts)
 			name, _ := coordDelivery(t)
-			before := goruntime.NumGoroutine()
+			before := runtime.NumGoroutine()
 			extended := make(chan struct{})
 			recovered := func() (p any) {
 				defer func() { p = recover() }()
@@ -531,8 +531,8 @@ func TestCoordDoReleasesTheLockWhenTheWorkPanics(t *testing.T) {
 			if err := lk.Release(ctx); err != nil {
 				t.Fatal(err)
 			}
-			if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return goruntime.NumGoroutine() <= before }) {
-				t.Fatalf("%d goroutines after the panicking Do, %d before", goruntime.NumGoroutine(), before)
+			if !redistest.WaitFor(ctx, 5*time.Second, func() bool { return runtime.NumGoroutine() <= before }) {
+				t.Fatalf("%d goroutines after the panicking Do, %d before", runtime.NumGoroutine(), before)
 			}
 		})
 	}

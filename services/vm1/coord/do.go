@@ -35,16 +35,29 @@ func (l *Locker) Do(ctx context.Context, name Name, o Options, fn func(ctx conte
 	if err != nil {
 		return err
 	}
+	return runHeld(ctx, func(work context.Context, stop <-chan struct{}) error {
+		return lk.keepAlive(work, o.ExtendEvery, stop)
+	}, lk.Release, func(work context.Context) error {
+		return fn(work, lk)
+	})
+}
+
+// runHeld runs fn while keep holds what fn needs (a lock, a lease): keep runs
+// on a goroutine of its own until stop closes, and returns the loss of the
+// hold, which cancels fn's context with it as the cause. When fn returns, or
+// panics, keep is stopped and release runs with a context of its own
+// (releaseTimeout; the caller's may have ended). The error is fn's joined with
+// the loss when the hold was lost (the release's outcome adds nothing to it),
+// else with the release's error.
+func runHeld(ctx context.Context, keep func(ctx context.Context, stop <-chan struct{}) error, release func(ctx context.Context) error, fn func(ctx context.Context) error) (err error) {
 	work, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-
 	var lost error
 	stop := make(chan struct{})
 	stopped := make(chan struct{})
 	go func() {
 		defer close(stopped)
-		lost = lk.keepAlive(work, o.ExtendEvery, stop)
-		if lost != nil {
+		if lost = keep(work, stop); lost != nil {
 			cancel(lost)
 		}
 	}()
@@ -55,16 +68,14 @@ func (l *Locker) Do(ctx context.Context, name Name, o Options, fn func(ctx conte
 		<-stopped
 		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
 		defer rcancel()
-		relErr := lk.Release(rctx)
+		relErr := release(rctx)
 		if lost != nil {
-			// The release may still free a lock whose extension could not be
-			// confirmed; its outcome adds nothing to the loss.
 			err = errors.Join(fnErr, lost)
 			return
 		}
 		err = errors.Join(fnErr, relErr)
 	}()
-	fnErr = fn(work, lk)
+	fnErr = fn(work)
 	return nil // replaced by the deferred release's outcome
 }
 
@@ -72,9 +83,31 @@ func (l *Locker) Do(ctx context.Context, name Name, o Options, fn func(ctx conte
 // work's context) ends, and returns the loss of the lease (nil when stopped or
 // ended first).
 func (lk *Lock) keepAlive(ctx context.Context, every time.Duration, stop <-chan struct{}) error {
+	expired := func() error {
+		return fmt.Errorf("coord: lock %s: the lease ran out before an extension succeeded: %w", lk.name, ErrExpired)
+	}
+	return keepExtending(ctx, every, lk.Deadline(), stop, expired, func(ectx context.Context) (time.Time, error) {
+		switch err := lk.Extend(ectx); {
+		case err == nil:
+			return lk.Deadline(), nil
+		case errors.Is(err, ErrExpired), errors.Is(err, ErrHeldByOther):
+			return time.Time{}, err
+		}
+		return time.Time{}, nil
+	})
+}
+
+// keepExtending calls extend every `every` until stop is closed or ctx ends
+// (it returns nil then), the deadline passes before an extension succeeded (it
+// returns expired()), or extend reports the hold lost (it returns that). extend
+// gets a context that ends at the current deadline (an extension answered after
+// it is worthless) and returns the new deadline when it extended; neither a
+// deadline nor a loss (a network error, a timeout) is tried again at the next
+// tick, until the deadline.
+func keepExtending(ctx context.Context, every time.Duration, deadline time.Time, stop <-chan struct{}, expired func() error, extend func(ctx context.Context) (time.Time, error)) error {
 	tick := time.NewTicker(every)
 	defer tick.Stop()
-	expiry := time.NewTimer(time.Until(lk.Deadline()))
+	expiry := time.NewTimer(time.Until(deadline))
 	defer expiry.Stop()
 	for {
 		select {
@@ -83,20 +116,18 @@ func (lk *Lock) keepAlive(ctx context.Context, every time.Duration, stop <-chan 
 		case <-ctx.Done():
 			return nil
 		case <-expiry.C:
-			return fmt.Errorf("coord: lock %s: the lease ran out before an extension succeeded: %w", lk.name, ErrExpired)
+			return expired()
 		case <-tick.C:
-			// An extension answered after the deadline is worthless: wait no longer.
-			ectx, cancel := context.WithDeadline(context.WithoutCancel(ctx), lk.Deadline())
-			err := lk.Extend(ectx)
+			ectx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
+			next, lost := extend(ectx)
 			cancel()
-			switch {
-			case err == nil:
-				expiry.Reset(time.Until(lk.Deadline()))
-			case errors.Is(err, ErrExpired), errors.Is(err, ErrHeldByOther):
-				return err
+			if lost != nil {
+				return lost
 			}
-			// Anything else (network, timeout) is retried at the next tick,
-			// until the deadline.
+			if !next.IsZero() {
+				deadline = next
+				expiry.Reset(time.Until(deadline))
+			}
 		}
 	}
 }

@@ -134,34 +134,15 @@ func (l *Locker) DoLeased(ctx context.Context, name Name, leases *LeaseStore, o 
 	deadline := sent.Add(o.TTL)
 	guard := &Guard{lease: lease, redis: redisLocked}
 
-	work, cancelWork := context.WithCancelCause(ctx)
-	defer cancelWork(nil)
-	var lost error
-	stop := make(chan struct{})
-	stopped := make(chan struct{})
-	go func() {
-		defer close(stopped)
-		lost = l.keepLeased(work, name, owner, lease, o, deadline, &redisLocked, stop)
-		if lost != nil {
-			cancelWork(lost)
-		}
-	}()
-	var fnErr error
-	defer func() {
-		close(stop)
-		<-stopped
-		rctx, rcancel := context.WithTimeout(context.WithoutCancel(ctx), releaseTimeout)
-		defer rcancel()
-		relErr := lease.Release(rctx)
-		releaseRedis()
-		if lost != nil {
-			err = errors.Join(fnErr, lost)
-			return
-		}
-		err = errors.Join(fnErr, relErr)
-	}()
-	fnErr = fn(work, guard)
-	return nil // replaced by the deferred release's outcome
+	return runHeld(ctx, func(work context.Context, stop <-chan struct{}) error {
+		return l.keepLeased(work, name, owner, lease, o, deadline, &redisLocked, stop)
+	}, func(rctx context.Context) error {
+		err := lease.Release(rctx)
+		releaseRedis() // reads redisLocked: keepLeased has returned
+		return err
+	}, func(work context.Context) error {
+		return fn(work, guard)
+	})
 }
 
 // keepLeased extends the row lease and the Redis lock every ExtendEvery until
@@ -169,40 +150,26 @@ func (l *Locker) DoLeased(ctx context.Context, name Name, leases *LeaseStore, o 
 // stopped first). redisLocked is cleared once the Redis lock is lost; it is read
 // again only after this goroutine ended.
 func (l *Locker) keepLeased(ctx context.Context, name Name, owner string, lease *RowLease, o LeasedOptions, deadline time.Time, redisLocked *bool, stop <-chan struct{}) error {
-	tick := time.NewTicker(o.ExtendEvery)
-	defer tick.Stop()
-	expiry := time.NewTimer(time.Until(deadline))
-	defer expiry.Stop()
-	for {
-		select {
-		case <-stop:
-			return nil
-		case <-ctx.Done():
-			return nil
-		case <-expiry.C:
-			return fmt.Errorf("coord: lock %s: the row lease ran out before an extension succeeded: %w", name, ErrLeaseLost)
-		case <-tick.C:
-			sent := time.Now()
-			ectx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline)
-			err := lease.Extend(ectx)
+	expired := func() error {
+		return fmt.Errorf("coord: lock %s: the row lease ran out before an extension succeeded: %w", name, ErrLeaseLost)
+	}
+	return keepExtending(ctx, o.ExtendEvery, deadline, stop, expired, func(ectx context.Context) (time.Time, error) {
+		sent := time.Now()
+		err := lease.Extend(ectx)
+		if errors.Is(err, ErrLeaseLost) {
+			return time.Time{}, fmt.Errorf("coord: lock %s: %w", name, err)
+		}
+		if *redisLocked {
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.RedisTimeout)
+			out, rerr := l.scripts.LockExtend(rctx, name.lock, vm1.LockExtendArgs{Owner: owner, LockTTL: o.TTL})
 			cancel()
-			switch {
-			case err == nil:
-				deadline = sent.Add(o.TTL)
-				expiry.Reset(time.Until(deadline))
-			case errors.Is(err, ErrLeaseLost):
-				return fmt.Errorf("coord: lock %s: %w", name, err)
-			}
-			// Anything else (network, timeout) is retried at the next tick, until
-			// the deadline.
-			if *redisLocked {
-				rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.RedisTimeout)
-				out, err := l.scripts.LockExtend(rctx, name.lock, vm1.LockExtendArgs{Owner: owner, LockTTL: o.TTL})
-				cancel()
-				if err == nil && out != vm1.LockOutcomeOk {
-					*redisLocked = false // lost (restart, eviction): the row lease still holds
-				}
+			if rerr == nil && out != vm1.LockOutcomeOk {
+				*redisLocked = false // lost (restart, eviction): the row lease still holds
 			}
 		}
-	}
+		if err != nil {
+			return time.Time{}, nil // a network error, a timeout: the next tick tries again
+		}
+		return sent.Add(o.TTL), nil
+	})
 }

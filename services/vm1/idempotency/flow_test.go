@@ -544,3 +544,111 @@ func TestIdempotencyPostgresDownFailsClosed(t *testing.T) {
 		t.Fatalf("runs %d, Redis keys left %d", c.Runs.Load(), db0.DBSize(ctx).Val())
 	}
 }
+
+// Redis restarts empty while a call runs; then a request with another payload
+// (another fingerprint) and the call's identical retries arrive for the same
+// key. The other payload is told 422 (key reused); every identical retry 409
+// (in progress), never 422, although Redis then holds the other payload's
+// reservation: Redis's "conflict" is checked against PostgreSQL, the truth
+// (issue 21: 90-201 wrong 422s a run). First deterministically (the other
+// payload's reservation made in Redis before it reaches PostgreSQL, as in its
+// window), then 50 retries racing the other payload; replies counted exactly.
+func TestIdempotencyEmptyRestartRetriesAreInProgressNotConflict(t *testing.T) {
+	t.Parallel()
+	ctx := scripttest.Context(t)
+	e := newIdemEnv(t, 0)
+	scripts, err := vm1.NewScripts(vm1.Clients{DB0: e.db0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	req := idemtest.Request(t, vm1.IdemScopeMessageSend, "hello")
+	other := req
+	other.Fingerprint = idempotency.Fingerprint([]byte("POST"), []byte("/v1/messages"), []byte("another payload"))
+	var c idemtest.Counter
+	started, proceed := make(chan struct{}), make(chan struct{})
+	letGo := sync.OnceFunc(func() { close(proceed) })
+	defer letGo()
+	fn := c.Call(req.Key, idemtest.Created(), func(context.Context) error {
+		if c.Runs.Load() == 1 {
+			close(started)
+			<-proceed
+		}
+		return nil
+	})
+	type result struct {
+		out idempotency.Outcome
+		err error
+	}
+	first := make(chan result, 1)
+	go func() {
+		out, err := e.keeper.Do(ctx, req, fn)
+		first <- result{out, err}
+	}()
+	<-started
+	e.srv.Kill()
+	e.srv.Restart()
+	if n := e.db0.DBSize(ctx).Val(); n != 0 {
+		t.Fatalf("Redis restarted with %d keys", n)
+	}
+	tally := func(n int, r idempotency.Request) map[int]int {
+		var mu sync.Mutex
+		got := map[int]int{}
+		var wg sync.WaitGroup
+		for i := 0; i < n; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, err := e.keeper.Do(ctx, r, fn)
+				mu.Lock()
+				got[idempotency.StatusCode(err)]++
+				mu.Unlock()
+			}()
+		}
+		wg.Wait()
+		return got
+	}
+
+	// The other payload's reservation, as it stands in Redis before its
+	// PostgreSQL claim.
+	rec, _ := vm1.NewAPIIdemKey(req.Scope, req.UserID, testHMACKey.Sum(req.Key))
+	lock, _ := vm1.NewAPIIdemLockKey(req.Scope, req.UserID, testHMACKey.Sum(req.Key))
+	res, err := scripts.IdemReserve(ctx, rec, lock, vm1.IdemReserveArgs{Fingerprint: other.Fingerprint, Owner: "other-payload-owner"})
+	if err != nil || res.State != vm1.IdemStateReserved {
+		t.Fatalf("the other payload's reservation: %+v %v", res, err)
+	}
+	if got := tally(20, req); got[409] != 20 {
+		t.Fatalf("20 identical retries while Redis holds the other payload's reservation: %v, want 20 x 409", got)
+	}
+	if got := tally(1, other); got[422] != 1 {
+		t.Fatalf("the other payload: %v, want 1 x 422", got)
+	}
+	if _, err := scripts.IdemRelease(ctx, rec, lock, vm1.IdemReleaseArgs{Owner: "other-payload-owner"}); err != nil {
+		t.Fatal(err)
+	}
+
+	// The race as it happens: 50 identical retries and the other payload at once.
+	var wg sync.WaitGroup
+	var otherGot map[int]int
+	wg.Add(1)
+	go func() { defer wg.Done(); otherGot = tally(1, other) }()
+	retries := tally(50, req)
+	wg.Wait()
+	if retries[409] != 50 || otherGot[422] != 1 {
+		t.Fatalf("racing: retries %v (want 50 x 409), the other payload %v (want 1 x 422)", retries, otherGot)
+	}
+
+	letGo()
+	r := <-first
+	if r.err != nil || r.out.Replayed {
+		t.Fatalf("the call: %+v %v", r.out, r.err)
+	}
+	if got := tally(10, req); got[200] != 10 {
+		t.Fatalf("retries after the call: %v, want 10 replays", got)
+	}
+	if got := tally(1, other); got[422] != 1 {
+		t.Fatalf("the other payload after the call: %v, want 422", got)
+	}
+	if c.Runs.Load() != 1 || e.sideEffects(t, req.Key) != 1 {
+		t.Fatalf("runs %d, side effects %d; want 1", c.Runs.Load(), e.sideEffects(t, req.Key))
+	}
+}

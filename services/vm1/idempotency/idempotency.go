@@ -247,8 +247,10 @@ func (k *Keeper) Do(ctx context.Context, req Request, fn Func) (Outcome, error) 
 		k.metrics.outcome(req.Scope, resultHit)
 		return Outcome{Response: resp, Replayed: true, Source: SourceRedis, Version: res.Version}, nil
 	case vm1.IdemStateConflict:
-		k.metrics.outcome(req.Scope, resultConflict)
-		return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrConflict)
+		// Redis holds another fingerprint. After Redis lost its records (an
+		// empty restart, a flush) that may be another payload's reservation made
+		// while this request's own call still runs: the durable row decides.
+		return k.conflictFromDurable(ctx, req, ks)
 	case vm1.IdemStateInProgress:
 		// Redis may be behind the truth (a completion whose Redis write failed).
 		return k.fromDurable(ctx, req, ks, nil)
@@ -296,7 +298,8 @@ func (k *Keeper) withoutRedis(ctx context.Context, req Request, ks keys, redisEr
 
 // fromDurable answers from PostgreSQL when Redis says "in progress" or holds an
 // unreadable copy (corrupt, non-nil): a completed row is replayed and warms
-// Redis; otherwise the call is in progress.
+// Redis; a row of another fingerprint is ErrConflict; otherwise the call is in
+// progress.
 func (k *Keeper) fromDurable(ctx context.Context, req Request, ks keys, corrupt error) (Outcome, error) {
 	d, found, err := k.store.get(ctx, ks.id)
 	if err != nil {
@@ -307,8 +310,38 @@ func (k *Keeper) fromDurable(ctx context.Context, req Request, ks keys, corrupt 
 		k.warm(ctx, ks, token(), d)
 		return k.fromCompleted(req, d)
 	}
+	if found && d.fingerprint != req.Fingerprint {
+		// Another payload's call holds the durable claim: this key is reused.
+		k.metrics.outcome(req.Scope, resultConflict)
+		return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrConflict)
+	}
 	if corrupt != nil {
 		return Outcome{}, fmt.Errorf("idempotency %s: stored response: %w", req.Scope, corrupt)
+	}
+	k.metrics.outcome(req.Scope, resultInProgress)
+	return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrInProgress)
+}
+
+// conflictFromDurable answers a request whose key Redis holds for another
+// fingerprint, by the durable row: ErrConflict (422) when the row holds another
+// fingerprint; for a row of req's own fingerprint, its stored response when it
+// completed (Redis is warmed back) and ErrInProgress (409) while it runs; and
+// ErrInProgress when there is no row (the other fingerprint has reserved the
+// key in Redis but claimed nothing yet: the outcome is not decided, a retry
+// learns it). A 422 is final for a client, so it is never answered on Redis's
+// word alone.
+func (k *Keeper) conflictFromDurable(ctx context.Context, req Request, ks keys) (Outcome, error) {
+	d, found, err := k.store.get(ctx, ks.id)
+	switch {
+	case err != nil:
+		k.metrics.outcome(req.Scope, resultUnavailable)
+		return Outcome{}, fmt.Errorf("idempotency %s: %w: %w", req.Scope, ErrUnavailable, err)
+	case found && d.fingerprint != req.Fingerprint:
+		k.metrics.outcome(req.Scope, resultConflict)
+		return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrConflict)
+	case found && d.state == vm1.IdemStateCompleted:
+		k.warm(ctx, ks, token(), d)
+		return k.fromCompleted(req, d)
 	}
 	k.metrics.outcome(req.Scope, resultInProgress)
 	return Outcome{}, fmt.Errorf("idempotency %s: %w", req.Scope, ErrInProgress)

@@ -2,6 +2,7 @@ package idempotency
 
 import (
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -32,20 +33,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
+	set := promreg.On(reg)
 	m := &metrics{
-		outcomes: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_api_idempotency_total",
-			Help: "Idempotent calls of api-backend by scope and result (executed, hit, fallback, conflict, in_progress, unavailable, transient, failed, lease_lost).",
-		}, []string{"scope", "result"}),
-		redisErrors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_api_idempotency_redis_errors_total",
-			Help: "Redis failures the idempotency flow absorbed because PostgreSQL holds the truth, by operation.",
-		}, []string{"op"}),
+		outcomes:    set.CounterVec("han_api_idempotency_total", "Idempotent calls of api-backend by scope and result (executed, hit, fallback, conflict, in_progress, unavailable, transient, failed, lease_lost).", "scope", "result"),
+		redisErrors: set.CounterVec("han_api_idempotency_redis_errors_total", "Redis failures the idempotency flow absorbed because PostgreSQL holds the truth, by operation.", "op"),
 	}
-	for _, c := range []prometheus.Collector{m.outcomes, m.redisErrors} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := set.Err(); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

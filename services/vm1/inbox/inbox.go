@@ -22,6 +22,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/vm1/pubsub"
 	"github.com/hanchat/luagen/services/vm1/ratelimit"
 	"github.com/jackc/pgx/v5"
@@ -306,20 +307,13 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	set := promreg.On(reg)
 	m := &metrics{
-		deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_api_inbox_deliveries_total",
-			Help: "Deliveries to the internal inbox by result (accepted, duplicate: a retry of a stored item, rate_limited, unavailable, conflict, invalid, error); only accepted and duplicate are acknowledged.",
-		}, []string{"result"}),
-		notifications: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_api_inbox_notifications_total",
-			Help: "Realtime notifications of accepted inbox items by result (sent, dropped: Redis unavailable; the recipient reconciles through REST).",
-		}, []string{"result"}),
+		deliveries:    set.CounterVec("han_api_inbox_deliveries_total", "Deliveries to the internal inbox by result (accepted, duplicate: a retry of a stored item, rate_limited, unavailable, conflict, invalid, error); only accepted and duplicate are acknowledged.", "result"),
+		notifications: set.CounterVec("han_api_inbox_notifications_total", "Realtime notifications of accepted inbox items by result (sent, dropped: Redis unavailable; the recipient reconciles through REST).", "result"),
 	}
-	for _, c := range []prometheus.Collector{m.deliveries, m.notifications} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := set.Err(); err != nil {
+		return nil, err
 	}
 	for _, r := range []string{resultAccepted, resultDuplicate, resultRateLimited, resultUnavailable, resultConflict, resultInvalid, resultError} {
 		m.deliveries.WithLabelValues(r)

@@ -1,8 +1,7 @@
 package pubsub
 
 import (
-	"errors"
-
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -33,56 +32,17 @@ type metrics struct {
 }
 
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
+	set := promreg.On(reg)
 	m := &metrics{
-		subscribers: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "han_rt_pubsub_subscribers",
-			Help: "Subscribers of this process whose Pub/Sub connection is up and subscribed.",
-		}),
-		channels: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "han_rt_pubsub_channels",
-			Help: "Channels the Subscribers of this process subscribe to.",
-		}),
-		reconnects: prometheus.NewCounter(prometheus.CounterOpts{
-			Name: "han_rt_pubsub_reconnects_total",
-			Help: "Pub/Sub connections lost and made again (each followed by a REST reconciliation of every channel).",
-		}),
-		dropped: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_rt_pubsub_dropped_total",
-			Help: "Events dropped by the Subscriber, by reason (overflow: its reader fell behind; malformed: refused by the contract).",
-		}, []string{"reason"}),
-		reconciles: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_rt_pubsub_reconciles_total",
-			Help: "REST reconciliations the Subscriber asked for, by result (ok, error: retried after a backoff).",
-		}, []string{"result"}),
-		outputBuffer: prometheus.NewGauge(prometheus.GaugeOpts{
-			Name: "han_rt_pubsub_output_buffer_bytes",
-			Help: "Server-side output buffer (CLIENT LIST omem) of this process's subscriber connections at the last sample; the server disconnects one at client-output-buffer-limit pubsub.",
-		}),
-		samples: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_rt_pubsub_output_buffer_samples_total",
-			Help: "Samples of the subscriber connection's output buffer by result (ok, not_found, error).",
-		}, []string{"result"}),
+		subscribers:  set.Gauge("han_rt_pubsub_subscribers", "Subscribers of this process whose Pub/Sub connection is up and subscribed."),
+		channels:     set.Gauge("han_rt_pubsub_channels", "Channels the Subscribers of this process subscribe to."),
+		reconnects:   set.Counter("han_rt_pubsub_reconnects_total", "Pub/Sub connections lost and made again (each followed by a REST reconciliation of every channel)."),
+		dropped:      set.CounterVec("han_rt_pubsub_dropped_total", "Events dropped by the Subscriber, by reason (overflow: its reader fell behind; malformed: refused by the contract).", "reason"),
+		reconciles:   set.CounterVec("han_rt_pubsub_reconciles_total", "REST reconciliations the Subscriber asked for, by result (ok, error: retried after a backoff).", "result"),
+		outputBuffer: set.Gauge("han_rt_pubsub_output_buffer_bytes", "Server-side output buffer (CLIENT LIST omem) of this process's subscriber connections at the last sample; the server disconnects one at client-output-buffer-limit pubsub."),
+		samples:      set.CounterVec("han_rt_pubsub_output_buffer_samples_total", "Samples of the subscriber connection's output buffer by result (ok, not_found, error).", "result"),
 	}
-	var err error
-	if m.subscribers, err = register(reg, m.subscribers); err != nil {
-		return nil, err
-	}
-	if m.channels, err = register(reg, m.channels); err != nil {
-		return nil, err
-	}
-	if m.reconnects, err = register(reg, m.reconnects); err != nil {
-		return nil, err
-	}
-	if m.dropped, err = register(reg, m.dropped); err != nil {
-		return nil, err
-	}
-	if m.reconciles, err = register(reg, m.reconciles); err != nil {
-		return nil, err
-	}
-	if m.outputBuffer, err = register(reg, m.outputBuffer); err != nil {
-		return nil, err
-	}
-	if m.samples, err = register(reg, m.samples); err != nil {
+	if err := set.Err(); err != nil {
 		return nil, err
 	}
 	for _, r := range []string{dropOverflow, dropMalformed} {
@@ -95,19 +55,4 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		m.samples.WithLabelValues(r)
 	}
 	return m, nil
-}
-
-// register registers c on reg, or returns the collector another Subscriber of
-// the process registered there already under the same description.
-func register[C prometheus.Collector](reg prometheus.Registerer, c C) (C, error) {
-	if err := reg.Register(c); err != nil {
-		var are prometheus.AlreadyRegisteredError
-		if errors.As(err, &are) {
-			if existing, ok := are.ExistingCollector.(C); ok {
-				return existing, nil
-			}
-		}
-		return c, err
-	}
-	return c, nil
 }

@@ -2,6 +2,7 @@ package ratelimit
 
 import (
 	"github.com/hanchat/luagen/generated/vm1"
+	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -28,20 +29,13 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 	if reg == nil {
 		reg = prometheus.NewRegistry()
 	}
+	set := promreg.On(reg)
 	m := &metrics{
-		decisions: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_api_ratelimit_decisions_total",
-			Help: "Rate-limit decisions of api-backend by route, deciding scope and result (allowed, denied, unavailable, degraded_allowed, degraded_denied).",
-		}, []string{"route", "scope", "result"}),
-		refundsFailed: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "han_api_ratelimit_refund_failures_total",
-			Help: "Charges of requests a later limit denied that could not be given back (they stay until their window ends), by route and scope.",
-		}, []string{"route", "scope"}),
+		decisions:     set.CounterVec("han_api_ratelimit_decisions_total", "Rate-limit decisions of api-backend by route, deciding scope and result (allowed, denied, unavailable, degraded_allowed, degraded_denied).", "route", "scope", "result"),
+		refundsFailed: set.CounterVec("han_api_ratelimit_refund_failures_total", "Charges of requests a later limit denied that could not be given back (they stay until their window ends), by route and scope.", "route", "scope"),
 	}
-	for _, c := range []prometheus.Collector{m.decisions, m.refundsFailed} {
-		if err := reg.Register(c); err != nil {
-			return nil, err
-		}
+	if err := set.Err(); err != nil {
+		return nil, err
 	}
 	return m, nil
 }

@@ -5,14 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	goruntime "runtime"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/hanchat/luagen/generated/vm1"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/hanchat/luagen/luatest"
-	"github.com/hanchat/luagen/runtime"
+	luagenrt "github.com/hanchat/luagen/runtime"
 	"github.com/hanchat/luagen/services/msgpackcheck"
 	"github.com/hanchat/luagen/services/vm1/settings"
 	"github.com/redis/go-redis/v9"
@@ -107,10 +107,10 @@ func TestSnapshotBadInputAndCorruptValues(t *testing.T) {
 	if err := s.Put(ctx, 1, big); !errors.Is(err, settings.ErrTooLarge) {
 		t.Fatalf("a snapshot above %d bytes: %v", settings.MaxBytes, err)
 	}
-	if err := s.Put(ctx, 0, sample()); !errors.Is(err, runtime.ErrInvalidKeyPart) {
+	if err := s.Put(ctx, 0, sample()); !errors.Is(err, luagenrt.ErrInvalidKeyPart) {
 		t.Fatalf("version 0: %v", err)
 	}
-	if _, err := s.Get(ctx, -1); !errors.Is(err, runtime.ErrInvalidKeyPart) {
+	if _, err := s.Get(ctx, -1); !errors.Is(err, luagenrt.ErrInvalidKeyPart) {
 		t.Fatalf("version -1: %v", err)
 	}
 	if n := len(sc.Results()); n != runs || len(h.Keyspace()) != 0 {
@@ -186,15 +186,15 @@ func TestDecodeOfALyingLengthAllocatesLittle(t *testing.T) {
 		"limits claims 4G entries":   {0x81, 0xa6, 'l', 'i', 'm', 'i', 't', 's', 0xdf, 0xff, 0xff, 0xff, 0xff, 0xa1, 'x', 0x01},
 		"a key claims 4 GB":          {0x81, 0xdb, 0xff, 0xff, 0xff, 0x00, 'v'},
 	} {
-		var before, after goruntime.MemStats
-		goruntime.GC()
-		goruntime.ReadMemStats(&before)
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
 		for i := 0; i < 10; i++ {
 			if _, err := settings.Decode[snapshot](b); !errors.Is(err, settings.ErrCorrupt) {
 				t.Fatalf("%s: %v", name, err)
 			}
 		}
-		goruntime.ReadMemStats(&after)
+		runtime.ReadMemStats(&after)
 		if per := (after.TotalAlloc - before.TotalAlloc) / 10; per > 16<<20 {
 			t.Errorf("%s: %d bytes allocated per decode, want at most 16 MiB", name, per)
 		}

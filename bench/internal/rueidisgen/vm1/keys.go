@@ -29,7 +29,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "8a19dca3d22116dc1696ee5d471a6e283087f7d94a5c9b6678d81995b4011e3f"
+	SpecSHA256 = "1025dac782a55713d1cea7548e52cf34d6ef2e29ab66d53fe0384fa30a8a2335"
 )
 
 // DB0 is database 0 of vm1 (source: HAN VM1 spec §2, §3, §4), reached through REDIS_URL

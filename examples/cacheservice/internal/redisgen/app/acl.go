@@ -12,7 +12,7 @@ const (
 // CacheserviceKeyPatterns are the key patterns cacheservice's ACL grants (~pattern) in
 // deployment p.
 func CacheserviceKeyPatterns(p Prefix) []string {
-	return p.globs("*")
+	return p.globs("cache:*", "lock:*", "outbox:*", "recent:*", "tags:*")
 }
 
 // CacheserviceChannelPatterns are the Pub/Sub channel patterns cacheservice's ACL grants

@@ -44,7 +44,9 @@ const (
 // Prefix is a deployment prefix of sessions: every key and channel name starts with it, so
 // deployments sharing a server (production, staging, tests) never see each other's keys.
 // It is 2..48 characters of [A-Za-z0-9._-] in segments each ended by ':'
-// ("acme:production:"); runtime.CheckPrefix says why. The zero Prefix builds nothing.
+// ("acme:production:"), none of them a family name of the instance (prefixReserved) and
+// the first not "test" (the root of Test's prefixes); runtime.CheckPrefix says why. The
+// zero Prefix builds nothing.
 type Prefix struct {
 	s string
 }
@@ -63,9 +65,14 @@ const (
 	PrefixDefaultFrom = "APP_URL"
 )
 
+// prefixReserved are the segment names no deployment prefix of sessions may hold: its key
+// and channel families, which its ACL grants each deployment (runtime.CheckPrefix), so
+// that no deployment reaches another nested in it.
+var prefixReserved = []string{"ratelimit", "session"}
+
 // NewPrefix checks an explicit deployment prefix (runtime.CheckPrefix); it is never altered.
 func NewPrefix(s string) (Prefix, error) {
-	if err := runtime.CheckPrefix(s, PrefixMaxLen); err != nil {
+	if err := runtime.CheckPrefix(s, PrefixMaxLen, prefixReserved...); err != nil {
 		return Prefix{}, err
 	}
 	return Prefix{s}, nil
@@ -75,7 +82,7 @@ func NewPrefix(s string) (Prefix, error) {
 // (runtime.PrefixFromURL: host, port and path, each a segment). Applications sharing a URL
 // must use NewPrefix with a prefix of their own.
 func PrefixFromURL(appURL string) (Prefix, error) {
-	s, err := runtime.PrefixFromURL(appURL, PrefixMaxLen)
+	s, err := runtime.PrefixFromURL(appURL, PrefixMaxLen, prefixReserved...)
 	if err != nil {
 		return Prefix{}, err
 	}
@@ -86,7 +93,7 @@ func PrefixFromURL(appURL string) (Prefix, error) {
 // CACHESERVICE_REDIS_PREFIX when it is set, else the default derived from the URL in
 // APP_URL (runtime.ResolvePrefix).
 func PrefixFromEnv() (Prefix, error) {
-	s, err := runtime.ResolvePrefix(os.Getenv(PrefixEnv), os.Getenv(PrefixDefaultFrom), PrefixMaxLen)
+	s, err := runtime.ResolvePrefix(os.Getenv(PrefixEnv), os.Getenv(PrefixDefaultFrom), PrefixMaxLen, prefixReserved...)
 	if err != nil {
 		return Prefix{}, err
 	}

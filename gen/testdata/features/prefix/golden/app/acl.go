@@ -11,7 +11,7 @@ const (
 
 // AppKeyPatterns are the key patterns app's ACL grants (~pattern) in deployment p.
 func AppKeyPatterns(p Prefix) []string {
-	return p.globs("*")
+	return p.globs("cache:*")
 }
 
 // AppChannelPatterns are the Pub/Sub channel patterns app's ACL grants (&pattern) in
