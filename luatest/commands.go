@@ -592,6 +592,9 @@ func cmdTime(c *cmdCtx) reply {
 func cmdPublish(c *cmdCtx) reply {
 	if c.run != nil {
 		c.run.res.Published = append(c.run.res.Published, Message{Channel: c.argv[1], Payload: c.argv[2]})
+		if c.run.spec != nil {
+			c.run.publishSpec(c.argv[1])
+		}
 	}
 	return intReply(0)
 }

@@ -341,7 +341,7 @@ const errSelect = errReply("ERR luatest: SELECT is refused: a script must stay i
 // false → "0") or anything else go-redis can encode; they reach Lua as strings.
 // Run never panics: a failing script gives Result.Err.
 func (s *Server) Run(sc *Script, keys []string, args ...any) *Result {
-	return s.run(sc, keys, args, false)
+	return s.run(sc, keys, args, false, nil)
 }
 
 // RunReadOnly is Run as EVAL_RO and EVALSHA_RO run a script: its write
@@ -353,16 +353,19 @@ func (s *Server) RunReadOnly(sc *Script, keys []string, args ...any) *Result {
 		return &Result{TTLs: map[string]time.Duration{}, file: sc.file,
 			Err: &ErrorReply{Msg: "ERR Can not execute a script with write flag using *_ro command."}}
 	}
-	return s.run(sc, keys, args, true)
+	return s.run(sc, keys, args, true, nil)
 }
 
-func (s *Server) run(sc *Script, keys []string, args []any, readOnly bool) *Result {
+func (s *Server) run(sc *Script, keys []string, args []any, readOnly bool, spec *specRules) *Result {
 	res := &Result{TTLs: map[string]time.Duration{}}
 	if sc == nil {
 		res.Err = errors.New("luatest: Run of a nil *Script")
 		return res
 	}
 	res.file = sc.file
+	if spec != nil {
+		res.file = spec.src.Info.File
+	}
 	argv, err := encodeArgs(args)
 	if err != nil {
 		res.Err = err
@@ -376,8 +379,10 @@ func (s *Server) run(sc *Script, keys []string, args []any, readOnly bool) *Resu
 		touched:  map[string]bool{},
 		written:  map[string]bool{},
 		flagged:  map[string]bool{},
+		wroteAt:  map[string]int{},
 		now:      s.clock.unixMilli(),
 		readOnly: readOnly || sc.ReadOnly(),
+		spec:     spec,
 	}
 	for _, k := range keys {
 		r.keys[k] = true
@@ -407,6 +412,11 @@ type runState struct {
 	now      int64           // Unix ms; Redis freezes time for a script's key expiry
 	readOnly bool
 	vm       *luaVM
+	// spec: the checks of the spec the script is declared in (ScripterFor);
+	// nil: the harness's default rules.
+	spec    *specRules
+	line    int            // the Lua line of the redis.call running now
+	wroteAt map[string]int // the line that first wrote each key
 
 	errLocated bool // the error handler found where the error was raised
 	errSource  string
@@ -425,6 +435,10 @@ func (r *runState) touch(key string) {
 		r.touched[key] = true
 		r.res.Touched = append(r.res.Touched, key)
 	}
+	if r.spec != nil {
+		r.touchSpec(key)
+		return
+	}
 	if !r.keys[key] {
 		r.violation(fmt.Sprintf("touched key %q not passed in KEYS", key))
 	}
@@ -434,6 +448,7 @@ func (r *runState) wrote(key string) {
 	if !r.written[key] {
 		r.written[key] = true
 		r.res.Written = append(r.res.Written, key)
+		r.wroteAt[key] = r.line
 	}
 }
 
@@ -641,6 +656,10 @@ func (r *runState) errorText(L *lua.LState, obj lua.LValue) string {
 
 // finish checks the end-of-run rules.
 func (r *runState) finish() {
+	if r.spec != nil {
+		r.finishSpec()
+		return
+	}
 	for _, k := range r.res.Written {
 		if o := r.s.db.lookup(k, r.now); o != nil && !o.hasExpire {
 			r.violation(fmt.Sprintf("key %q written without a TTL", k))

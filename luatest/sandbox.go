@@ -638,6 +638,11 @@ func (vm *luaVM) redisTable(L *lua.LState) *lua.LTable {
 
 // redisCall is redis.call (raise) and redis.pcall.
 func (r *runState) redisCall(L *lua.LState, raise bool) int {
+	if dbg, ok := L.GetStack(1); ok {
+		if _, err := L.GetInfo("l", dbg, lua.LNil); err == nil {
+			r.line = dbg.CurrentLine
+		}
+	}
 	argv, bad := luaArgs(L)
 	var rep reply
 	if bad != "" {

@@ -16,6 +16,7 @@ type Scripter struct {
 	mu      sync.Mutex
 	scripts map[string]*Script
 	results []*Result
+	specs   map[string]*specRules // ScripterFor: by SHA1
 }
 
 var _ redis.Scripter = (*Scripter)(nil)
@@ -116,10 +117,12 @@ func (sc *Scripter) run(ctx context.Context, name, sha1 string, readOnly bool, k
 		return cmd
 	}
 	var res *Result
-	if readOnly {
+	spec := sc.specs[sha1]
+	switch {
+	case readOnly && script.info.Shebang && !script.ReadOnly():
 		res = sc.s.RunReadOnly(script, keys, args...)
-	} else {
-		res = sc.s.Run(script, keys, args...)
+	default:
+		res = sc.s.run(script, keys, args, readOnly, spec)
 	}
 	sc.mu.Lock()
 	sc.results = append(sc.results, res)

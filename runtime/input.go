@@ -164,6 +164,29 @@ func (in *Input) PrefixedKey(pos, key, owner string) {
 	in.Key(pos, key)
 }
 
+// KeyArg appends, as an argument, the name of a declared key (an ARGV of type
+// key: a prefix the script builds keys from); "" (a zero key) is refused.
+func (in *Input) KeyArg(arg, key string) {
+	if in.err != nil {
+		return
+	}
+	if key == "" {
+		in.argErr(arg, "no key: build it with its key builder")
+		return
+	}
+	in.addString(key)
+}
+
+// PrefixedKeyArg is KeyArg for a key built with deployment prefix owner, which
+// must be the Input's.
+func (in *Input) PrefixedKeyArg(arg, key, owner string) {
+	if in.err == nil && key != "" && owner != in.prefix {
+		in.argErr(arg, "a key of another deployment prefix than the one the Scripts were made with")
+		return
+	}
+	in.KeyArg(arg, key)
+}
+
 // Same refuses two keys whose shared placeholder ph (segment i of key a,
 // segment j of key b, after the deployment prefix) holds different values.
 func (in *Input) Same(ph, a string, i int, b string, j int) {

@@ -37,6 +37,7 @@ commands:
   cover      report the Lua coverage go test recorded (LUAGEN_COVER=DIR): lines and branches per script, --check the floors, --html
   doc        write the keyspace catalogue (--out DIR): instances, keys, scripts, users, channels and a map, one HTML page
   diff       describe for a reviewer what changed since --against REF: each script's commands and keys, the aclfile lines (Markdown)
+  import     draft lua/<instance>/ and a keyspec.yaml from existing scripts (.lua files, redis.NewScript literals in Go)
 
 run "luagen <command> -h" for a command's flags
 `
@@ -76,6 +77,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runDoc(args[1:], stdout, stderr)
 	case "cover":
 		return runCover(args[1:], stdout, stderr)
+	case "import":
+		return runImport(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK

@@ -151,7 +151,7 @@ func TestLint(t *testing.T) {
 	if code, stdout, _ := luagen(t, dir, "lint"); code != 0 || stdout != "" {
 		t.Fatalf("lint of the HAN spec: %d\n%s", code, stdout)
 	}
-	os.WriteFile(filepath.Join(dir, "lua", "vm1", "lock_release.lua"), []byte("local cmd = 'DEL'\nif redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call(cmd, KEYS[1])\nend\nreturn 0\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "lua", "vm1", "lock_release.lua"), []byte("local cmd = ARGV[1]\nif redis.call('GET', KEYS[1]) == ARGV[1] then\n  return redis.call(cmd, KEYS[1])\nend\nreturn 0\n"), 0o644)
 	code, stdout, _ := luagen(t, dir, "lint")
 	if code != 1 || !strings.Contains(stdout, "lua/vm1/lock_release.lua:3: dynamic-command: redis.call with a command that is not a string literal") {
 		t.Fatalf("lint with a dynamic command: %d\n%s", code, stdout)

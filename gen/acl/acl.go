@@ -204,7 +204,19 @@ func DeriveServer(spec *keyspec.Spec, in *keyspec.Instance, server string, srcs 
 			default:
 				cmds[cmdEvalSHA] = true
 			}
-			for _, pos := range s.Keys {
+			// The keys it takes in KEYS, and (derived) those it builds and
+			// those passed in ARGV.
+			positions := append([]*keyspec.ScriptKey{}, s.Keys...)
+			var built []*keyspec.Key
+			for _, k := range s.Reach() {
+				if !inKeysOf(s, k) {
+					built = append(built, k)
+				}
+			}
+			if len(built) > 0 {
+				positions = append(positions, &keyspec.ScriptKey{Name: "derived", OneOf: built})
+			}
+			for _, pos := range positions {
 				names := pos.OneOf
 				if pos.Channel != nil {
 					// EVALSHA checks every KEYS element against the key
@@ -448,4 +460,16 @@ func HashPassword(secret []byte) (string, error) {
 	}
 	sum := sha256.Sum256([]byte(s))
 	return "#" + hex.EncodeToString(sum[:]), nil
+}
+
+// inKeysOf reports whether a KEYS position of s takes k.
+func inKeysOf(s *keyspec.Script, k *keyspec.Key) bool {
+	for _, pos := range s.Keys {
+		for _, o := range pos.OneOf {
+			if o == k {
+				return true
+			}
+		}
+	}
+	return false
 }

@@ -8,7 +8,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"go/format"
 	"sort"
 	"strings"
 
@@ -111,5 +110,8 @@ func groupImports(src []byte) ([]byte, error) {
 	out := append([]byte{}, src[:start]...)
 	out = append(out, block...)
 	out = append(out, src[end:]...)
-	return format.Source(out)
+	// The block was gofmt'ed and sorted (jen.File.Render formats): splitting
+	// it in two sorted groups leaves it formatted, so no second go/format
+	// pass (a sixth of generate's time for a thousand scripts).
+	return out, nil
 }

@@ -38,7 +38,7 @@ func emitInput(f *jen.File, m inputFunc) {
 		params = append(params, jen.Id(m.Shape).String())
 	}
 	for _, a := range m.Args {
-		body = append(body, argCode(a)...)
+		body = append(body, argCode(a, m.Prefixed)...)
 	}
 	body = append(body, jen.Return(jen.Id("in")))
 	f.Func().Id(m.Name).Params(params...).Qual(runtimePkg, "Input").Block(body...)
@@ -113,7 +113,7 @@ func keyReadCode(k keyPosition, prefixed bool) []jen.Code {
 
 // argCode is the runtime.Input calls that check and write one argument: one,
 // or for a repeating argument the check of its number and one per value.
-func argCode(a argModel) []jen.Code {
+func argCode(a argModel, prefixed bool) []jen.Code {
 	value := jen.Id("a").Dot(a.Field)
 	switch {
 	case a.Param != "":
@@ -132,6 +132,12 @@ func argCode(a argModel) []jen.Code {
 		one = call.Call(value)
 	case encodeChannel:
 		one = call.Call(jen.Lit(a.Spec), jen.Add(value).Dot("name"))
+	case encodeKey:
+		if prefixed {
+			one = jen.Id("in").Dot("PrefixedKeyArg").Call(jen.Lit(a.Spec), jen.Add(value).Dot("key"), jen.Add(value).Dot("p"))
+		} else {
+			one = call.Call(jen.Lit(a.Spec), jen.Add(value).Dot("key"))
+		}
 	default:
 		one = call.Call(append([]jen.Code{jen.Lit(a.Spec), value}, litCodes(a.Encode.Bounds)...)...)
 	}

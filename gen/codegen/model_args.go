@@ -37,6 +37,7 @@ const (
 	encodeConst                      // in.<Method>(<Const>): a constant of the package (a key's TTL, its max_len)
 	encodeNone                       // in.<Method>(): a value of no one's (an unused argument's "")
 	encodeChannel                    // in.<Method>(spec, a.<Field>.name): a channel's name
+	encodeKey                        // in.KeyArg(spec, a.<Field>.key): a declared key's name (PrefixedKeyArg with its prefix)
 )
 
 // argEncoder is the runtime.Input call that checks an argument and writes it
@@ -133,6 +134,11 @@ func encoderOf(a *keyspec.Arg) (argEncoder, bool) {
 		return checked("UUID")
 	case keyspec.ArgName:
 		return checked("Name", countLit(a.MaxLen))
+	case keyspec.ArgKey:
+		if a.Key == nil {
+			return argEncoder{}, false
+		}
+		return argEncoder{Kind: encodeKey, Method: "KeyArg"}, true
 	}
 	return argEncoder{}, false
 }
@@ -155,6 +161,11 @@ func argGoType(a *keyspec.Arg) goType {
 		return goType{Name: "byte", Slice: true}
 	case keyspec.ArgDurationMS:
 		t = goType{Pkg: "time", Name: "Duration"}
+	case keyspec.ArgKey:
+		if a.Key != nil {
+			return goType{Name: keyTypeName(a.Key)}
+		}
+		t = goType{Name: "string"}
 	default:
 		t = goType{Name: "string"}
 	}

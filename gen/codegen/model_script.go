@@ -7,6 +7,7 @@ package codegen
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hanchat/luagen/gen/functions"
@@ -219,7 +220,7 @@ func (b *modelBuilder) script(sc Script) scriptDecl {
 	}
 	d.Input = inputFunc{
 		Name: lname + "Input", Script: d.Value.Var, Prefixed: b.prefixed,
-		NKeys: len(keys), NArgv: len(s.Argv), Keys: keys, Same: sameChecks(s.SharedPlaceholders, keys), Args: args,
+		NKeys: len(keys), NArgv: len(s.Argv), Keys: keys, Same: sameChecks(s.SharedPlaceholders, append(slices.Clip(keys), argKeyPositions(s, args)...)), Args: args,
 	}
 	if last := len(keys) - 1; last >= 0 && keys[last].Repeat != nil {
 		d.Input.NKeys, d.Input.KeysRepeat = last, keys[last].Param
@@ -410,6 +411,31 @@ func (b *modelBuilder) readThroughFunc(kp *keyPosition, s *keyspec.Script, k *ke
 	f.Doc = wrapped(fmt.Sprintf("%s is %s when k is one of %s itself, else the zero value (nil, a pointer, a type embedding one).", f.Name, what, strings.Join(names, ", ")))
 	b.keyFuncs[sig] = f
 	kp.Func, kp.newFunc = f, true
+}
+
+// argKeyPositions are s's ARGV of type key as the shared placeholder checks
+// read them (the Args field's key): a shared placeholder in such a key holds
+// the KEYS' value, so on a cluster the names built from it share their slot.
+func argKeyPositions(s *keyspec.Script, args []argModel) []keyPosition {
+	var out []keyPosition
+	for _, am := range args {
+		a := s.ArgAt(am.Index)
+		if a == nil || a.Key == nil || am.Field == "" || am.Repeat != nil {
+			continue
+		}
+		kp := keyPosition{Spec: a.Name, Name: operand{ID: "a." + am.Field, Field: "key"}, segments: map[string]operand{}, parts: map[string]partRef{}}
+		pat := a.Key.Pattern
+		for _, ph := range s.SharedPlaceholders {
+			if idx := pat.Index(ph); idx >= 0 {
+				kp.segments[ph] = operand{Int: idx}
+			}
+			if r, ok := partRefOf(pat, ph); ok {
+				kp.parts[ph] = r
+			}
+		}
+		out = append(out, kp)
+	}
+	return out
 }
 
 // sameChecks tie the positions holding a shared placeholder: each holds the

@@ -28,9 +28,15 @@ func Publishes(c *rediscmd.Command) bool {
 // The channel is one of: KEYS[n] or ARGV[n] of a position that carries a
 // declared channel (channel: in the spec), or a literal matching a declared
 // channel of the instance that the script's user may publish to. A channel
-// built in the script (a concatenation, a local assigned from an expression)
-// is refused until the script reader follows such values.
-func checkChannels(s *keyspec.Script, info *luascript.Info, cmds []*rediscmd.Command, display string) []Problem {
+// built in the script (a concatenation: 'events:' .. id) must match one of the
+// script's derived channels (checkChannel, keys.go, reports one that does not).
+func checkChannels(s *keyspec.Script, info *luascript.Info, cmds []*rediscmd.Command, resolved []Resolved, display string) []Problem {
+	built := map[int]bool{} // calls whose channel checkChannel resolved
+	for _, r := range resolved {
+		if r.Arg == 1 && len(r.Channels) > 0 {
+			built[r.Call] = true
+		}
+	}
 	var out []Problem
 	add := func(line int, format string, a ...any) {
 		out = append(out, Problem{Rule: RuleChannel, Err: &keyspec.Error{Pos: keyspec.Pos{File: display, Line: line}, Msg: fmt.Sprintf(format, a...)}})
@@ -79,7 +85,10 @@ func checkChannels(s *keyspec.Script, info *luascript.Info, cmds []*rediscmd.Com
 				add(c.Line, "%s to %q: %s", name, a.Text, why)
 			}
 		default:
-			add(c.Line, "%s to %s: a channel built in the script cannot be checked against the declared channels yet (the script reader does not follow concatenations and assignments); pass the channel in KEYS or ARGV on a position declared channel: <name>, or write a declared channel's name as a literal", name, a.Desc)
+			if built[i] || isBuilt(a) {
+				continue // a derived channel, or refused by checkChannel with what it matched
+			}
+			add(c.Line, "%s to %s: which channel it is cannot be read; pass the channel in KEYS or ARGV on a position declared channel: <name>, build it as one of the script's derived channels, or write a declared channel's name as a literal", name, a.Desc)
 		}
 	}
 	return out
@@ -138,4 +147,16 @@ func literalChannel(s *keyspec.Script, text string) string {
 		}
 	}
 	return fmt.Sprintf("channel %q (%s) is outside every channel prefix of the script's user %s, so Redis would refuse the message (NOPERM): grant %s a channel prefix covering it", match.Name, match.Pattern.Raw, s.DB.User.Name, s.DB.User.Name)
+}
+
+// isBuilt reports whether one of an argument's alternatives is a name built
+// of several parts ('events:' .. id), which checkChannel matches against the
+// script's derived channels.
+func isBuilt(a luascript.Arg) bool {
+	for _, alt := range a.Alts {
+		if len(alt.Parts) > 1 {
+			return true
+		}
+	}
+	return false
 }

@@ -20,7 +20,9 @@ import (
 	"fmt"
 	"io/fs"
 	"path"
+	"runtime"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -40,6 +42,9 @@ type Source struct {
 	// Commands are the commands and subcommands its calls run, one per entry of
 	// Info.Calls, from Redis's command table ("get", "object|encoding").
 	Commands []*rediscmd.Command
+	// Resolved are the key arguments of its calls and the channels it builds,
+	// each with the declared keys (or channels) it was proven to be.
+	Resolved []Resolved
 	// Unproven are what the static reading could not tell of the script's
 	// keys (RuleTTLUnproven, RuleBoundUnproven): luagen lint reports them,
 	// generate accepts the script, and the harness checks them at run time.
@@ -56,20 +61,22 @@ type Problem struct {
 
 // The rules of the problems Check finds, as lint reports them.
 const (
-	RuleSignature    = "lua"               // the Lua does not load, or does not match its signature
-	RuleDynamicCmd   = "dynamic-command"   // redis.call whose command (or subcommand) is not a literal
-	RuleUnknownCmd   = "unknown-command"   // a command or subcommand Redis does not have
-	RuleNoScript     = "noscript"          // a command Redis refuses inside scripts
-	RuleDangerous    = "dangerous-command" // a command no generated ACL grants (admin, @dangerous, @scripting)
-	RuleKeyless      = "keyless-command"   // a command on the whole server or database rather than on KEYS
-	RuleScriptSelect = "script-select"     // SELECT in a script
-	RuleCrossDB      = "cross-db"          // MOVE, SWAPDB, COPY ... DB n
-	RuleArity        = "arity"             // a literal call with a number of arguments Redis refuses
-	RuleScriptKey    = "script-key"        // a key position not filled from KEYS, or not known before the call runs
-	RuleShebang      = "shebang"           // a shebang flag that lifts a server protection (allow-oom)
-	RuleKeysWrite    = luascript.UnsafeKeysWrite
-	RuleShadow       = luascript.UnsafeShadow
-	RuleReplication  = luascript.UnsafeReplication
+	RuleSignature     = "lua"               // the Lua does not load, or does not match its signature
+	RuleDynamicCmd    = "dynamic-command"   // redis.call whose command (or subcommand) is not a literal
+	RuleUnknownCmd    = "unknown-command"   // a command or subcommand Redis does not have
+	RuleNoScript      = "noscript"          // a command Redis refuses inside scripts
+	RuleDangerous     = "dangerous-command" // a command no generated ACL grants (admin, @dangerous, @scripting)
+	RuleKeyless       = "keyless-command"   // a command on the whole server or database rather than on KEYS
+	RuleScriptSelect  = "script-select"     // SELECT in a script
+	RuleCrossDB       = "cross-db"          // MOVE, SWAPDB, COPY ... DB n
+	RuleArity         = "arity"             // a literal call with a number of arguments Redis refuses
+	RuleScriptKey     = "script-key"        // a key position not filled from KEYS, or not known before the call runs
+	RuleScriptChannel = "script-channel"    // a channel built by the script that no derived channel of it matches
+	RuleShebang       = "shebang"           // a shebang flag that lifts a server protection (allow-oom)
+	RuleKeysWrite     = luascript.UnsafeKeysWrite
+	RuleArgvWrite     = luascript.UnsafeArgvWrite
+	RuleShadow        = luascript.UnsafeShadow
+	RuleReplication   = luascript.UnsafeReplication
 )
 
 // keylessAllowed are the commands taking no key that a script may call: the
@@ -153,14 +160,29 @@ func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []
 	add := func(rule string, e *keyspec.Error) { errs = append(errs, Problem{Err: e, Rule: rule}) }
 	out := map[string]*Source{}
 	declared := map[string]bool{}
+	// Each script is read and flattened in order, analyzed (the costly part,
+	// and independent per script) on every processor, then checked in order,
+	// so the problems come out as a sequential reading gives them.
+	type job struct {
+		s       *keyspec.Script
+		display string
+		pre     []Problem // what stopped the script before its analysis
+		flat    *flattened
+		info    *luascript.Info
+		err     error
+	}
+	var jobs []*job
 	for _, s := range spec.Scripts {
 		declared[s.LuaFile()] = true
 		if !s.Live() {
 			continue
 		}
-		display := path.Join(luaDir, s.LuaFile())
+		j := &job{s: s, display: path.Join(luaDir, s.LuaFile())}
+		jobs = append(jobs, j)
+		display := j.display
+		pre := func(rule string, e *keyspec.Error) { j.pre = append(j.pre, Problem{Err: e, Rule: rule}) }
 		if why := outOfTree(lua, s.LuaFile()); why != "" {
-			add(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: display + ": " + why})
+			pre(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: display + ": " + why})
 			continue
 		}
 		src, err := fs.ReadFile(lua, s.LuaFile())
@@ -169,26 +191,62 @@ func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []
 			if errors.Is(err, fs.ErrNotExist) {
 				msg = display + ": file not found"
 			}
-			add(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: msg})
+			pre(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: msg})
 			continue
 		}
 		if len(src) > MaxScriptBytes {
-			add(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: fmt.Sprintf("%s: %d bytes, over luagen's cap of %d for one script (a script runs atomically: keep it small)", display, len(src), MaxScriptBytes)})
+			pre(RuleSignature, &keyspec.Error{Pos: s.Pos, Entry: fmt.Sprintf("script %q", s.Name), Msg: fmt.Sprintf("%s: %d bytes, over luagen's cap of %d for one script (a script runs atomically: keep it small)", display, len(src), MaxScriptBytes)})
 			continue
 		}
 		if line, what := badText(src); what != "" {
-			add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: display, Line: line}, Msg: what + ": a script is UTF-8 text without control characters (a tab aside)"})
+			pre(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: display, Line: line}, Msg: what + ": a script is UTF-8 text without control characters (a tab aside)"})
 			continue
 		}
 		flat, problems := flatten(lua, luaDir, s.LuaFile(), src)
 		if len(problems) > 0 {
-			errs = append(errs, problems...)
+			j.pre = append(j.pre, problems...)
 			continue
 		}
 		for _, f := range flat.files {
 			declared[f] = true
 		}
-		info, err := luascript.Analyze(display, flat.src)
+		j.flat = flat
+	}
+	analyze := func(j *job) { j.info, j.err = luascript.Analyze(j.display, j.flat.src) }
+	var todo []*job
+	for _, j := range jobs {
+		if j.flat != nil {
+			todo = append(todo, j)
+		}
+	}
+	if workers := min(runtime.GOMAXPROCS(0), len(todo)/8); workers > 1 {
+		next := make(chan *job)
+		var wg sync.WaitGroup
+		for range workers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range next {
+					analyze(j)
+				}
+			}()
+		}
+		for _, j := range todo {
+			next <- j
+		}
+		close(next)
+		wg.Wait()
+	} else {
+		for _, j := range todo {
+			analyze(j)
+		}
+	}
+	for _, j := range jobs {
+		errs = append(errs, j.pre...)
+		if j.flat == nil {
+			continue
+		}
+		s, display, flat, info, err := j.s, j.display, j.flat, j.info, j.err
 		if err != nil {
 			var se *luascript.SyntaxError
 			if errors.As(err, &se) {
@@ -199,7 +257,7 @@ func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []
 			continue
 		}
 		sum := sha1.Sum(flat.src)
-		problems, cmds := check(s, info, display)
+		problems, cmds, resolved := check(s, info, display)
 		remap(flat, display, problems)
 		errs = append(errs, problems...)
 		_, unproven := checkTTLs(s, info, cmds, display)
@@ -210,7 +268,7 @@ func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []
 				errs = append(errs, *p)
 			}
 		}
-		out[s.ID] = &Source{Script: s, Src: flat.src, Info: info, SHA1: hex.EncodeToString(sum[:]), Commands: cmds, Unproven: unproven, flat: flat}
+		out[s.ID] = &Source{Script: s, Src: flat.src, Info: info, SHA1: hex.EncodeToString(sum[:]), Commands: cmds, Resolved: resolved, Unproven: unproven, flat: flat}
 	}
 	for _, in := range spec.Instances {
 		entries, err := fs.ReadDir(lua, in.Name)
@@ -242,7 +300,7 @@ func (src *Source) Recheck() ([]*rediscmd.Command, error) {
 	if err != nil {
 		return nil, err
 	}
-	problems, cmds := check(src.Script, info, display)
+	problems, cmds, _ := check(src.Script, info, display)
 	remap(src.flat, display, problems)
 	if len(problems) > 0 {
 		errs := make(keyspec.List, len(problems))
@@ -256,14 +314,37 @@ func (src *Source) Recheck() ([]*rediscmd.Command, error) {
 
 // check checks a script against its signature and its calls against Redis's
 // command table.
-func check(s *keyspec.Script, info *luascript.Info, display string) ([]Problem, []*rediscmd.Command) {
+func check(s *keyspec.Script, info *luascript.Info, display string) ([]Problem, []*rediscmd.Command, []Resolved) {
 	errs := checkSignature(s, info, display)
-	calls, cmds := checkCalls(s, info, display)
+	calls, cmds, resolved := checkCalls(s, info, display)
 	errs = append(errs, calls...)
-	errs = append(errs, checkChannels(s, info, cmds, display)...)
+	errs = append(errs, checkChannels(s, info, cmds, resolved, display)...)
 	ttl, _ := checkTTLs(s, info, cmds, display)
 	errs = append(errs, ttl...)
-	return errs, cmds
+	errs = append(errs, checkDerivedUse(s, resolved, display)...)
+	return errs, cmds, resolved
+}
+
+// checkDerivedUse: every derived key or channel a script declares is one it
+// builds (the ACL and the harness grant what it declares).
+func checkDerivedUse(s *keyspec.Script, resolved []Resolved, display string) []Problem {
+	used := map[*keyspec.Derived]bool{}
+	for _, r := range resolved {
+		for _, d := range r.Derived {
+			used[d] = true
+		}
+	}
+	var out []Problem
+	for _, d := range s.Derived {
+		if !used[d] {
+			what := "key"
+			if d.Channel != nil {
+				what = "channel"
+			}
+			out = append(out, Problem{Rule: RuleSignature, Err: &keyspec.Error{Pos: d.Pos, Entry: fmt.Sprintf("script %q derived %s %q", s.Name, what, d.Name()), Msg: display + " never builds it"}})
+		}
+	}
+	return out
 }
 
 func checkSignature(s *keyspec.Script, info *luascript.Info, display string) []Problem {

@@ -98,45 +98,92 @@ var update = flag.Bool("update", false, "rewrite testdata/bypass/*.want")
 // exactly what Load answers (empty: accepted). cmd/luagen's tests run the same
 // fixtures through luagen generate and luagen acl.
 func TestBypassesAreRefused(t *testing.T) {
-	spec, err := keyspec.Load("testdata/bypass/keyspec.yaml")
+	for _, dir := range []string{"testdata/bypass", "testdata/bypass_derived"} {
+		spec, err := keyspec.Load(filepath.Join(dir, "keyspec.yaml"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, "*.lua"))
+		if len(files) < 10 {
+			t.Fatalf("%s: only %d fixtures", dir, len(files))
+		}
+		for _, f := range files {
+			name := strings.TrimSuffix(filepath.Base(f), ".lua")
+			t.Run(filepath.Base(dir)+"/"+name, func(t *testing.T) {
+				src, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				_, err = compiler.Load(spec, fstest.MapFS{"a/s.lua": {Data: src}}, "lua")
+				got := ""
+				if err != nil {
+					got = err.Error() + "\n"
+					if !errors.Is(err, keyspec.ErrInvalid) {
+						t.Errorf("error does not match keyspec.ErrInvalid")
+					}
+				}
+				wantPath := strings.TrimSuffix(f, ".lua") + ".want"
+				if *update {
+					if err := os.WriteFile(wantPath, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(wantPath)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got != string(want) {
+					t.Fatalf("Load:\n%s\nwant:\n%s", got, want)
+				}
+				if (name == "accepted") != (got == "") {
+					t.Fatalf("only accepted.lua may load; %s: %q", name, got)
+				}
+			})
+		}
+	}
+}
+
+// The idiom scripts of gen/luascript/testdata/reading, checked against
+// testdata/idioms/keyspec.yaml: each loads, and testdata/idioms/NAME.golden is
+// its reading with what every key and channel argument resolved to.
+func TestIdiomsResolve(t *testing.T) {
+	spec, err := keyspec.Load("testdata/idioms/keyspec.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	files, _ := filepath.Glob("testdata/bypass/*.lua")
-	if len(files) < 20 {
-		t.Fatalf("only %d fixtures", len(files))
+	files := fstest.MapFS{}
+	paths, _ := filepath.Glob("../luascript/testdata/reading/*.lua")
+	for _, p := range paths {
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		files["q/"+filepath.Base(p)] = &fstest.MapFile{Data: src}
 	}
-	for _, f := range files {
-		name := strings.TrimSuffix(filepath.Base(f), ".lua")
+	srcs, err := compiler.Load(spec, files, "lua")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(srcs) != len(paths) || len(paths) < 10 {
+		t.Fatalf("%d scripts for %d idioms", len(srcs), len(paths))
+	}
+	for name, src := range srcs {
 		t.Run(name, func(t *testing.T) {
-			src, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			_, err = compiler.Load(spec, fstest.MapFS{"a/s.lua": {Data: src}}, "lua")
-			got := ""
-			if err != nil {
-				got = err.Error() + "\n"
-				if !errors.Is(err, keyspec.ErrInvalid) {
-					t.Errorf("error does not match keyspec.ErrInvalid")
-				}
-			}
-			wantPath := strings.TrimSuffix(f, ".lua") + ".want"
+			got := src.Reading()
+			golden := filepath.Join("testdata/idioms", name+".golden")
 			if *update {
-				if err := os.WriteFile(wantPath, []byte(got), 0o644); err != nil {
+				if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
 					t.Fatal(err)
 				}
 				return
 			}
-			want, err := os.ReadFile(wantPath)
+			want, err := os.ReadFile(golden)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if got != string(want) {
-				t.Fatalf("Load:\n%s\nwant:\n%s", got, want)
-			}
-			if (name == "accepted") != (got == "") {
-				t.Fatalf("only accepted.lua may load; %s: %q", name, got)
+				t.Errorf("reading:\n%s\nwant:\n%s", got, want)
 			}
 		})
 	}

@@ -15,7 +15,7 @@ import (
 func callable(c *rediscmd.Command) bool {
 	if c.IsContainer() {
 		// A container alone: checkCall wants its subcommand.
-		_, found := checkCall(&keyspec.Script{Name: "s"}, luascript.Call{Command: c.Name, Args: []luascript.Arg{{Kind: luascript.ArgString, Text: c.Name}}})
+		_, found, _ := checkCall(&keyspec.Script{Name: "s"}, luascript.Call{Command: c.Name, Args: []luascript.Arg{{Kind: luascript.ArgString, Text: c.Name}}})
 		return len(found) == 0
 	}
 	words := c.Words()
@@ -33,7 +33,7 @@ func callable(c *rediscmd.Command) bool {
 			call.Args[k.Pos] = luascript.Arg{Kind: luascript.ArgKey, Key: 1}
 		}
 	}
-	_, found := checkCall(&keyspec.Script{Name: "s"}, call)
+	_, found, _ := checkCall(&keyspec.Script{Name: "s"}, call)
 	return len(found) == 0
 }
 

@@ -550,11 +550,15 @@ type Script struct {
 	ReplaySafe string
 	Keys       []*ScriptKey
 	// SharedPlaceholders are placeholders whose value is the same in every KEYS
-	// position that has them: the wrapper refuses keys that differ.
+	// position (and ARGV of type key) that has them: the wrapper refuses keys
+	// that differ.
 	SharedPlaceholders []string
 	Argv               []*Arg
 	Reply              Reply
 	Errors             []*ScriptError
+	// Derived are the keys and channels the script builds from an anchor
+	// rather than taking them in KEYS (derived.go).
+	Derived []*Derived
 }
 
 // Live reports whether the script is generated (its database is live).
@@ -712,6 +716,7 @@ const (
 	ArgHex        = "hex"
 	ArgUUID       = "uuid"
 	ArgName       = "name"
+	ArgKey        = "key" // a declared key's name, built by the wrapper like a KEYS position's (derived.go)
 )
 
 // Arg is one ARGV position.
@@ -731,6 +736,7 @@ type Arg struct {
 	// Channel is set for an argument that carries a declared channel's name
 	// (PUBLISH ARGV[n]); Type is then ArgChannel.
 	Channel *Channel
+	Key     *Key // key: the declared key whose name it carries
 	// Optional arguments may be left out: the wrapper then sends the empty
 	// string, which no present value encodes to.
 	Optional bool

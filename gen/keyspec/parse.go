@@ -81,6 +81,9 @@ func Parse(file string, src []byte) (*Spec, error) {
 	if err := checkText(file, src); err != nil {
 		return nil, err
 	}
+	if open := todos(file, src); len(open) > 0 {
+		return nil, open
+	}
 	raw, ln, err := decodeRaw(file, src)
 	if err != nil {
 		return nil, err
@@ -95,7 +98,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 }
 
 // Known value types of keys.
-var valueTypes = set(ValueString, ValueCounter, ValueHash, ValueList, ValueSet, ValueZSet, ValueStream, ValueMsgpack, ValueJSON)
+var valueTypes = set(ValueString, ValueCounter, ValueHash, ValueList, ValueSet, ValueZSet, ValueStream, ValueMsgpack, ValueJSON, ValuePrefix)
 
 // Forbidden shapes a forbid rule may name.
 var shapes = set(ShapeGetIncrement)
@@ -803,8 +806,10 @@ func (p *parser) buildKeys(raw *rawSpec) {
 			p.errf(path+".max_bytes", entry, "max_bytes must not be negative")
 		}
 		p.valueShape(path, entry, k, r)
-		k.Pattern = p.pattern(path, entry, r.Pattern, r.Params)
-		k.TTL = p.ttl(path, entry, r.TTL)
+		if !p.prefixKey(path, entry, k, r) {
+			k.Pattern = p.pattern(path, entry, r.Pattern, r.Params)
+			k.TTL = p.ttl(path, entry, r.TTL)
+		}
 		if k.DB != nil && k.DB.User != nil && k.Pattern.Parts != nil {
 			p.checkOwner(path, entry, k)
 		}
@@ -1099,10 +1104,11 @@ func (p *parser) buildScripts(raw *rawSpec) {
 		names[inst+"/"+name] = id
 		p.kind(path, entry, r.Kind)
 		p.scriptKeys(path, entry, s, r.Keys)
-		p.sharedPlaceholders(path, entry, s, r.SharedPlaceholders)
+		p.sharedPlaceholders(path, entry, s, r.SharedPlaceholders, p.rawArgKeys(r.Argv))
 		p.scriptArgv(path, entry, s, r.Argv)
 		p.scriptReply(path, entry, s, r.Reply)
 		p.scriptChannels(path, entry, s)
+		p.scriptDerived(path, entry, s, r.Derived)
 		codes := map[string]bool{}
 		for i, re := range r.Errors {
 			ep := fmt.Sprintf("%s.errors[%d]", path, i)
@@ -1230,7 +1236,7 @@ func (p *parser) channelOf(path, entry string, s *Script, name string) *Channel 
 
 // sharedPlaceholders resolves the placeholders a script's KEYS positions share,
 // and on a cluster instance proves its KEYS land in one slot.
-func (p *parser) sharedPlaceholders(path, entry string, s *Script, names []string) {
+func (p *parser) sharedPlaceholders(path, entry string, s *Script, names []string, argKeys []*Key) {
 	sp := path + ".shared_placeholders"
 	seen := map[string]bool{}
 	for _, name := range names {
@@ -1262,6 +1268,14 @@ func (p *parser) sharedPlaceholders(path, entry string, s *Script, names []strin
 				p.errf(sp, entry, "shared placeholder {%s}: KEYS[%d] %q takes key %q, which has it, and key %q, which does not; a position's keys all have it or none does", name, i+1, pos.Name, has, lacks)
 			case has != "":
 				positions += min(pos.Count().Max, 2) // a repeating position ties its own elements
+			}
+		}
+		for _, k := range argKeys { // ARGV of type key (derived.go): the wrapper compares them too
+			if prm := k.Pattern.Param(name); prm != nil {
+				if first != nil && (prm.Type != first.Type || prm.Encode != first.Encode || prm.Enum != first.Enum) {
+					p.errf(sp, entry, "shared placeholder {%s} is a %s in key %q and a %s in key %q: a shared value needs one type", name, describeParam(first), firstKey.Name, describeParam(prm), k.Name)
+				}
+				positions++
 			}
 		}
 		if positions < 2 {
@@ -1358,7 +1372,7 @@ func (p *parser) scriptChannels(path, entry string, s *Script) {
 	}
 }
 
-var argTypes = "int, int64, bool, string, bytes, duration_ms, token, hex, uuid, name"
+var argTypes = "int, int64, bool, string, bytes, duration_ms, token, hex, uuid, name, key"
 
 // specialArg resolves an argument that is unused (the wrapper sends "") or
 // carries a declared channel's name: it has no type of its own.
@@ -1495,10 +1509,16 @@ func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 			bad(ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.Len != 0 || ra.TTLOf != "", "min/max/max_bytes/len/ttl_of")
 		case ArgBool, ArgToken, ArgUUID:
 			bad(ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.Len != 0 || ra.MaxLen != 0 || ra.TTLOf != "", "min/max/max_bytes/len/max_len/ttl_of")
+		case ArgKey:
+			bad(ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.Len != 0 || ra.MaxLen != 0 || ra.TTLOf != "", "min/max/max_bytes/len/max_len/ttl_of")
+			p.argKey(ap, aentry, s, a, ra)
 		case "":
 			p.errf(ap, aentry, "type is missing: want one of %s", argTypes)
 		default:
 			p.errf(ap+".type", aentry, "ARGV type %q does not exist: want one of %s", ra.Type, argTypes)
+		}
+		if ra.Key != "" && ra.Type != ArgKey {
+			p.errf(ap, aentry, "key applies to type key (a key's name passed in ARGV)")
 		}
 		s.Argv = append(s.Argv, a)
 	}

@@ -197,6 +197,7 @@ type rawScript struct {
 	Argv               []rawArg       `yaml:"argv"`
 	Reply              *rawReply      `yaml:"reply"`
 	Errors             []rawError     `yaml:"errors"`
+	Derived            []rawDerived   `yaml:"derived"`
 }
 
 type rawScriptKey struct {
@@ -233,6 +234,7 @@ type rawArg struct {
 	Channel  string     `yaml:"channel"`
 	Repeat   *rawRepeat `yaml:"repeat"`
 	Unused   *rawUnused `yaml:"unused"`
+	Key      string     `yaml:"key"`
 }
 
 type rawReply struct {
@@ -274,7 +276,7 @@ var rawTypeNames = strings.NewReplacer(
 	"keyspec.rawArg", "an ARGV entry", "keyspec.rawReply", "reply", "keyspec.rawField", "a reply field",
 	"keyspec.rawError", "an error entry", "keyspec.rawServer", "server", "keyspec.rawPersistence", "persistence",
 	"keyspec.rawEviction", "eviction", "keyspec.rawExtra", "an extra command",
-	"keyspec.rawDeploymentPrefix", "deployment_prefix", "keyspec.rawRepeat", "repeat", "keyspec.rawUnused", "unused",
+	"keyspec.rawDeploymentPrefix", "deployment_prefix", "keyspec.rawRepeat", "repeat", "keyspec.rawUnused", "unused", "keyspec.rawDerived", "a derived entry",
 	"keyspec.rawBreaking", "breaking",
 	"keyspec.rawIgnore", "an ignore entry", "keyspec.rawCoverageFloor", "coverage_floor",
 )

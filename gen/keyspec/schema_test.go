@@ -107,6 +107,7 @@ func TestSchemaAcceptsEverySpecInTheRepository(t *testing.T) {
 		{"    kind: marker\n", "    kind: marker\n    colour: red\n"},
 		{"value: [string]", "value: [float]"},
 		{"ttl: {rule: fixed, value: 30s, max: 30s}", "ttl: {rule: sometimes, value: 30s}"},
+		{"    ttl: {rule: fixed, value: 30s, max: 30s}\n", "\n"}, // a key holding a value has a TTL rule (a prefix key has none)
 	} {
 		edited := strings.Replace(string(han), bad.old, bad.new, 1)
 		if edited == string(han) {

@@ -63,6 +63,9 @@ const (
 	RuleArity            = compiler.RuleArity         // a call with a number of arguments Redis refuses
 	RuleScriptKey        = compiler.RuleScriptKey     // a key position not filled from KEYS
 	RuleKeysReadOnly     = compiler.RuleKeysWrite     // KEYS assigned or handed to code that may change it
+	RuleArgvReadOnly     = compiler.RuleArgvWrite     // ARGV assigned or handed to code that may change it
+	RuleInt64Arithmetic  = "int64-arithmetic"         // arithmetic (or tonumber) on an int64 ARGV, which Lua's doubles round past 2^53
+	RuleScriptChannel    = compiler.RuleScriptChannel // a channel the script builds that no derived channel of it matches
 	RuleShadow           = compiler.RuleShadow        // redis, KEYS or ARGV hidden or assigned
 	RuleReplication      = compiler.RuleReplication   // redis.set_repl, redis.replicate_commands
 	RuleShebang          = compiler.RuleShebang       // allow-oom
@@ -262,7 +265,7 @@ func Scripts(spec *keyspec.Spec, srcs map[string]*compiler.Source) []Finding {
 				if p.Prefix == "" {
 					continue // a whole deployment: no literal text to look for
 				}
-				if line := lineOf(src.Src, p.Prefix); line > 0 {
+				if line := namesPrefix(src, p); line > 0 {
 					out = append(out, Finding{Pos: at(line), Rule: RuleCrossInstance, Msg: fmt.Sprintf("names %s, a prefix of %s's user %s: scripts of %s name nothing of %s", p.Glob(), u.Instance.Name, u.Name, src.Script.Instance.Name, u.Instance.Name)})
 				}
 			}
@@ -275,6 +278,7 @@ func Scripts(spec *keyspec.Spec, srcs map[string]*compiler.Source) []Finding {
 				out = append(out, Finding{Pos: at(line), Rule: RuleForbiddenShape, Msg: fmt.Sprintf("script %q reads and increments the same key, a get+increment shape, which %s forbids%s (%s)", src.Script.Name, src.Script.Instance.Name, unless(fb.UnlessKind), fb.Source)})
 			}
 		}
+		out = append(out, int64Arithmetic(src)...)
 		for _, g := range info.Globals {
 			verb := "reads undefined global"
 			if g.Write {
@@ -318,13 +322,43 @@ func aclOverlaps(spec *keyspec.Spec) []Finding {
 	return out
 }
 
-// lineOf is the 1-based line of the first occurrence of s in src, or 0.
-func lineOf(src []byte, s string) int {
-	i := strings.Index(string(src), s)
-	if i < 0 {
-		return 0
+// namesPrefix is the line of the first call that passes, as a key or a
+// channel, a name whose literal start lies under p (equals it, for a prefix
+// naming one key); 0 when none does. Only such names reach another instance's
+// keys: a hash field, a value or a local of the same spelling does not.
+func namesPrefix(src *compiler.Source, p *keyspec.Prefix) int {
+	under := func(text string) bool {
+		if p.Exact() {
+			return text == p.Prefix
+		}
+		return strings.HasPrefix(text, p.Prefix)
 	}
-	return strings.Count(string(src[:i]), "\n") + 1
+	check := func(c luascript.Call, arg int) bool {
+		if arg >= len(c.Args) {
+			return false
+		}
+		for _, alt := range c.Args[arg].Alts {
+			if len(alt.Parts) == 0 || alt.Parts[0].Kind != luascript.PartText {
+				continue
+			}
+			// The literal start of the name (the whole name when it is a literal).
+			if under(alt.Parts[0].Text) {
+				return true
+			}
+		}
+		return false
+	}
+	for i, c := range src.Info.Calls {
+		for _, r := range src.Resolved {
+			if r.Call == i && check(c, r.Arg) {
+				return c.Line
+			}
+		}
+		if (c.Command == "publish" || c.Command == "spublish") && check(c, 1) {
+			return c.Line
+		}
+	}
+	return 0
 }
 
 // forbiddenNames finds keys and scripts whose names speak of a kind the
@@ -468,4 +502,21 @@ func getIncrement(info *luascript.Info) int {
 		}
 	}
 	return 0
+}
+
+// int64Arithmetic finds the int64 ARGV a script converts with tonumber or
+// computes with: Lua's numbers are doubles, exact only up to 2^53, so such a
+// value is rounded there while the wrapper sent it exactly. Passed through as
+// text (a ZADD member, an id in a key), it stays exact and is not reported.
+func int64Arithmetic(src *compiler.Source) []Finding {
+	var out []Finding
+	for _, n := range src.Info.Numeric {
+		a := src.Script.ArgAt(n.Index)
+		if a == nil || !a.Exact64() {
+			continue
+		}
+		out = append(out, Finding{Pos: keyspec.Pos{File: src.Info.File, Line: n.Line}, Rule: RuleInt64Arithmetic, Msg: fmt.Sprintf(
+			"ARGV[%d] %q is an int64, sent exactly, and the script computes with it (tonumber, arithmetic): Lua's numbers are doubles, exact only up to 2^53; declare it int (±(2^53-1)) if it stays in that range, or keep it as text", n.Index, a.Name)})
+	}
+	return out
 }

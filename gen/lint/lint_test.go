@@ -157,11 +157,21 @@ func TestBypassesHaveTheirRule(t *testing.T) {
 		"keys_aliased_table": lint.RuleKeysReadOnly, "keys_assign": lint.RuleKeysReadOnly, "keys_command": lint.RuleDangerous,
 		"keys_global_assign": lint.RuleShadow, "keys_table_insert": lint.RuleKeysReadOnly, "local_named_keys": lint.RuleShadow,
 		"move": lint.RuleCrossDB, "mset_argv_key": lint.RuleScriptKey, "param_named_redis": lint.RuleShadow,
-		"pcall_script_flush": lint.RuleNoScript, "rename_argv_key": lint.RuleScriptKey, "replicate_commands": lint.RuleReplication,
+		"pcall_script_flush": lint.RuleNoScript, "rename_argv_key": lint.RuleScriptKey,
 		"scan": lint.RuleKeyless, "select": lint.RuleScriptSelect, "set_repl": lint.RuleReplication,
 		"sort_store": lint.RuleDangerous, "swapdb": lint.RuleCrossDB, "unknown_command": lint.RuleUnknownCmd,
 		"unknown_subcommand": lint.RuleUnknownCmd, "unlink_argv_key": lint.RuleScriptKey,
 		"xread_keyword_argv": lint.RuleScriptKey, "zunionstore_numkeys_argv": lint.RuleScriptKey,
+		// Aimed at the dataflow reading.
+		"alias_reassigned_in_branch": lint.RuleScriptKey, "argv_rewritten": lint.RuleArgvReadOnly,
+		"call_through_error": lint.RuleLua, "call_to_gsub": lint.RuleLua, "command_from_table": lint.RuleDynamicCmd,
+		"comparator_call": lint.RuleScriptKey, "coroutine_key": lint.RuleScriptKey, "coroutine_wraps_call": lint.RuleLua,
+		"helper_called_with_argv": lint.RuleScriptKey, "helper_replaced_in_table": lint.RuleScriptKey,
+		"key_grown_in_loop": lint.RuleScriptKey, "load_chunk": lint.RuleLua, "metatable_call": lint.RuleScriptKey,
+		"metatable_index": lint.RuleScriptKey, "nested_helper_argv": lint.RuleScriptKey, "pcall_of_call": lint.RuleScriptKey,
+		"rcall_alias_retargeted": lint.RuleLua, "recursion": lint.RuleLua, "returned_call": lint.RuleScriptKey,
+		"string_format_key": lint.RuleScriptKey, "table_mutated_by_helper": lint.RuleScriptKey,
+		"table_of_keys_mutated": lint.RuleScriptKey, "varargs_key": lint.RuleScriptKey, "write_string_metatable": lint.RuleLua,
 	}
 	files, _ := filepath.Glob(filepath.Join(dir, "*.lua"))
 	for _, f := range files {

@@ -1,3 +1,0 @@
-redis.replicate_commands()
-redis.call('SET', KEYS[1], ARGV[1], 'PX', 60000)
-return redis.call('DEL', KEYS[2])

@@ -1,0 +1,5 @@
+-- The anchor followed by more than the derived pattern allows.
+redis.call('HSET', KEYS[1], 'note', ARGV[2])
+redis.call('PUBLISH', 'ev:job:1', ARGV[1])
+redis.call('SET', KEYS[1] .. ':lock', ARGV[1], 'PX', 60000)
+return redis.call('DEL', KEYS[1] .. ':lock:' .. ARGV[2])

@@ -1,0 +1,6 @@
+-- A whole key name read from a hash: it can be any key.
+local other = redis.call('HGET', KEYS[1], 'parent')
+redis.call('HSET', KEYS[1], 'note', ARGV[2])
+redis.call('PUBLISH', 'ev:job:1', ARGV[1])
+redis.call('SET', KEYS[1] .. ':lock', ARGV[1], 'PX', 60000)
+return redis.call('DEL', other)
