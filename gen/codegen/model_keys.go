@@ -246,16 +246,16 @@ func (b *modelBuilder) enumHashed(e *keyspec.Enum) bool {
 	return false
 }
 
-// enumInReply reports whether a script's reply (its top-level fields) holds e.
+// enumInReply reports whether a field of a script's reply holds e, list
+// elements' fields included (their decoders read its labels too).
 func (b *modelBuilder) enumInReply(e *keyspec.Enum) bool {
+	used := false
 	for _, s := range b.scripts {
-		for _, fl := range s.Spec.Reply.All() {
-			if fl.Enum == e {
-				return true
-			}
-		}
+		s.Spec.Reply.WalkFields(func(fl *keyspec.Field) {
+			used = used || fl.Enum == e
+		})
 	}
-	return false
+	return used
 }
 
 // keyTypeName is the Go type of a key.

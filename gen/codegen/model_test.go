@@ -221,6 +221,17 @@ func TestReplyReaders(t *testing.T) {
 	if notes := get.Elems[1].Reads[2].Read; notes.Ref || notes.Decoder != "decodeSectionNotesItem" {
 		t.Errorf("Section reads notes with %+v", notes)
 	}
+	// An enum read only inside a list element still gets the labels its
+	// decoder reads.
+	var tone *enumDecl
+	for i, e := range m.Keys.Enums {
+		if e.Type == "Tone" {
+			tone = &m.Keys.Enums[i]
+		}
+	}
+	if tone == nil || tone.Strings == nil || tone.Strings.Var != "toneStrings" {
+		t.Errorf("enum tone, read in a list element, has labels %+v", tone)
+	}
 	if len(sections.Elems) != 0 || sections.Result != nil {
 		t.Errorf("doc_sections declares %v again", sections.Elems)
 	}

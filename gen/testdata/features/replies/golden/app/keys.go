@@ -27,7 +27,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "74675cc0ec87327be11406357aa4dd18519c0427656b4099248cbf96eebc157c"
+	SpecSHA256 = "9976b21ee87df3dc046261570fb0c0b02eaf81ce956af852370b8803297c6381"
 )
 
 // DB0 is database 0 of app, reached through REDIS_URL as ACL user app.
@@ -38,6 +38,32 @@ const (
 	// DB0User is the ACL user that reaches DB0.
 	DB0User = "app"
 )
+
+// Tone is a value of enum tone.
+type Tone string
+
+// Values of Tone.
+const (
+	ToneNeutral Tone = "neutral"
+	ToneWarm    Tone = "warm"
+)
+
+// ToneValues lists every Tone in declaration order.
+var ToneValues = []Tone{
+	ToneNeutral,
+	ToneWarm,
+}
+
+// Valid reports whether v is a declared Tone.
+func (v Tone) Valid() bool {
+	switch v {
+	case ToneNeutral, ToneWarm:
+		return true
+	}
+	return false
+}
+
+var toneStrings = []string{"neutral", "warm"}
 
 // DocKey is a key of pattern doc:{id} (app.db0, hash, TTL 1h).
 // Build it with NewDocKey.

@@ -3,20 +3,20 @@
 package app
 
 // DocGetSHA1 is the SHA1 of lua/app/doc_get.lua, the name EVALSHA calls it by.
-const DocGetSHA1 = "bed8a4545a0b25f74001cf33e969929a04978334"
+const DocGetSHA1 = "def3de24a0842154ef641bbda86976ef5a026462"
 
 // docGetSource is lua/app/doc_get.lua.
 const docGetSource = `#!lua flags=no-writes
 local title = redis.call('HGET', KEYS[1], 'title')
 local rev = redis.call('HGET', KEYS[1], 'rev')
-return {title, rev and tonumber(rev) or false, {{'intro', 12, {{'ann', false}}}}}
+return {title, rev and tonumber(rev) or false, {{'intro', 12, {{'ann', false, 'warm'}}}}}
 `
 
 // DocSectionsSHA1 is the SHA1 of lua/app/doc_sections.lua, the name EVALSHA calls it by.
-const DocSectionsSHA1 = "91fd6860cba4bdc99f6c120efbcfee6671f9cb5f"
+const DocSectionsSHA1 = "15d0c511384de7bdbe4ebd5471d29f2ad9f24887"
 
 // docSectionsSource is lua/app/doc_sections.lua.
 const docSectionsSource = `#!lua flags=no-writes
 if redis.call('EXISTS', KEYS[1]) == 0 then return {} end
-return {{'intro', 12, {{'ann', 1700000000000}, {'bob', false}}}, {'body', 300, {}}}
+return {{'intro', 12, {{'ann', 1700000000000, 'neutral'}, {'bob', false, 'warm'}}}, {'body', 300, {}}}
 `

@@ -53,12 +53,14 @@ var DocGetScript = runtime.MustScript("doc_get", docGetSource, DocGetSHA1, true)
 type SectionNotesItem struct {
 	Author string
 	At     *time.Time
+	Tone   Tone
 }
 
 func decodeSectionNotesItem(r *runtime.Reply) SectionNotesItem {
 	var out SectionNotesItem
 	out.Author = r.String("author")
 	out.At = runtime.Nullable(r, "at", r.Time)
+	out.Tone = Tone(r.Enum("tone", toneStrings))
 	return out
 }
 
@@ -73,7 +75,7 @@ func decodeSection(r *runtime.Reply) Section {
 	var out Section
 	out.Heading = r.String("heading")
 	out.Words = r.Int("words")
-	out.Notes = runtime.List(r, "notes", 2, decodeSectionNotesItem)
+	out.Notes = runtime.List(r, "notes", 3, decodeSectionNotesItem)
 	return out
 }
 
