@@ -27,7 +27,7 @@ const (
 	MeasureConns  = 32
 	// DefaultRateCalls is how many calls of each branch of a rated script are
 	// measured.
-	DefaultRateCalls = 4000
+	DefaultRateCalls = 12000
 	// RateRounds is how many runs of DefaultRateCalls calls each branch gets;
 	// the report keeps the median.
 	RateRounds = 3
