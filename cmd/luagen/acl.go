@@ -231,7 +231,7 @@ func readPasswordFiles(spec *keyspec.Spec, in *keyspec.Instance, args []string, 
 			fmt.Fprintf(stderr, "luagen acl: --password-file #%d: want USER=PATH (the argument is not shown: it may be a password)\n", n)
 			return nil, exitUsage, false
 		}
-		if findUser(spec, in, user) == nil && !slices.Contains(acl.GeneratedUsers(in), user) && (admin == "" || user != admin) {
+		if findUser(spec, in, user) == nil && !slices.Contains(acl.GeneratedUsers(in), user) && user != admin {
 			fmt.Fprintf(stderr, "luagen acl: --password-file #%d: its USER is not a user of %s (its users: %s)\n", n, in.Name, strings.Join(userNames(spec, in), ", "))
 			return nil, exitProblem, false
 		}

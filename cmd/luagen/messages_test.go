@@ -39,8 +39,8 @@ func TestACLPrefixSuggestionIsValid(t *testing.T) {
 	for _, tc := range []struct{ prefix, want string }{
 		{"bad prefix", `luagen acl: --prefix: deployment prefix "bad prefix": want segments of [A-Za-z0-9._-] each ended by ':' (write "bad-prefix:")` + "\n"},
 		{"acme:eu", `luagen acl: --prefix: deployment prefix "acme:eu": must end in ":" (write "acme:eu:")` + "\n"},
-		// The cleaned prefix would be "lock:", a family of x: no suggestion.
 		{"lock prefix:", `luagen acl: --prefix: deployment prefix "lock prefix:": want segments of [A-Za-z0-9._-] each ended by ':' (write "lock-prefix:")` + "\n"},
+		// The cleaned prefix would be "lock:", a family of x: no suggestion.
 		{"lock?", `luagen acl: --prefix: deployment prefix "lock?": want segments of [A-Za-z0-9._-] each ended by ':'` + "\n"},
 		{"::", `luagen acl: --prefix: deployment prefix "::": an empty segment (a leading ':' or '::')` + "\n"},
 	} {

@@ -339,10 +339,6 @@ func GeneratedUsers(in *keyspec.Instance) []string {
 	return []string{LoaderUser(in), OperatorUser(in), MonitorUser(in)}
 }
 
-// RoleAdmin is the role of the user AdminUser makes, which an aclfile has
-// only on request (luagen acl --admin-user NAME).
-const RoleAdmin = "admin"
-
 // ErrBadAdminUser: an admin user's name that is not a user name, or that is
 // already one of the aclfile's users.
 var ErrBadAdminUser = errors.New("invalid admin user")

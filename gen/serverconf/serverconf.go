@@ -207,6 +207,11 @@ func RenderServer(spec *keyspec.Spec, in *keyspec.Instance, server string, o Opt
 	if cluster {
 		w("%s", comment(fmt.Sprintf("Databases: a cluster node has database 0 only (SELECT of another fails in cluster mode); "+
 			"the spec declares %s.", declared)))
+	} else if n == 1 {
+		w("%s", comment(fmt.Sprintf("Databases: the spec declares %s only, so the server has 1; SELECT of any other index "+
+			"fails. ACL key patterns hold in every database alike (an ACL cannot name a database), so this limit is what keeps a "+
+			"user's keys out of databases no audit or cutover looks at. Lowering this on a server whose RDB/AOF holds keys in a "+
+			"higher database stops it from starting: move or delete them first.", declared)))
 	} else {
 		w("%s", comment(fmt.Sprintf("Databases: the spec declares %s here, so the server has %d (0..%d); SELECT of any other index "+
 			"fails. ACL key patterns hold in every database alike (an ACL cannot name a database), so this limit is what keeps a "+
