@@ -23,6 +23,9 @@ func TestMessagesOfIssue25(t *testing.T) {
 			`keyspec.yaml:7: field leaderboards not found in a db: a comma ended the unquoted string of doc ("scores") and made leaderboards a field of its own; in a flow map {...} quote a string holding ", ": doc: "scores, leaderboards, ranks"`},
 		{"unknown_field_in_type", []edit{{"      db0: {index: 0, url_env: A_URL, user: u}\n", "      db0: {index: 0, url_env: A_URL, user: u, colour: red}\n"}},
 			`keyspec.yaml:7: field colour not found in a db`},
+		// "in type legacy" never matched the renamed fields' key "in legacy": their hint is shown now.
+		{"renamed_field_hint", []edit{{"      db0: {index: 0, url_env: A_URL, user: u}\n", "      db0: {index: 0, url_env: A_URL, user: u, legacy: {state: alive, poll_budget: 20m}}\n"}},
+			`keyspec.yaml:7: field poll_budget not found in legacy: a budget is now the TTL's floor: ttl: {..., exceeds: 20m} on each key of the database`},
 		// The key's TTL error only: the script's ttl_of of it once said `has a  TTL`.
 		{"ttl_rule_empty", []edit{{"    ttl: {rule: fixed, value: 1h}\n", "    ttl: {rule: , value: 1h}\n"}},
 			`keyspec.yaml:37: key "t_item": ttl rule is missing: want fixed, window_jitter, heartbeat, clamped or none`},
