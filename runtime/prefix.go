@@ -47,44 +47,95 @@ const testPrefixRoot = "test:"
 // the first segment be "test", the root of the prefixes TestPrefix makes
 // (testPrefixRoot): a deployment never shares a namespace with tests.
 func CheckPrefix(p string, maxLen int, reserved ...string) error {
-	if err := checkPrefixSyntax(p, maxLen); err != nil {
-		return err
+	reason := prefixReason(p, maxLen, reserved)
+	if reason == "" {
+		return nil
+	}
+	return &PrefixError{Prefix: p, Reason: reason + suggestion(p, func(s string) bool { return prefixReason(s, maxLen, reserved) == "" })}
+}
+
+// prefixReason is why CheckPrefix refuses p, or "".
+func prefixReason(p string, maxLen int, reserved []string) string {
+	if reason := syntaxReason(p, maxLen); reason != "" {
+		return reason
 	}
 	segs := strings.Split(strings.TrimSuffix(p, prefixSeparator), prefixSeparator)
 	if segs[0]+prefixSeparator == testPrefixRoot {
-		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("%q is reserved for test prefixes (the generated Prefix's Test method makes them); a deployment prefix starts otherwise", testPrefixRoot)}
+		return fmt.Sprintf("%q is reserved for test prefixes (the generated Prefix's Test method makes them); a deployment prefix starts otherwise", testPrefixRoot)
 	}
 	for _, seg := range segs {
 		for _, r := range reserved {
 			if head, ok := strings.CutSuffix(r, "*"); ok && strings.HasPrefix(seg, head) {
-				return &PrefixError{Prefix: p, Reason: fmt.Sprintf("segment %q starts as a key or channel family of the instance does (%s...): a deployment prefix holding it would nest in another's namespace or hold one nested in it; name it otherwise", seg, head)}
+				return fmt.Sprintf("segment %q starts as a key or channel family of the instance does (%s...): a deployment prefix holding it would nest in another's namespace or hold one nested in it; name it otherwise", seg, head)
 			} else if !ok && seg == r {
-				return &PrefixError{Prefix: p, Reason: fmt.Sprintf("segment %q is the name of a key or channel family of the instance (%s:...): a deployment prefix holding it would nest in another's namespace or hold one nested in it; name it otherwise", seg, r)}
+				return fmt.Sprintf("segment %q is the name of a key or channel family of the instance (%s:...): a deployment prefix holding it would nest in another's namespace or hold one nested in it; name it otherwise", seg, r)
 			}
 		}
 	}
-	return nil
+	return ""
 }
 
 // checkPrefixSyntax is CheckPrefix's syntax alone, which test prefixes obey too.
 func checkPrefixSyntax(p string, maxLen int) error {
-	switch {
-	case len(p) < 2 || len(p) > maxLen:
-		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("want 2..%d characters, got %d", maxLen, len(p))}
-	case !strings.HasSuffix(p, prefixSeparator):
-		return &PrefixError{Prefix: p, Reason: fmt.Sprintf("must end in %q (write %q)", prefixSeparator, p+prefixSeparator)}
+	reason := syntaxReason(p, maxLen)
+	if reason == "" {
+		return nil
+	}
+	return &PrefixError{Prefix: p, Reason: reason + suggestion(p, func(s string) bool { return syntaxReason(s, maxLen) == "" })}
+}
+
+// syntaxReason is why p breaks the syntax of prefixes, or "".
+func syntaxReason(p string, maxLen int) string {
+	if len(p) < 2 || len(p) > maxLen {
+		return fmt.Sprintf("want 2..%d characters, got %d", maxLen, len(p))
 	}
 	for _, seg := range strings.Split(strings.TrimSuffix(p, prefixSeparator), prefixSeparator) {
 		if seg == "" {
-			return &PrefixError{Prefix: p, Reason: "an empty segment (a leading ':' or '::')"}
+			return "an empty segment (a leading ':' or '::')"
 		}
-		for _, r := range seg {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-') {
-				return &PrefixError{Prefix: p, Reason: "want segments of [A-Za-z0-9._-] each ended by ':'"}
-			}
+		if strings.IndexFunc(seg, func(r rune) bool { return !segmentRune(r) }) >= 0 {
+			return "want segments of [A-Za-z0-9._-] each ended by ':'"
 		}
 	}
-	return nil
+	if !strings.HasSuffix(p, prefixSeparator) {
+		return fmt.Sprintf("must end in %q", prefixSeparator)
+	}
+	return ""
+}
+
+// segmentRune reports a character a prefix's segment may hold.
+func segmentRune(r rune) bool {
+	return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_' || r == '-'
+}
+
+// suggestion is ` (write "acme-eu:")`: p with every character a segment may
+// not hold made '-', empty segments dropped and ':' at the end, when valid
+// accepts that; "" when it does not (a suggestion is always one the check
+// takes) or it is p itself.
+func suggestion(p string, valid func(string) bool) string {
+	var segs []string
+	for _, seg := range strings.Split(p, prefixSeparator) {
+		seg = strings.Map(func(r rune) rune {
+			if segmentRune(r) {
+				return r
+			}
+			return '-'
+		}, seg)
+		for strings.Contains(seg, "--") {
+			seg = strings.ReplaceAll(seg, "--", "-")
+		}
+		if seg = strings.Trim(seg, "-"); seg != "" {
+			segs = append(segs, seg)
+		}
+	}
+	if len(segs) == 0 {
+		return ""
+	}
+	s := strings.Join(segs, prefixSeparator) + prefixSeparator
+	if s == p || !valid(s) {
+		return ""
+	}
+	return fmt.Sprintf(" (write %q)", s)
 }
 
 // PrefixFromURL derives the default deployment prefix from the application's

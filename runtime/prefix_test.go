@@ -15,9 +15,13 @@ func TestCheckPrefix(t *testing.T) {
 		}
 	}
 	for bad, why := range map[string]string{
-		"":                            "want 2..64",
-		":":                           "want 2..64",
-		"acme:production":             `must end in ":" (write "acme:production:")`,
+		"":                "want 2..64",
+		":":               "want 2..64",
+		"acme:production": `must end in ":" (write "acme:production:")`,
+		// issue 25: the suggestion was "bad prefix:", refused too.
+		"bad prefix":                  `want segments of [A-Za-z0-9._-] each ended by ':' (write "bad-prefix:")`,
+		"acme/eu:":                    `want segments of [A-Za-z0-9._-] each ended by ':' (write "acme-eu:")`,
+		"cache prefix":                `(write "cache-prefix:")`,
 		":acme:":                      "empty segment",
 		"acme::prod:":                 "empty segment",
 		"acme:*:":                     "[A-Za-z0-9._-]",
@@ -37,6 +41,24 @@ func TestCheckPrefix(t *testing.T) {
 		err := runtime.CheckPrefix(bad, 64, "cache", "session", "b_*")
 		if !errors.Is(err, runtime.ErrInvalidPrefix) || !strings.Contains(err.Error(), why) {
 			t.Errorf("CheckPrefix(%q) = %v, want %q", bad, err, why)
+		}
+		// A suggestion is one CheckPrefix accepts.
+		if _, rest, ok := strings.Cut(err.Error(), `(write "`); ok {
+			s, _, _ := strings.Cut(rest, `"`)
+			if err := runtime.CheckPrefix(s, 64, "cache", "session", "b_*"); err != nil {
+				t.Errorf("CheckPrefix(%q) suggests %q, which it refuses: %v", bad, s, err)
+			}
+		}
+	}
+}
+
+// No suggestion where the cleaned prefix is refused too (a family's name, too
+// long, nothing left).
+func TestCheckPrefixSuggestsNothingInvalid(t *testing.T) {
+	for _, bad := range []string{"cache?", "test :", "***", strings.Repeat("a b", 30)} {
+		err := runtime.CheckPrefix(bad, 64, "cache", "session", "b_*")
+		if err == nil || strings.Contains(err.Error(), "(write") {
+			t.Errorf("CheckPrefix(%q) = %v, want an error without a suggestion", bad, err)
 		}
 	}
 }

@@ -31,6 +31,7 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 	prefix := fs.String("prefix", "", "the deployment prefix (\"acme:production:\"): required for, and only for, an instance with a deployment_prefix")
 	server := fs.String("server", "", "one server of an instance split over several (servers: in the spec); default: the instance's own server")
 	client := fs.String("client", "", "the Go client the instance's services run on, as for luagen generate --client: go-redis or rueidis (default: the instance's client: in the spec); it decides what the runtime needs (rueidis: CLIENT INFO)")
+	adminUser := fs.String("admin-user", "", "add user NAME holding SHUTDOWN (and PING) only, to stop the server without a signal (tests, operators); its password comes from --password-file NAME=PATH (required). Default: no such user, and no user can SHUTDOWN")
 	allowReadable := fs.Bool("allow-readable", false, "accept password files with mode bits beyond 0600 (readable by group or others), with a warning; refused without it")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
@@ -68,9 +69,19 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	passwords, code, ok := readPasswordFiles(spec, in, pwFiles, *allowReadable, stderr)
+	if *adminUser != "" {
+		if err := acl.CheckAdminName(spec, in, *adminUser); err != nil {
+			fmt.Fprintf(stderr, "luagen acl: --admin-user: %v\n", err)
+			return exitUsage
+		}
+	}
+	passwords, code, ok := readPasswordFiles(spec, in, pwFiles, *adminUser, *allowReadable, stderr)
 	if !ok {
 		return code
+	}
+	if *adminUser != "" && passwords[*adminUser] == "" {
+		fmt.Fprintf(stderr, "luagen acl: --admin-user: admin user %q has no password: give it one (--password-file %s=PATH)\n", *adminUser, *adminUser)
+		return exitUsage
 	}
 	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
 	if err != nil {
@@ -87,6 +98,14 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 	}
 	if in.Prefix != nil {
 		users = acl.Deploy(users, *prefix)
+	}
+	if *adminUser != "" {
+		admin, err := acl.AdminUser(users, *adminUser, passwords[*adminUser])
+		if err != nil {
+			fmt.Fprintf(stderr, "luagen acl: --admin-user: %v\n", err)
+			return exitUsage
+		}
+		users = append(users, admin)
 	}
 	fmt.Fprint(stdout, acl.Render(users))
 	return exitOK
@@ -106,6 +125,7 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.TLSKeyFile, "tls-key-file", "", "the key of --tls-cert-file")
 	fs.StringVar(&o.TLSCAFile, "tls-ca-file", "", "with --tls-cert-file (required): the CA trusted for replicas, cluster peers and, with --tls-auth-clients, clients")
 	fs.BoolVar(&o.TLSAuthClients, "tls-auth-clients", false, "with --tls-cert-file: require client certificates of --tls-ca-file (mutual TLS)")
+	fs.StringVar(&o.ClusterConfigFile, "cluster-config-file", "", "on a topology: cluster instance: the file the node keeps the cluster's state in, a file name in its working directory or an absolute path (default nodes-<port>.conf)")
 	server := fs.String("server", "", "one server of an instance split over several (servers: in the spec); default: the instance's own server")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
@@ -132,6 +152,10 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	}
 	if code, ok := checkServer(in, *server, *specPath, stderr); !ok {
 		return code
+	}
+	if o.ClusterConfigFile != "" && in.Topology != keyspec.TopologyCluster {
+		fmt.Fprintf(stderr, "luagen config: --cluster-config-file: instance %s is %s in %s, not a cluster\n", in.Name, in.Topology, *specPath)
+		return exitUsage
 	}
 	out, err := serverconf.RenderServer(spec, in, *server, o)
 	if err != nil {
@@ -195,8 +219,9 @@ func checkServer(in *keyspec.Instance, server, specPath string, stderr io.Writer
 // refuses a malformed argument, an unknown user, a user named twice, and a
 // password HashPassword refuses, and a file with mode bits beyond 0600 (readable
 // by its group or others, or executable) unless allowReadable, which makes that
-// a warning.
-func readPasswordFiles(spec *keyspec.Spec, in *keyspec.Instance, args []string, allowReadable bool, stderr io.Writer) (map[string]string, int, bool) {
+// a warning. admin, when not "", is one more user a file may be for
+// (--admin-user).
+func readPasswordFiles(spec *keyspec.Spec, in *keyspec.Instance, args []string, admin string, allowReadable bool, stderr io.Writer) (map[string]string, int, bool) {
 	passwords := map[string]string{}
 	first := map[string]int{}
 	for i, pf := range args {
@@ -206,7 +231,7 @@ func readPasswordFiles(spec *keyspec.Spec, in *keyspec.Instance, args []string, 
 			fmt.Fprintf(stderr, "luagen acl: --password-file #%d: want USER=PATH (the argument is not shown: it may be a password)\n", n)
 			return nil, exitUsage, false
 		}
-		if findUser(spec, in, user) == nil && !slices.Contains(acl.GeneratedUsers(in), user) {
+		if findUser(spec, in, user) == nil && !slices.Contains(acl.GeneratedUsers(in), user) && user != admin {
 			fmt.Fprintf(stderr, "luagen acl: --password-file #%d: its USER is not a user of %s (its users: %s)\n", n, in.Name, strings.Join(userNames(spec, in), ", "))
 			return nil, exitProblem, false
 		}

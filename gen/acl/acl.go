@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -336,6 +337,56 @@ func MonitorUser(in *keyspec.Instance) string { return in.Name + "_" + RoleMonit
 // in, besides the spec's: its loader, its operator and its monitor.
 func GeneratedUsers(in *keyspec.Instance) []string {
 	return []string{LoaderUser(in), OperatorUser(in), MonitorUser(in)}
+}
+
+// ErrBadAdminUser: an admin user's name that is not a user name, or that is
+// already one of the aclfile's users.
+var ErrBadAdminUser = errors.New("invalid admin user")
+
+// adminNameRe is the name of an admin user.
+var adminNameRe = regexp.MustCompile(`^[a-z][a-z0-9_-]{0,63}$`)
+
+// CheckAdminName checks the name of an admin user of in's aclfile before
+// anything is derived: [a-z][a-z0-9_-]* (at most 64), and neither default,
+// one of the spec's users of in nor one of its generated users.
+func CheckAdminName(spec *keyspec.Spec, in *keyspec.Instance, name string) error {
+	if !adminNameRe.MatchString(name) {
+		return fmt.Errorf("admin user %q: want [a-z][a-z0-9_-]*, at most 64 characters: %w", name, ErrBadAdminUser)
+	}
+	taken := append([]string{"default"}, GeneratedUsers(in)...)
+	for _, u := range spec.UsersOf(in) {
+		taken = append(taken, u.Name)
+	}
+	for _, t := range taken {
+		if t == name {
+			return fmt.Errorf("admin user %q: already a user of the aclfile: name it otherwise: %w", name, ErrBadAdminUser)
+		}
+	}
+	return nil
+}
+
+// AdminUser is the user that may stop the server: SHUTDOWN (and PING),
+// nothing else (no key, no channel, no script, no CONFIG or ACL). Every other
+// user of a generated aclfile is refused SHUTDOWN and the default user is
+// off, so without it a server started from the generated files stops only by
+// a signal to its process; a test or an operator that can reach the port but
+// not the process asks with this user (SHUTDOWN, or SHUTDOWN NOSAVE). It is
+// made only on request: name must be [a-z][a-z0-9_-]* (at most 64) and none
+// of users, and password is its "#<sha256 hex>" (HashPassword), required: a
+// user that can stop the server logs in with a password or not at all.
+func AdminUser(users []User, name, password string) (User, error) {
+	if !adminNameRe.MatchString(name) {
+		return User{}, fmt.Errorf("admin user %q: want [a-z][a-z0-9_-]*, at most 64 characters: %w", name, ErrBadAdminUser)
+	}
+	for _, u := range users {
+		if u.Name == name {
+			return User{}, fmt.Errorf("admin user %q: already a user of the aclfile: name it otherwise: %w", name, ErrBadAdminUser)
+		}
+	}
+	if password == "" {
+		return User{}, fmt.Errorf("admin user %q has no password: give it one (--password-file %s=PATH): %w", name, name, ErrBadAdminUser)
+	}
+	return User{Name: name, Password: password, Commands: []string{"+" + cmdPing, "+shutdown"}}, nil
 }
 
 type generatedRole struct {

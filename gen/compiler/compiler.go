@@ -280,10 +280,21 @@ func Check(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, []
 			if e.IsDir() || !strings.HasSuffix(e.Name(), ".lua") || declared[file] {
 				continue
 			}
-			add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: path.Join(luaDir, file)}, Msg: fmt.Sprintf("script %q is not declared in %s: add its signature under scripts", strings.TrimSuffix(e.Name(), ".lua"), spec.File)})
+			add(RuleSignature, &keyspec.Error{Pos: keyspec.Pos{File: path.Join(luaDir, file), Line: 1}, Msg: undeclared(spec, in, strings.TrimSuffix(e.Name(), ".lua"))})
 		}
 	}
 	return out, errs
+}
+
+// undeclared is the message of a script file of instance in that no entry of
+// spec declares: where to declare it, and how.
+func undeclared(spec *keyspec.Spec, in *keyspec.Instance, name string) string {
+	where := fmt.Sprintf("under scripts: (%s:%d)", spec.File, spec.ScriptsLine)
+	if spec.ScriptsLine == 0 {
+		where = "in a scripts: section"
+	}
+	return fmt.Sprintf("script %q is not declared in %s: declare it %s as an entry %s.%s (or %s with instance: %s) with its keys, argv and reply (docs/keyspec.md, Scripts), or remove the file",
+		name, spec.File, where, in.Name, name, name, in.Name)
 }
 
 // Recheck reads the script's source again and runs Load's checks on it,

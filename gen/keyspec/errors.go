@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -15,6 +16,11 @@ type Error struct {
 	Pos
 	Entry string // "key \"api_idem\"", "script \"x\" ARGV \"owner\"", or ""
 	Msg   string
+	// follows is the entry ("key \"lock\"") whose property the error is
+	// about, from another entry that refers to it (a script's ttl_of): when
+	// that entry has an error of its own, this one is its knock-on and is
+	// dropped.
+	follows string
 }
 
 func (e *Error) Error() string {
@@ -61,4 +67,48 @@ func (l List) Unwrap() []error {
 func (l List) sorted() List {
 	sort.SliceStable(l, func(i, j int) bool { return l[i].Line < l[j].Line })
 	return l
+}
+
+// firstPerEntry keeps, of the errors about one entry of the spec (a key, a
+// script, a user, ... with everything under it: its placeholders, KEYS, ARGV,
+// reply), the first one found, in the order the parser checks: the later ones
+// are mostly its knock-on effects (a KEYS position whose key is not declared
+// then shares no placeholder), which send a reader after problems that are
+// not there. Fixing the first shows the next. So is an error about another
+// entry's property (a script's ttl_of of a key) when that entry has an error
+// (the key's TTL rule). Errors of no entry all stay.
+func (l List) firstPerEntry() List {
+	seen := map[string]bool{}
+	var out List
+	for _, e := range l {
+		if e.follows != "" && seen[e.follows] {
+			continue
+		}
+		if root := e.entryRoot(); root != "" {
+			if seen[root] {
+				continue
+			}
+			seen[root] = true
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// entryRoot is the entry an error is about, up to its quoted name ("script
+// \"put\"" of "script \"put\" KEYS[1] \"item\""); an entry without a quoted
+// name ("db a.db0", "breaking ignore") counts with its line; "" for none.
+func (e *Error) entryRoot() string {
+	if e.Entry == "" {
+		return ""
+	}
+	i := strings.IndexByte(e.Entry, '"')
+	if i < 0 {
+		return fmt.Sprintf("%s@%d", e.Entry, e.Line)
+	}
+	q, err := strconv.QuotedPrefix(e.Entry[i:])
+	if err != nil {
+		return e.Entry
+	}
+	return e.Entry[:i] + q
 }

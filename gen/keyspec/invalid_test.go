@@ -135,7 +135,7 @@ var invalidCases = []invalidCase{
 	{"ttl_of_window", []edit{{"      - {name: ttl, type: duration_ms, ttl_of: t_item}\n", "      - {name: ttl, type: duration_ms, ttl_of: w_item}\n"}},
 		"keyspec.yaml:60: script \"put\" ARGV[2] \"ttl\": ttl_of key \"w_item\" has a clamped TTL; only fixed and heartbeat TTLs are constants"},
 	{"ttl_source_renamed", []edit{{"    ttl: {rule: clamped, max: 30d}\n", "    ttl: {rule: clamped, max: 30d, source: dns_answer}\n"}},
-		"keyspec.yaml:45: field source not found in type ttl: a clamped TTL's origin is now from (from: the DNS answer); the key's source says where its bounds come from"},
+		"keyspec.yaml:45: field source not found in ttl: a clamped TTL's origin is now from (from: the DNS answer); the key's source says where its bounds come from"},
 	{"two_hash_tags", []edit{{"    pattern: \"t:item:{id}:{color}\"\n", "    pattern: \"t:item:{{id}}:{{color}}\"\n"}},
 		"keyspec.yaml:32: key \"t_item\": pattern \"t:item:{{id}}:{{color}}\": a second hash tag: Redis hashes only the first {...} of a name, so a pattern has at most one"},
 	{"unknown_enum", []edit{{"      color: {type: enum, enum: color, encode: label}\n", "      color: {type: enum, enum: colour, encode: label}\n"}},

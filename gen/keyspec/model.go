@@ -30,6 +30,9 @@ type Spec struct {
 	Keys      []*Key
 	Channels  []*Channel
 	Scripts   []*Script
+	// ScriptsLine is the line of the scripts: section, where a script's entry
+	// is declared; 0 when the spec has none.
+	ScriptsLine int
 	// Forbid are the rules the spec declares for every instance (forbid: at
 	// the top level); each instance's Forbid holds them too, after its own.
 	Forbid []Forbid

@@ -70,7 +70,8 @@ func checkSize(file string, src []byte) error {
 }
 
 // Parse parses and validates a spec. file is the name errors use ("keyspec.yaml").
-// The error, when not nil, is a List of every problem found; it matches ErrInvalid.
+// The error, when not nil, is a List of the problems found, the first of each
+// entry only (the others are mostly its knock-on effects); it matches ErrInvalid.
 // It refuses a spec over MaxSpecBytes, one that is not UTF-8 or holds a control
 // character (a tab aside) or a bidirectional-text override, and one of more than
 // one YAML document, each at its line.
@@ -92,7 +93,7 @@ func Parse(file string, src []byte) (*Spec, error) {
 	p := &parser{file: file, ln: ln, spec: &Spec{Pos: Pos{File: file, Line: 1}, SHA256: hex.EncodeToString(sum[:]), Version: raw.Version}}
 	p.build(raw)
 	if len(p.errs) > 0 {
-		return nil, p.errs.sorted()
+		return nil, p.errs.firstPerEntry().sorted()
 	}
 	return p.spec, nil
 }
@@ -167,6 +168,13 @@ func (p *parser) errf(path, entry, format string, args ...any) {
 	p.errs = append(p.errs, &Error{Pos: p.pos(path), Entry: entry, Msg: fmt.Sprintf(format, args...)})
 }
 
+// errfFollows is errf for an error about a property of key k, which the entry
+// refers to: dropped when k has an error of its own (Error.follows).
+func (p *parser) errfFollows(k *Key, path, entry, format string, args ...any) {
+	p.errf(path, entry, format, args...)
+	p.errs[len(p.errs)-1].follows = fmt.Sprintf("key %q", k.Name)
+}
+
 func (p *parser) build(raw *rawSpec) {
 	if raw.Version != 1 {
 		p.errf("version", "", "version must be 1, got %d", raw.Version)
@@ -183,6 +191,7 @@ func (p *parser) build(raw *rawSpec) {
 	p.buildKeys(raw)
 	p.buildChannels(raw)
 	p.buildScripts(raw)
+	p.spec.ScriptsLine = p.ln["scripts"]
 	p.deploymentFamilies()
 	p.checkUserGrants()
 	p.checkOverlaps()
@@ -1402,7 +1411,7 @@ func (p *parser) maxLenOf(ap, aentry string, s *Script, name string) *Key {
 	case k == nil:
 		p.errf(ap, aentry, "max_len_of key %q is not declared", name)
 	case k.MaxLen == 0:
-		p.errf(ap, aentry, "max_len_of key %q declares no max_len", name)
+		p.errfFollows(k, ap, aentry, "max_len_of key %q declares no max_len", name)
 	case s.Instance != nil && k.DB != nil && k.DB.Instance != s.Instance:
 		p.errf(ap, aentry, "max_len_of key %q lives on instance %s, the script on %s", name, k.DB.Instance.Name, s.Instance.Name)
 	default:
@@ -1474,7 +1483,7 @@ func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 				case a.TTLOf == nil:
 					p.errf(ap, aentry, "ttl_of key %q is not declared", ra.TTLOf)
 				case a.TTLOf.TTL.Rule != TTLFixed && a.TTLOf.TTL.Rule != TTLHeartbeat:
-					p.errf(ap, aentry, "ttl_of key %q has a %s TTL; only fixed and heartbeat TTLs are constants", ra.TTLOf, a.TTLOf.TTL.Rule)
+					p.errfFollows(a.TTLOf, ap, aentry, "ttl_of key %q has a %s TTL; only fixed and heartbeat TTLs are constants", ra.TTLOf, a.TTLOf.TTL.Rule)
 				case s.Instance != nil && a.TTLOf.DB != nil && a.TTLOf.DB.Instance != s.Instance:
 					p.errf(ap, aentry, "ttl_of key %q lives on instance %s, the script on %s", ra.TTLOf, a.TTLOf.DB.Instance.Name, s.Instance.Name)
 				case a.TTLOf.DB != nil && !a.TTLOf.Live() && s.Live():

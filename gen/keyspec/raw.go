@@ -283,7 +283,7 @@ var rawTypeNames = strings.NewReplacer(
 
 // renamed are fields that changed name, with what to write instead.
 var renamed = map[string]string{
-	"field source not found in type ttl":        ": a clamped TTL's origin is now from (from: the DNS answer); the key's source says where its bounds come from",
+	"field source not found in ttl":             ": a clamped TTL's origin is now from (from: the DNS answer); the key's source says where its bounds come from",
 	"field poll_budget not found in legacy":     ": a budget is now the TTL's floor: ttl: {..., exceeds: 20m} on each key of the database",
 	"field recovery_budget not found in legacy": ": a budget is now the TTL's floor: ttl: {..., exceeds: 20m} on each key of the database",
 }
@@ -294,7 +294,7 @@ var lineMsg = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 func decodeRaw(file string, src []byte) (*rawSpec, lines, error) {
 	var root yaml.Node
 	if err := yaml.Unmarshal(src, &root); err != nil {
-		return nil, nil, yamlErrors(file, src, err)
+		return nil, nil, yamlErrors(file, src, nil, err)
 	}
 	if len(root.Content) == 0 {
 		return nil, nil, &Error{Pos: Pos{File: file, Line: 1}, Msg: "the spec is empty"}
@@ -303,14 +303,14 @@ func decodeRaw(file string, src []byte) (*rawSpec, lines, error) {
 	dec.KnownFields(true)
 	var raw rawSpec
 	if err := dec.Decode(&raw); err != nil {
-		return nil, nil, yamlErrors(file, src, err)
+		return nil, nil, yamlErrors(file, src, &root, err)
 	}
 	// A second document would be ignored by the decoder, silently: refuse it.
 	var next yaml.Node
 	switch err := dec.Decode(&next); {
 	case errors.Is(err, io.EOF):
 	case err != nil:
-		return nil, nil, yamlErrors(file, src, err)
+		return nil, nil, yamlErrors(file, src, nil, err)
 	default:
 		return nil, nil, List{&Error{Pos: Pos{File: file, Line: secondDocument(src, next.Line)}, Msg: "a second YAML document ('---'): a spec is one document; everything after the first would be ignored"}}
 	}
@@ -377,10 +377,15 @@ func lineOf(src []byte, text string) int {
 	return 1
 }
 
+// unknownFieldRe reads the decoder's message of a field no type has.
+var unknownFieldRe = regexp.MustCompile(`^field (\S+) not found in `)
+
 // yamlErrors turns the decoder's messages into errors that name file and line.
 // A message without a line ("unknown anchor 'x' referenced") gets the line of
-// what it quotes, else line 1: every error names a line.
-func yamlErrors(file string, src []byte, err error) error {
+// what it quotes, else line 1: every error names a line. root, when not nil,
+// is the decoded document, which explains an unknown field that a comma split
+// off an unquoted string in a flow map.
+func yamlErrors(file string, src []byte, root *yaml.Node, err error) error {
 	var msgs []string
 	var te *yaml.TypeError
 	if errors.As(err, &te) {
@@ -389,11 +394,12 @@ func yamlErrors(file string, src []byte, err error) error {
 		msgs = []string{err.Error()}
 	}
 	var list List
+	split := map[*yaml.Node]bool{} // the strings a comma split, each reported once
 	for _, m := range msgs {
-		e := &Error{Pos: Pos{File: file, Line: 1}, Msg: rawTypeNames.Replace(strings.TrimPrefix(m, "yaml: "))}
+		e := &Error{Pos: Pos{File: file, Line: 1}, Msg: friendly(strings.TrimPrefix(m, "yaml: "))}
 		if sm := lineMsg.FindStringSubmatch(m); sm != nil {
 			e.Line, _ = strconv.Atoi(sm[1])
-			e.Msg = rawTypeNames.Replace(sm[2])
+			e.Msg = friendly(sm[2])
 		} else if q := quotedRe.FindStringSubmatch(m); q != nil {
 			anchor := q[1]
 			if strings.Contains(m, "anchor") {
@@ -406,9 +412,95 @@ func yamlErrors(file string, src []byte, err error) error {
 		if hint, ok := renamed[e.Msg]; ok {
 			e.Msg += hint
 		}
+		if fm := unknownFieldRe.FindStringSubmatch(e.Msg); fm != nil && root != nil {
+			if str, hint := splitFlowString(root, src, e.Line, fm[1]); str != nil {
+				if split[str] {
+					continue
+				}
+				split[str] = true
+				e.Msg += hint
+			}
+		}
 		list = append(list, e)
 	}
 	return list
+}
+
+// friendly names the raw types of a decoder's message as the spec does ("field
+// x not found in a db", not "in type keyspec.rawDB").
+func friendly(msg string) string {
+	return strings.ReplaceAll(rawTypeNames.Replace(msg), " not found in type ", " not found in ")
+}
+
+// splitFlowString explains an unknown field at line that is, in a flow map
+// ({doc: scores, leaderboards}), a key without a value after a field's
+// unquoted string on the same line: YAML ends a plain string at ", " inside
+// braces, so the rest reads as keys of their own. It returns the string's
+// node (one report per string, however many keys the commas made) and the
+// hint, or nil when the field is no such piece.
+func splitFlowString(root *yaml.Node, src []byte, line int, field string) (*yaml.Node, string) {
+	var found *yaml.Node
+	var hint string
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if found != nil || n == nil {
+			return
+		}
+		if n.Kind == yaml.MappingNode && n.Style&yaml.FlowStyle != 0 {
+			for i := 2; i+1 < len(n.Content); i += 2 {
+				k := n.Content[i]
+				if k.Value != field || k.Line != line || !bareKey(n.Content[i+1]) {
+					continue
+				}
+				// Back over the keys the same string's other commas made, to the string.
+				j := i - 1
+				for j >= 3 && bareKey(n.Content[j]) && n.Content[j-1].Line == line {
+					j -= 2
+				}
+				str, name := n.Content[j], n.Content[j-1]
+				if str.Kind != yaml.ScalarNode || str.Style != 0 || bareKey(str) || str.Line != line {
+					continue
+				}
+				// The whole string as written: from it through the last key its commas made.
+				last := i
+				for last+3 < len(n.Content) && n.Content[last+2].Line == line && bareKey(n.Content[last+3]) {
+					last += 2
+				}
+				end := n.Content[last]
+				text := lineText(src, line)
+				from, to := str.Column-1, end.Column-1+utf8.RuneCountInString(end.Value)
+				if from < 0 || to > len(text) || from >= to {
+					continue
+				}
+				whole := string(text[from:to])
+				found = str
+				hint = fmt.Sprintf(": a comma ended the unquoted string of %s (%q) and made %s a field of its own; in a flow map {...} quote a string holding \", \": %s: %s",
+					name.Value, str.Value, k.Value, name.Value, strconv.Quote(whole))
+				return
+			}
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(root)
+	return found, hint
+}
+
+// bareKey reports a value YAML gave a flow map's key written alone ("b" of
+// {a: x, b}): an implicit null.
+func bareKey(v *yaml.Node) bool {
+	return v.Kind == yaml.ScalarNode && v.Tag == "!!null" && v.Value == "" && v.Style == 0
+}
+
+// lineText is line (1-based) of src, as runes (the decoder counts columns in
+// characters).
+func lineText(src []byte, line int) []rune {
+	lines := strings.Split(string(src), "\n")
+	if line < 1 || line > len(lines) {
+		return nil
+	}
+	return []rune(strings.TrimRight(lines[line-1], "\r"))
 }
 
 // lines maps an entry's path ("keys.api_idem", "scripts.x.argv[2]") to its line.

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/yuin/gopher-lua/parse"
@@ -260,21 +259,30 @@ func Analyze(file string, src []byte) (*Info, error) {
 
 var knownFlags = map[string]bool{"no-writes": true, "allow-oom": true, "allow-stale": true, "no-cluster": true, "allow-cross-slot-keys": true}
 
-var parseLineRe = regexp.MustCompile(`line:(\d+)\(column:\d+\)`)
-
+// syntaxError is gopher-lua's parse error as file:line: message, the line
+// once: "near 'end' (column 5): syntax error", or "at the end of the script:
+// syntax error" (gopher-lua's own text repeats the file and the line, as
+// "a.lua line:3(column:5) near 'end':   syntax error").
 func syntaxError(file string, err error, lastLine int) error {
-	msg := err.Error()
-	e := &SyntaxError{File: file, Msg: strings.TrimSpace(msg)}
-	if m := parseLineRe.FindStringSubmatch(msg); m != nil {
-		e.Line, _ = strconv.Atoi(m[1])
-	} else if strings.Contains(msg, "at EOF") {
-		e.Line = lastLine
+	var pe *parse.Error
+	if !errors.As(err, &pe) {
+		return &SyntaxError{File: file, Line: 1, Msg: strings.TrimSpace(strings.TrimPrefix(err.Error(), file+" "))}
 	}
-	if i := strings.LastIndex(e.Msg, "\n"); i >= 0 {
-		e.Msg = strings.TrimSpace(e.Msg[i+1:])
+	msg := strings.TrimSpace(pe.Message)
+	if pe.Pos.Line == parse.EOF {
+		return &SyntaxError{File: file, Line: lastLine, Msg: "at the end of the script: " + msg + " (a block, string or bracket left open?)"}
 	}
-	e.Msg = strings.TrimPrefix(e.Msg, file+" ")
-	return e
+	near := ""
+	if pe.Token != "" {
+		near = fmt.Sprintf(" near %q", pe.Token)
+	}
+	line, column := pe.Pos.Line, ""
+	if pe.Pos.Column > 0 {
+		column = fmt.Sprintf(" (column %d)", pe.Pos.Column)
+	} else if line > 1 {
+		line-- // column 0: the scanner has just read the newline ending the line at fault (an unterminated string)
+	}
+	return &SyntaxError{File: file, Line: max(line, 1), Msg: msg + near + column}
 }
 
 // Provided are the globals Redis 7 gives a script (pairs(_G) in a script on

@@ -225,14 +225,20 @@ func yamlErrors(name string, err error) error {
 	}
 	var list List
 	for _, m := range msgs {
-		e := &Error{File: name, Line: 1, Msg: rawNames.Replace(strings.TrimPrefix(m, "yaml: "))}
+		e := &Error{File: name, Line: 1, Msg: friendly(strings.TrimPrefix(m, "yaml: "))}
 		if sm := lineMsg.FindStringSubmatch(m); sm != nil {
 			e.Line, _ = strconv.Atoi(sm[1])
-			e.Msg = rawNames.Replace(sm[2])
+			e.Msg = friendly(sm[2])
 		}
 		list = append(list, e)
 	}
 	return list
+}
+
+// friendly names the raw types of a decoder's message as the file does ("field
+// x not found in a key entry", not "in type a key entry").
+func friendly(msg string) string {
+	return strings.ReplaceAll(rawNames.Replace(msg), " not found in type ", " not found in ")
 }
 
 type parser struct {

@@ -267,6 +267,29 @@ func (s *Server) stop(sig os.Signal) {
 	}
 }
 
+// Exited waits, at most timeout, for the process to end by itself (after a
+// SHUTDOWN it was sent, or a crash) and reports whether it did; it then counts
+// as stopped (Running is false, Restart may start it again). It sends no signal.
+func (s *Server) Exited(timeout time.Duration) bool {
+	s.mu.Lock()
+	cmd, done := s.cmd, s.done
+	s.mu.Unlock()
+	if cmd == nil {
+		return true
+	}
+	select {
+	case <-done:
+		s.mu.Lock()
+		if s.cmd == cmd {
+			s.cmd = nil
+		}
+		s.mu.Unlock()
+		return true
+	case <-time.After(timeout):
+		return false
+	}
+}
+
 // Restart starts the server again on the same port with the same directory and
 // configuration (so it reloads its AOF or RDB). The server must be stopped.
 func (s *Server) Restart() {
