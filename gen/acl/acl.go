@@ -316,7 +316,7 @@ const (
 // check reads the library back; the loader runs no code) instead of SCRIPT LOAD. It loads the declared scripts at deploy time, and a service that
 // holds its credential recovers NOSCRIPT with it (runtime.WithLoader): that
 // credential can load any code, so a service holding it is as trusted as the
-// deploy job (README, "Who may load code").
+// deploy job (docs/operators.md, "Who may load code").
 func LoaderUser(in *keyspec.Instance) string { return in.Name + "_" + RoleLoader }
 
 // OperatorUser is the name of the instance's operator user: SCRIPT KILL and
