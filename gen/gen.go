@@ -25,7 +25,7 @@ import (
 	"github.com/hanchat/luagen/gen/keyspec"
 )
 
-// Files maps a path under the output directory ("vm1/scripts.go") to its contents.
+// Files maps a path under the output directory ("app/scripts.go") to its contents.
 type Files map[string][]byte
 
 // Paths lists the files' paths, sorted.

@@ -326,7 +326,7 @@ func OperatorUser(in *keyspec.Instance) string { return in.Name + "_" + RoleOper
 
 // MonitorUser is the name of the instance's monitoring user: CLIENT LIST (and
 // PING), for samplers that read a connection's server-side state, such as the
-// Pub/Sub output-buffer sampler (services/vm1/pubsub Options.Monitor); it reads
+// Pub/Sub output-buffer sampler a service runs (a client logged in as this user); it reads
 // and writes no key, kills no client and runs no code. CLIENT LIST shows every
 // connection's address, name and last command (never its arguments), which is
 // why no application user gets it.

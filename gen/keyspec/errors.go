@@ -13,7 +13,7 @@ var ErrInvalid = errors.New("invalid keyspec")
 // Error is one problem of a spec, at the line of the entry at fault.
 type Error struct {
 	Pos
-	Entry string // "key \"api_idem\"", "script \"x\" ARGV \"owner\"", or ""
+	Entry string // "key \"session\"", "script \"x\" ARGV \"owner\"", or ""
 	Msg   string
 }
 

@@ -19,8 +19,8 @@ import (
 	"github.com/hanchat/luagen/runtime/keypart"
 )
 
-// MaxSpecBytes is the largest spec luagen reads: 1 MiB, twenty times HAN's
-// keyspec.yaml. Parsing is linear but YAML decoding takes about forty times a
+// MaxSpecBytes is the largest spec luagen reads: 1 MiB, about twenty times a
+// real service's spec of some sixty keys and thirty scripts. Parsing is linear but YAML decoding takes about forty times a
 // file's size in memory (a 50 MB spec took 1.9 GB and 20 s), so a larger file
 // is refused before it is decoded.
 const MaxSpecBytes = 1 << 20

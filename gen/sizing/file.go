@@ -4,7 +4,7 @@
 // USAGE, adds what a key costs beyond its own allocations (its entries and
 // buckets in the keyspace and expires dictionaries), and multiplies by the
 // number of live keys a cardinality file declares (a count, or a rate times
-// the key's lifetime). It prints the seeds' own estimate (total x 1.5
+// the key's lifetime). It prints the usual provisioning estimate (total x 1.5
 // fragmentation x 1.3 growth), a maxmemory and the number of cluster shards
 // that implies. docs/sizing.md describes the file and the model.
 package sizing
@@ -32,7 +32,7 @@ var ErrInvalid = errors.New("invalid sizing file")
 type Error struct {
 	File  string
 	Line  int
-	Entry string // "key \"api_idem\"", or ""
+	Entry string // "key \"session\"", or ""
 	Msg   string
 }
 
@@ -109,8 +109,8 @@ type File struct {
 	// deployment_prefix), or "".
 	Prefix         string
 	Samples        int     // keys created and measured per entry
-	Fragmentation  float64 // the seeds' allocator/fragmentation factor
-	Growth         float64 // the seeds' growth reserve
+	Fragmentation  float64 // the allocator/fragmentation factor
+	Growth         float64 // the growth reserve
 	ShardMaxmemory int64   // the maxmemory one cluster shard may have
 	Fixed          []Fixed
 	Entries        []*Entry // sorted by key name
@@ -166,7 +166,7 @@ type argValue struct {
 	Size   int // > 0: a random string of this many bytes
 }
 
-// Defaults of the seeds (seed 000 §9, seed 004 §5).
+// Default provisioning factors: RAM = data x 1.5 fragmentation x 1.3 growth.
 const (
 	DefaultFragmentation = 1.5
 	DefaultGrowth        = 1.3
