@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/gen/rediscmd"
+	"github.com/hanchat/luagen/gen/strictyaml"
 	"github.com/hanchat/luagen/runtime/keypart"
 )
 
@@ -137,7 +138,7 @@ func (p *parser) kind(path, entry, kind string) {
 
 type parser struct {
 	file string
-	ln   lines
+	ln   strictyaml.Lines
 	spec *Spec
 	errs List
 
@@ -150,17 +151,7 @@ type parser struct {
 }
 
 func (p *parser) pos(path string) Pos {
-	for path != "" {
-		if l, ok := p.ln[path]; ok {
-			return Pos{File: p.file, Line: l}
-		}
-		i := strings.LastIndexAny(path, ".[")
-		if i < 0 {
-			break
-		}
-		path = path[:i]
-	}
-	return Pos{File: p.file, Line: 1}
+	return Pos{File: p.file, Line: p.ln.Line(path)}
 }
 
 func (p *parser) errf(path, entry, format string, args ...any) {

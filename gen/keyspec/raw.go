@@ -6,11 +6,11 @@ import (
 	"fmt"
 	"io"
 	"regexp"
-	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hanchat/luagen/gen/strictyaml"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -288,21 +288,17 @@ var renamed = map[string]string{
 	"field recovery_budget not found in legacy": ": a budget is now the TTL's floor: ttl: {..., exceeds: 20m} on each key of the database",
 }
 
-var lineMsg = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-
 // decodeRaw decodes src strictly and indexes the line of every entry.
-func decodeRaw(file string, src []byte) (*rawSpec, lines, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(src, &root); err != nil {
-		return nil, nil, yamlErrors(file, src, err)
-	}
-	if len(root.Content) == 0 {
-		return nil, nil, &Error{Pos: Pos{File: file, Line: 1}, Msg: "the spec is empty"}
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	dec.KnownFields(true)
+func decodeRaw(file string, src []byte) (*rawSpec, strictyaml.Lines, error) {
+	// One parse gives both the raw values and every entry's line (decoding
+	// the source a second time for its lines took some 40% of luagen
+	// breaking and diff).
 	var raw rawSpec
-	if err := dec.Decode(&raw); err != nil {
+	ln, dec, err := strictyaml.Decode(src, &raw)
+	switch {
+	case errors.Is(err, strictyaml.ErrEmpty):
+		return nil, nil, &Error{Pos: Pos{File: file, Line: 1}, Msg: "the spec is empty"}
+	case err != nil:
 		return nil, nil, yamlErrors(file, src, err)
 	}
 	// A second document would be ignored by the decoder, silently: refuse it.
@@ -314,8 +310,6 @@ func decodeRaw(file string, src []byte) (*rawSpec, lines, error) {
 	default:
 		return nil, nil, List{&Error{Pos: Pos{File: file, Line: secondDocument(src, next.Line)}, Msg: "a second YAML document ('---'): a spec is one document; everything after the first would be ignored"}}
 	}
-	ln := lines{}
-	ln.index("", root.Content[0])
 	return &raw, ln, nil
 }
 
@@ -381,19 +375,12 @@ func lineOf(src []byte, text string) int {
 // A message without a line ("unknown anchor 'x' referenced") gets the line of
 // what it quotes, else line 1: every error names a line.
 func yamlErrors(file string, src []byte, err error) error {
-	var msgs []string
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
-	}
 	var list List
-	for _, m := range msgs {
+	for _, m := range strictyaml.Messages(err) {
 		e := &Error{Pos: Pos{File: file, Line: 1}, Msg: rawTypeNames.Replace(strings.TrimPrefix(m, "yaml: "))}
-		if sm := lineMsg.FindStringSubmatch(m); sm != nil {
-			e.Line, _ = strconv.Atoi(sm[1])
-			e.Msg = rawTypeNames.Replace(sm[2])
+		if line, msg, ok := strictyaml.MessageLine(m); ok {
+			e.Line = line
+			e.Msg = rawTypeNames.Replace(msg)
 		} else if q := quotedRe.FindStringSubmatch(m); q != nil {
 			anchor := q[1]
 			if strings.Contains(m, "anchor") {
@@ -409,31 +396,4 @@ func yamlErrors(file string, src []byte, err error) error {
 		list = append(list, e)
 	}
 	return list
-}
-
-// lines maps an entry's path ("keys.api_idem", "scripts.x.argv[2]") to its line.
-type lines map[string]int
-
-func (l lines) index(path string, n *yaml.Node) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := k.Value
-			if path != "" {
-				p = path + "." + k.Value
-			}
-			l[p] = k.Line
-			l.index(p, v)
-		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			l[p] = c.Line
-			l.index(p, c)
-		}
-	}
 }

@@ -10,18 +10,17 @@
 package sizing
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"math"
 	"os"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hanchat/luagen/gen/keyspec"
+	"github.com/hanchat/luagen/gen/strictyaml"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -184,29 +183,21 @@ func Load(path string, spec *keyspec.Spec) (*File, error) {
 	return Parse(path, src, spec)
 }
 
-var lineMsg = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-
 var rawNames = strings.NewReplacer("sizing.rawFile", "the file", "sizing.rawFixed", "a fixed entry",
 	"sizing.rawEntry", "a key entry", "sizing.rawStep", "a step", "sizing.rawRate", "a rate", "sizing.rawBranch", "a branch")
 
 // Parse parses and checks a cardinality file. name is the file's name in
 // errors. Every error names the file and line; the error is a List.
 func Parse(name string, src []byte, spec *keyspec.Spec) (*File, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(src, &root); err != nil {
-		return nil, yamlErrors(name, err)
-	}
-	if len(root.Content) == 0 {
-		return nil, List{{File: name, Line: 1, Msg: "the file is empty"}}
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	dec.KnownFields(true)
 	var raw rawFile
-	if err := dec.Decode(&raw); err != nil {
+	lines, _, err := strictyaml.Decode(src, &raw)
+	switch {
+	case errors.Is(err, strictyaml.ErrEmpty):
+		return nil, List{{File: name, Line: 1, Msg: "the file is empty"}}
+	case err != nil:
 		return nil, yamlErrors(name, err)
 	}
-	p := &parser{name: name, lines: map[string]int{}}
-	p.index("", root.Content[0])
+	p := &parser{name: name, lines: lines}
 	f := p.file(&raw, spec)
 	if len(p.errs) > 0 {
 		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
@@ -216,19 +207,12 @@ func Parse(name string, src []byte, spec *keyspec.Spec) (*File, error) {
 }
 
 func yamlErrors(name string, err error) error {
-	var msgs []string
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
-	}
 	var list List
-	for _, m := range msgs {
+	for _, m := range strictyaml.Messages(err) {
 		e := &Error{File: name, Line: 1, Msg: rawNames.Replace(strings.TrimPrefix(m, "yaml: "))}
-		if sm := lineMsg.FindStringSubmatch(m); sm != nil {
-			e.Line, _ = strconv.Atoi(sm[1])
-			e.Msg = rawNames.Replace(sm[2])
+		if line, msg, ok := strictyaml.MessageLine(m); ok {
+			e.Line = line
+			e.Msg = rawNames.Replace(msg)
 		}
 		list = append(list, e)
 	}
@@ -237,49 +221,12 @@ func yamlErrors(name string, err error) error {
 
 type parser struct {
 	name  string
-	lines map[string]int
+	lines strictyaml.Lines
 	errs  List
 }
 
-func (p *parser) index(path string, n *yaml.Node) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := path + "." + n.Content[i].Value
-			if path == "" {
-				k = n.Content[i].Value
-			}
-			p.lines[k] = n.Content[i].Line
-			p.index(k, n.Content[i+1])
-		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			k := fmt.Sprintf("%s[%d]", path, i)
-			p.lines[k] = c.Line
-			p.index(k, c)
-		}
-	}
-}
-
-func (p *parser) line(path string) int {
-	for path != "" {
-		if l, ok := p.lines[path]; ok {
-			return l
-		}
-		i := strings.LastIndexAny(path, ".[")
-		if i < 0 {
-			break
-		}
-		path = path[:i]
-	}
-	return 1
-}
-
 func (p *parser) errf(path, entry, format string, args ...any) {
-	p.errs = append(p.errs, &Error{File: p.name, Line: p.line(path), Entry: entry, Msg: fmt.Sprintf(format, args...)})
+	p.errs = append(p.errs, &Error{File: p.name, Line: p.lines.Line(path), Entry: entry, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (p *parser) file(raw *rawFile, spec *keyspec.Spec) *File {
@@ -328,7 +275,7 @@ func (p *parser) file(raw *rawFile, spec *keyspec.Spec) *File {
 	}
 	for i, r := range raw.Fixed {
 		fp := fmt.Sprintf("fixed[%d]", i)
-		fx := Fixed{Line: p.line(fp), Name: r.Name, Source: r.Source}
+		fx := Fixed{Line: p.lines.Line(fp), Name: r.Name, Source: r.Source}
 		entry := fmt.Sprintf("fixed %q", r.Name)
 		if r.Name == "" {
 			p.errf(fp, "", "a fixed entry needs a name")
@@ -343,7 +290,7 @@ func (p *parser) file(raw *rawFile, spec *keyspec.Spec) *File {
 		fx.Bytes = n
 		f.Fixed = append(f.Fixed, fx)
 	}
-	f.KeysLine = p.line("keys")
+	f.KeysLine = p.lines.Line("keys")
 	for _, name := range sortedKeys(raw.Keys) {
 		if e := p.entry("keys."+name, name, raw.Keys[name], spec, in); e != nil {
 			f.Entries = append(f.Entries, e)
@@ -360,7 +307,7 @@ func (p *parser) entry(path, name string, r rawEntry, spec *keyspec.Spec, in *ke
 		p.errf(path, entry, "not a live key of instance %s in %s", in.Name, spec.File)
 		return nil
 	}
-	e := &Entry{Line: p.line(path), Key: k, Source: r.Source, Calls: r.Calls, Vary: r.Vary, Params: r.Params}
+	e := &Entry{Line: p.lines.Line(path), Key: k, Source: r.Source, Calls: r.Calls, Vary: r.Vary, Params: r.Params}
 	switch {
 	case r.Count != nil && r.Rate != "":
 		p.errf(path, entry, "set count or rate, not both")
@@ -569,7 +516,7 @@ func (p *parser) step(sp, entry string, rs rawStep, spec *keyspec.Spec, in *keys
 		p.errf(sp+".script", entry, "script %s is read-only: it creates nothing", s.Name)
 		return nil
 	}
-	st := &Step{Line: p.line(sp), Script: s, Keys: map[string]*keyspec.Key{}, Args: map[string]argValue{}}
+	st := &Step{Line: p.lines.Line(sp), Script: s, Keys: map[string]*keyspec.Key{}, Args: map[string]argValue{}}
 	ok := true
 	for pos, kn := range rs.Keys {
 		var sk *keyspec.ScriptKey
