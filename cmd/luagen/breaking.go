@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 
@@ -20,18 +19,16 @@ type comparisonFlags struct {
 }
 
 func parseComparisonFlags(name string, args []string, stderr io.Writer, formats string) (*comparisonFlags, int, bool) {
-	fs := flag.NewFlagSet("luagen "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(name, stderr)
 	f := &comparisonFlags{}
-	fs.StringVar(&f.spec, "spec", "keyspec.yaml", "the spec file")
-	fs.StringVar(&f.lua, "lua", "lua", "the directory holding <instance>/<script>.lua")
+	specVar(fs, &f.spec)
+	luaVar(fs, &f.lua)
 	fs.StringVar(&f.against, "against", "", "the older revision (required): a git revision of the spec's repository (HEAD~1, main, a tag), a directory holding the older spec and lua/, or an older spec file (its lua/ beside it)")
 	fs.StringVar(&f.format, "format", "", "the output: "+formats)
 	if code, ok := parse(fs, args, stderr); !ok {
 		return nil, code, false
 	}
-	if f.against == "" {
-		fmt.Fprintf(stderr, "luagen %s: --against is required (a git revision such as HEAD~1, or a directory holding the older spec)\n", name)
+	if !required(fs, stderr, "against", f.against, " (a git revision such as HEAD~1, or a directory holding the older spec)") {
 		return nil, exitUsage, false
 	}
 	return f, 0, true

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -14,18 +13,16 @@ import (
 
 // runCover reports the Lua coverage the tests recorded (LUAGEN_COVER=DIR).
 func runCover(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("luagen cover", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
-	luaDir := fs.String("lua", "lua", "the directory holding <instance>/<script>.lua")
+	fs := newFlags("cover", stderr)
+	specPath := specFlag(fs)
+	luaDir := luaFlag(fs)
 	profile := fs.String("profile", "", "the directory go test wrote the coverage into with LUAGEN_COVER=DIR (required)")
 	htmlOut := fs.String("html", "", "also write the Lua with hit counts as one HTML page to this file")
 	check := fs.Bool("check", false, "exit 1 when an instance's scripts are below its coverage_floor")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
-	if *profile == "" {
-		fmt.Fprintln(stderr, "luagen cover: --profile is required: the directory of LUAGEN_COVER=DIR go test ./...")
+	if !required(fs, stderr, "profile", *profile, ": the directory of LUAGEN_COVER=DIR go test ./...") {
 		return exitUsage
 	}
 	if fi, err := os.Stat(*profile); err != nil || !fi.IsDir() {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -13,18 +12,16 @@ import (
 
 // runDoc writes the keyspace catalogue, one static HTML page.
 func runDoc(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("luagen doc", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
-	luaDir := fs.String("lua", "lua", "the directory holding <instance>/<script>.lua")
+	fs := newFlags("doc", stderr)
+	specPath := specFlag(fs)
+	luaDir := luaFlag(fs)
 	out := fs.String("out", "", "the directory to write index.html into (required)")
 	var instances multi
 	fs.Var(&instances, "instance", "show only this instance (repeatable)")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
-	if *out == "" {
-		fmt.Fprintln(stderr, "luagen doc: --out is required (the directory index.html goes into)")
+	if !required(fs, stderr, "out", *out, " (the directory index.html goes into)") {
 		return exitUsage
 	}
 	spec, err := keyspec.Load(*specPath)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -25,11 +24,10 @@ import (
 // the Lua, exactly as generate embeds it, so run it from the commit the
 // services were built from (luagen check passes there).
 func runLoad(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("luagen load", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
-	luaDir := fs.String("lua", "lua", "the directory holding <instance>/<script>.lua")
-	instance := fs.String("instance", "", "the instance (required)")
+	fs := newFlags("load", stderr)
+	specPath := specFlag(fs)
+	luaDir := luaFlag(fs)
+	instance := instanceFlag(fs)
 	var addrs multi
 	fs.Var(&addrs, "addr", "HOST:PORT of a primary (repeatable; with --cluster, any node of the cluster)")
 	cluster := fs.Bool("cluster", false, "the addresses are nodes of one Redis Cluster: load on each of its primaries")

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -100,25 +98,17 @@ type genFlags struct {
 }
 
 func parseGenFlags(name string, args []string, stderr io.Writer, withOut bool) (*genFlags, int) {
-	fs := flag.NewFlagSet("luagen "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(name, stderr)
 	g := &genFlags{}
-	fs.StringVar(&g.spec, "spec", "keyspec.yaml", "the spec file")
-	fs.StringVar(&g.lua, "lua", "lua", "the directory holding <instance>/<script>.lua")
+	specVar(fs, &g.spec)
+	luaVar(fs, &g.lua)
 	if withOut {
 		fs.StringVar(&g.out, "out", "generated", "the directory of the generated packages")
 		fs.Var(&g.instances, "instance", "generate only this instance (repeatable)")
 		fs.StringVar(&g.client, "client", "", "the Go client the wrappers run on, for every instance generated: go-redis or rueidis (default: each instance's client: in the spec)")
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, exitOK
-		}
-		return nil, exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "luagen %s: unexpected argument after the flags (not shown: it may be a secret); this command takes flags only\n", name)
-		return nil, exitUsage
+	if code, ok := parse(fs, args, stderr); !ok {
+		return nil, code
 	}
 	return g, -1
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,19 +15,17 @@ import (
 // runSizing measures representative keys of an instance on a scratch
 // redis-server and prints the memory a cardinality file implies.
 func runSizing(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("luagen sizing", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
-	luaDir := fs.String("lua", "lua", "the directory holding <instance>/<script>.lua")
-	instance := fs.String("instance", "", "the instance (required)")
+	fs := newFlags("sizing", stderr)
+	specPath := specFlag(fs)
+	luaDir := luaFlag(fs)
+	instance := instanceFlag(fs)
 	file := fs.String("file", "", "the cardinality file (default: sizing/<instance>.yaml beside the spec)")
 	format := fs.String("format", "text", "text or json")
 	server := fs.String("redis-server", "redis-server", "the redis-server binary of the scratch server")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
-	if *instance == "" {
-		fmt.Fprintln(stderr, "luagen sizing: --instance is required")
+	if !required(fs, stderr, "instance", *instance, "") {
 		return exitUsage
 	}
 	if *format != "text" && *format != "json" {
