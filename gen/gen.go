@@ -12,9 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -29,14 +31,7 @@ import (
 type Files map[string][]byte
 
 // Paths lists the files' paths, sorted.
-func (f Files) Paths() []string {
-	out := make([]string, 0, len(f))
-	for p := range f {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
+func (f Files) Paths() []string { return slices.Sorted(maps.Keys(f)) }
 
 // Options select what Generate does.
 type Options struct {

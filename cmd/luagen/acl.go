@@ -137,7 +137,6 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-
 func loadInstance(specPath, name string, stderr io.Writer) (*keyspec.Spec, *keyspec.Instance, int) {
 	spec, err := keyspec.Load(specPath)
 	if err != nil {

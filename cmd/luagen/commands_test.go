@@ -21,6 +21,23 @@ func workspace(t *testing.T) string {
 	return dir
 }
 
+// addServerSection gives instance a of the fixture's spec at path the server
+// section (persistence, eviction) luagen config requires.
+func addServerSection(t *testing.T, path string) {
+	t.Helper()
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := bytes.Replace(src, []byte("    topology: standalone\n"), []byte("    topology: standalone\n    server:\n      persistence: {mode: none, source: a cache}\n      eviction: {policy: allkeys-lru, reason: every key is a cache entry}\n"), 1)
+	if bytes.Equal(edited, src) {
+		t.Fatal("the fixture's spec no longer has the topology line to add a server section after")
+	}
+	if err := os.WriteFile(path, edited, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // luagen runs the command line in this process; with dir it adds --spec and
 // --lua (and --out, but for lint) of that workspace.
 func luagen(t *testing.T, dir string, args ...string) (int, string, string) {
@@ -43,15 +60,7 @@ func luagen(t *testing.T, dir string, args ...string) (int, string, string) {
 func TestCommandsOnTheFixture(t *testing.T) {
 	dir := workspace(t)
 	spec, lua := filepath.Join(dir, "keyspec.yaml"), filepath.Join(dir, "lua")
-	// luagen config needs a server section.
-	src, err := os.ReadFile(spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	src = bytes.Replace(src, []byte("    topology: standalone\n"), []byte("    topology: standalone\n    server:\n      persistence: {mode: none, source: a cache}\n      eviction: {policy: allkeys-lru, reason: every key is a cache entry}\n"), 1)
-	if err := os.WriteFile(spec, src, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	addServerSection(t, spec)
 	if code, _, stderr := luagen(t, dir, "check"); code != exitProblem || !strings.Contains(stderr, "a/scripts.go: missing") {
 		t.Fatalf("check before generate: %d\n%s", code, stderr)
 	}
@@ -62,7 +71,7 @@ func TestCommandsOnTheFixture(t *testing.T) {
 		t.Fatalf("check after generate: %d\n%s", code, stderr)
 	}
 	put := filepath.Join(lua, "a", "put.lua")
-	src, err = os.ReadFile(put)
+	src, err := os.ReadFile(put)
 	if err != nil {
 		t.Fatal(err)
 	}

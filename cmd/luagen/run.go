@@ -131,15 +131,25 @@ func (g *genFlags) generate() (gen.Files, error) {
 	return gen.Generate(spec, os.DirFS(g.lua), gen.Options{LuaDir: g.lua, Instances: g.instances})
 }
 
-func runGenerate(args []string, stdout, stderr io.Writer) int {
-	g, code := parseGenFlags("generate", args, stderr, true)
+// generateFromFlags parses generate's or check's flags and renders the
+// packages; g is nil when the command is over (with its exit status).
+func generateFromFlags(name string, args []string, stderr io.Writer) (g *genFlags, files gen.Files, code int) {
+	g, code = parseGenFlags(name, args, stderr, true)
 	if g == nil {
-		return code
+		return nil, nil, code
 	}
 	files, err := g.generate()
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return exitProblem
+		return nil, nil, exitProblem
+	}
+	return g, files, 0
+}
+
+func runGenerate(args []string, stdout, stderr io.Writer) int {
+	g, files, code := generateFromFlags("generate", args, stderr)
+	if g == nil {
+		return code
 	}
 	if err := gen.Write(g.out, files, len(g.instances) == 0); err != nil {
 		fmt.Fprintf(stderr, "luagen generate: %v\n", err)
@@ -150,14 +160,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 }
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
-	g, code := parseGenFlags("check", args, stderr, true)
+	g, files, code := generateFromFlags("check", args, stderr)
 	if g == nil {
 		return code
-	}
-	files, err := g.generate()
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitProblem
 	}
 	drift, err := gen.Diff(g.out, files, len(g.instances) == 0)
 	if err != nil {

@@ -3,6 +3,7 @@ package keyspec
 import (
 	"errors"
 	"fmt"
+	"github.com/hanchat/luagen/gen/strictyaml"
 	"sort"
 	"strings"
 )
@@ -38,13 +39,7 @@ func (e *Error) Is(target error) bool { return target == ErrInvalid }
 // List is every problem found in one spec, in file order.
 type List []*Error
 
-func (l List) Error() string {
-	msgs := make([]string, len(l))
-	for i, e := range l {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "\n")
-}
+func (l List) Error() string { return strictyaml.Join(l) }
 
 // Is makes a List match ErrInvalid.
 func (l List) Is(target error) bool { return target == ErrInvalid }

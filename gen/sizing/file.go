@@ -12,8 +12,10 @@ package sizing
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -48,13 +50,7 @@ func (e *Error) Is(target error) bool { return target == ErrInvalid }
 // List is every problem found, sorted by line; it matches ErrInvalid.
 type List []*Error
 
-func (l List) Error() string {
-	msgs := make([]string, len(l))
-	for i, e := range l {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "\n")
-}
+func (l List) Error() string { return strictyaml.Join(l) }
 
 // Is matches ErrInvalid.
 func (l List) Is(target error) bool { return target == ErrInvalid }
@@ -291,7 +287,7 @@ func (p *parser) file(raw *rawFile, spec *keyspec.Spec) *File {
 		f.Fixed = append(f.Fixed, fx)
 	}
 	f.KeysLine = p.lines.Line("keys")
-	for _, name := range sortedKeys(raw.Keys) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Keys)) {
 		if e := p.entry("keys."+name, name, raw.Keys[name], spec, in); e != nil {
 			f.Entries = append(f.Entries, e)
 		}
@@ -611,15 +607,6 @@ func keyNames(keys []*keyspec.Key) string {
 		names = append(names, k.Name)
 	}
 	return strings.Join(names, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Complete returns an error naming every live key of the file's instance that

@@ -2,7 +2,9 @@ package sizing
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,7 +79,7 @@ func (p *parser) rates(raw *rawFile, spec *keyspec.Spec, f *File) {
 		}
 	}
 	f.RatesLine = p.lines.Line("rates")
-	for _, name := range sortedKeys(raw.Rates) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Rates)) {
 		if r := p.rate("rates."+name, name, raw.Rates[name], spec, f); r != nil {
 			f.Rates = append(f.Rates, r)
 		}
@@ -250,7 +252,7 @@ func (p *parser) argsOf(bp, entry string, s *keyspec.Script, raw map[string]yaml
 		args[a.Name] = a
 	}
 	out := map[string]argValue{}
-	for _, an := range sortedKeys(raw) {
+	for _, an := range slices.Sorted(maps.Keys(raw)) {
 		node := raw[an]
 		ap := bp + ".args." + an
 		a := args[an]

@@ -116,6 +116,16 @@ func MessageLine(m string) (line int, msg string, ok bool) {
 	return line, sm[2], true
 }
 
+// Join is the text of a list of problems of one file: each error's text, one
+// a line (the Error of keyspec.List and sizing.List).
+func Join[E error](errs []E) string {
+	msgs := make([]string, len(errs))
+	for i, e := range errs {
+		msgs[i] = e.Error()
+	}
+	return strings.Join(msgs, "\n")
+}
+
 // Messages are the decoder's messages of err: each of a *yaml.TypeError, or
 // err's own text.
 func Messages(err error) []string {
