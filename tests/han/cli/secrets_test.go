@@ -88,4 +88,3 @@ func TestPasswordFileArgumentsLeakNothing(t *testing.T) {
 		}
 	}
 }
-
