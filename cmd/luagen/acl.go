@@ -11,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/hanchat/luagen/gen/acl"
-	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/serverconf"
 	"github.com/hanchat/luagen/runtime"
@@ -69,9 +68,8 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return code
 	}
-	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
+	srcs, ok := loadLua(spec, *luaDir, stderr)
+	if !ok {
 		return exitProblem
 	}
 	users, warnings, err := acl.DeriveServer(spec, in, *server, srcs, passwords)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"os"
 
-	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/cover"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/luatest/coverprofile"
@@ -34,9 +33,8 @@ func runCover(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitProblem
 	}
-	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
+	srcs, ok := loadLua(spec, *luaDir, stderr)
+	if !ok {
 		return exitProblem
 	}
 	p, err := coverprofile.Read(*profile)

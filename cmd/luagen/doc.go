@@ -3,10 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/hanchat/luagen/gen/catalog"
-	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 )
 
@@ -35,9 +33,8 @@ func runDoc(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
+	srcs, ok := loadLua(spec, *luaDir, stderr)
+	if !ok {
 		return exitProblem
 	}
 	path, err := catalog.Write(*out, spec, srcs, catalog.Options{Instances: instances})

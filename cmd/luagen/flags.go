@@ -1,9 +1,13 @@
 package main
 
 import (
+	"os"
+
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/hanchat/luagen/gen/compiler"
+	"github.com/hanchat/luagen/gen/keyspec"
 	"io"
 )
 
@@ -67,4 +71,15 @@ func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool
 		return exitUsage, false
 	}
 	return 0, true
+}
+
+// loadLua reads and checks every script of spec under luaDir (compiler.Load),
+// printing the error; ok false means exit 1.
+func loadLua(spec *keyspec.Spec, luaDir string, stderr io.Writer) (map[string]*compiler.Source, bool) {
+	srcs, err := compiler.Load(spec, os.DirFS(luaDir), luaDir)
+	if err != nil {
+		fmt.Fprintln(stderr, err)
+		return nil, false
+	}
+	return srcs, true
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/gen/acl"
-	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/functions"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -60,9 +59,8 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitProblem
 	}
-	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
+	srcs, ok := loadLua(spec, *luaDir, stderr)
+	if !ok {
 		return exitProblem
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)

@@ -5,10 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
-	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/sizing"
 )
 
@@ -52,9 +50,8 @@ func runSizing(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitProblem
 	}
-	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
+	srcs, ok := loadLua(spec, *luaDir, stderr)
+	if !ok {
 		return exitProblem
 	}
 	r, err := sizing.Measure(context.Background(), spec, srcs, f, sizing.Options{RedisServer: *server})
