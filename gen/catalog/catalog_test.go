@@ -149,7 +149,7 @@ func artefactDir(t *testing.T) string {
 	return abs
 }
 
-// A real browser loads the page written for HAN's spec: the DOM it builds
+// A real browser loads the page written for the fixture's spec: the DOM it builds
 // (after the page's own link check ran) has every key and script, every
 // internal link resolves, the map has a box for each user, script, key and
 // channel; and its screenshot (kept in the artefact folder) is a drawn page.
