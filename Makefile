@@ -14,7 +14,7 @@ PG_PORT = 5432
 # The instances whose alert rules and dashboards are committed in monitoring/.
 MONITORED = vm1 vm2 elang
 
-.PHONY: generate check lint test bench deps commands sizing-reports
+.PHONY: generate check lint test bench deps commands sizing-reports standalone
 
 ## generate: write generated/ from keyspec.yaml and lua/, and each example's package from its own spec
 generate:
@@ -75,7 +75,8 @@ deps:
 	@for m in $(MODULES); do (cd $$m && $(GO) mod download) || exit 1; done
 
 ## test: everything CI runs: the tests (recording their Lua coverage), the
-## coverage floors, and the breaking check of the work tree against HEAD~1
+## coverage floors, the breaking check of the work tree against HEAD~1, and the
+## tool's tests without its users (standalone)
 test: deps check lint
 	rm -rf $(COVER) && mkdir -p $(COVER)
 	LUAGEN_COVER=$(CURDIR)/$(COVER) $(GO) test -race -count=1 ./...
@@ -88,9 +89,18 @@ test: deps check lint
 	cd $(EXAMPLE) && $(GO) test -race -count=1 ./...
 	cd $(EXAMPLE2) && $(GO) test -race -count=1 ./...
 	cd $(BENCH) && $(GO) test -count=1 ./...
+	$(MAKE) standalone
 
 ## bench: the comparison benchmarks (module bench/) and the packages' own, against
 ## real redis-server processes the benchmarks start
 bench: deps
 	cd $(BENCH) && $(GO) test -run '^$$' -bench . -benchmem ./...
 	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+## standalone: the tool's tests in a copy of the repository without its users
+## (keyspec.yaml, lua/, generated/, services/, examples/ deleted): luagen stands alone
+STANDALONE = artefacts/standalone
+standalone:
+	rm -rf $(STANDALONE) && mkdir -p $(STANDALONE)
+	git ls-files -z --cached --others --exclude-standard | tar --null -T - --ignore-failed-read -cf - 2>/dev/null | tar -xf - -C $(STANDALONE)
+	cd $(STANDALONE) && rm -rf keyspec.yaml lua generated services examples && $(GO) test -count=1 ./gen/... ./cmd/luagen ./runtime/... ./luatest

@@ -12,9 +12,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -25,18 +27,11 @@ import (
 	"github.com/hanchat/luagen/gen/keyspec"
 )
 
-// Files maps a path under the output directory ("vm1/scripts.go") to its contents.
+// Files maps a path under the output directory ("app/scripts.go") to its contents.
 type Files map[string][]byte
 
 // Paths lists the files' paths, sorted.
-func (f Files) Paths() []string {
-	out := make([]string, 0, len(f))
-	for p := range f {
-		out = append(out, p)
-	}
-	sort.Strings(out)
-	return out
-}
+func (f Files) Paths() []string { return slices.Sorted(maps.Keys(f)) }
 
 // Options select what Generate does.
 type Options struct {

@@ -11,7 +11,7 @@ import (
 func ExampleServer_Run() {
 	clock := luatest.NewClock(time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC))
 	srv := luatest.NewServer(clock)
-	sc, err := srv.Load("vm1/counter.lua", []byte(`
+	sc, err := srv.Load("app/counter.lua", []byte(`
 local n = redis.call('INCR', KEYS[1])
 redis.call('EXPIRE', KEYS[1], ARGV[1])
 return n`))

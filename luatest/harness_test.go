@@ -174,7 +174,7 @@ func TestLoadRejects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := Load("vm1/bad.lua", []byte(tc.src))
+			_, err := Load("app/bad.lua", []byte(tc.src))
 			var se *luascript.SyntaxError
 			if !errors.As(err, &se) {
 				t.Fatalf("Load error = %v, want a *luascript.SyntaxError", err)
@@ -182,10 +182,10 @@ func TestLoadRejects(t *testing.T) {
 			if !errors.Is(err, luascript.ErrSyntax) {
 				t.Fatalf("error does not match luascript.ErrSyntax")
 			}
-			if se.File != "vm1/bad.lua" || se.Line != tc.line {
-				t.Fatalf("error at %s:%d, want vm1/bad.lua:%d (%v)", se.File, se.Line, tc.line, err)
+			if se.File != "app/bad.lua" || se.Line != tc.line {
+				t.Fatalf("error at %s:%d, want app/bad.lua:%d (%v)", se.File, se.Line, tc.line, err)
 			}
-			if !strings.Contains(err.Error(), "vm1/bad.lua:") || !strings.Contains(err.Error(), tc.msg) {
+			if !strings.Contains(err.Error(), "app/bad.lua:") || !strings.Contains(err.Error(), tc.msg) {
 				t.Fatalf("error text %q", err)
 			}
 		})

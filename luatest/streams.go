@@ -2,7 +2,9 @@ package luatest
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -526,15 +528,6 @@ func sortedIDs(m map[streamID]*streamNACK) []streamID {
 	return out
 }
 
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
 // ---- Keyspace snapshots ----
 
 // Stream is a stream in a Keyspace.
@@ -579,9 +572,9 @@ func (s *streamValue) snapshot() *Stream {
 	for _, it := range s.items(streamID{}, maxStreamID, false) {
 		out.Entries = append(out.Entries, StreamEntry{ID: it.id.String(), Fields: append([]string(nil), it.fields...)})
 	}
-	for _, name := range sortedKeys(s.groups) {
+	for _, name := range slices.Sorted(maps.Keys(s.groups)) {
 		g := s.groups[name]
-		sg := StreamGroup{Name: name, LastDeliveredID: g.lastID.String(), EntriesRead: g.entriesRead, Consumers: sortedKeys(g.consumers)}
+		sg := StreamGroup{Name: name, LastDeliveredID: g.lastID.String(), EntriesRead: g.entriesRead, Consumers: slices.Sorted(maps.Keys(g.consumers))}
 		for _, id := range sortedIDs(g.pel) {
 			n := g.pel[id]
 			sg.Pending = append(sg.Pending, StreamPending{ID: id.String(), Consumer: n.consumer.name, Deliveries: n.deliveryCount})
@@ -1393,7 +1386,7 @@ func cmdXPending(c *cmdCtx) reply {
 		}
 		ids := sortedIDs(g.pel)
 		consumers := arrayReply{}
-		for _, name := range sortedKeys(g.consumers) {
+		for _, name := range slices.Sorted(maps.Keys(g.consumers)) {
 			if n := len(g.consumers[name].pel); n > 0 {
 				consumers = append(consumers, arrayReply{bulkReply(name), bulkReply(strconv.Itoa(n))})
 			}
@@ -1681,7 +1674,7 @@ func cmdXInfo(c *cmdCtx) reply {
 			return errReply(fmt.Sprintf("NOGROUP No such consumer group '%s' for key name '%s'", c.argv[3], key))
 		}
 		out := arrayReply{}
-		for _, name := range sortedKeys(g.consumers) {
+		for _, name := range slices.Sorted(maps.Keys(g.consumers)) {
 			cons := g.consumers[name]
 			out = append(out, arrayReply{bulkReply("name"), bulkReply(name), bulkReply("pending"), intReply(len(cons.pel)), bulkReply("idle"), intReply(max(c.now-cons.seenTime, 0))})
 		}
@@ -1691,7 +1684,7 @@ func cmdXInfo(c *cmdCtx) reply {
 			return subcommandSyntaxError(c)
 		}
 		out := arrayReply{}
-		for _, name := range sortedKeys(s.groups) {
+		for _, name := range slices.Sorted(maps.Keys(s.groups)) {
 			g := s.groups[name]
 			var read reply = nilReply{}
 			if g.entriesRead != -1 {

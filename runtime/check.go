@@ -53,7 +53,7 @@ func CheckInt(key, part string, v, min, max int64) error {
 // HMAC is the lower-case hex HMAC-SHA256 of a user-controlled value (an IP address,
 // an Idempotency-Key), the form such a value takes inside a key. Generated key
 // builders take it for placeholders of type hmac; a service makes it with a
-// secret of its own (services/secrets.HMACKey.Sum).
+// secret of its own (HMAC-SHA256 of the value under a key only the service holds).
 type HMAC string
 
 // CheckHMAC requires a 64-digit lower-case hex HMAC-SHA256 digest.

@@ -10,7 +10,7 @@ import (
 )
 
 // hostile are values a caller might pass to forge another key or break a pattern.
-var hostile = []string{"", " ", "a:b", "a*", "a?", "a[1]", "{tag}", "a\nb", "a\tb", strings.Repeat("a", 300), "ÄÖ", "han:api:*"}
+var hostile = []string{"", " ", "a:b", "a*", "a?", "a[1]", "{tag}", "a\nb", "a\tb", strings.Repeat("a", 300), "ÄÖ", "shop:api:*"}
 
 func TestKeyPartChecksRefuseForgingValues(t *testing.T) {
 	for _, v := range hostile {
@@ -92,14 +92,14 @@ func TestCheckHMACTakesAHexDigest(t *testing.T) {
 }
 
 func TestKeyInfoMatches(t *testing.T) {
-	k := runtime.KeyInfo{Glob: "han:rt:user:*:connections"}
+	k := runtime.KeyInfo{Glob: "shop:user:*:connections"}
 	for key, want := range map[string]bool{
-		"han:rt:user:u1:connections":   true,
-		"han:rt:user::connections":     false,
-		"han:rt:user:u1:x:connections": false,
-		"han:rt:user:u1:connections:x": false,
-		"han:rt:user:u1":               false,
-		"han:rt:conn:u1:connections":   false,
+		"shop:user:u1:connections":   true,
+		"shop:user::connections":     false,
+		"shop:user:u1:x:connections": false,
+		"shop:user:u1:connections:x": false,
+		"shop:user:u1":               false,
+		"shop:cart:u1:connections":   false,
 	} {
 		if got := k.Matches(key); got != want {
 			t.Errorf("Matches(%q) = %v, want %v", key, got, want)

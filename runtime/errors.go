@@ -34,7 +34,7 @@ var (
 
 // ErrorCode is the first word of an error reply, such as NOT_OWNER or NOPERM.
 // Generated packages declare one per code their scripts declare, so a caller
-// writes errors.Is(err, vm1.ErrNotOwner).
+// writes errors.Is(err, app.ErrNotOwner).
 type ErrorCode string
 
 func (c ErrorCode) Error() string { return "error reply " + string(c) }

@@ -13,8 +13,8 @@ var ErrNoClient = fmt.Errorf("no client for the script's database")
 // that checks every key is declared and has a TTL.
 type KeyInfo struct {
 	Name      string        // the key's name in keyspec.yaml
-	Pattern   string        // e.g. han:rt:conn:{connection_id}
-	Glob      string        // e.g. han:rt:conn:*
+	Pattern   string        // e.g. shop:cart:{user_id}
+	Glob      string        // e.g. shop:cart:*
 	DB        int           // database index
 	Kind      string        // rate_limit, lock, cache, ...
 	TTLRule   string        // fixed, window_jitter, heartbeat, clamped or none

@@ -393,7 +393,7 @@ type Observer interface {
 }
 
 // DB is one database's Backend as generated Scripts hold it, with the name
-// errors give the database (e.g. "vm1 db0") and its Observer, if any.
+// errors give the database (e.g. "app db0") and its Observer, if any.
 type DB struct {
 	b    Backend
 	name string

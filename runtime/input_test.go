@@ -125,12 +125,12 @@ func TestInputPrefixedKeys(t *testing.T) {
 }
 
 func TestRunWithoutClientNamesTheDatabase(t *testing.T) {
-	db, err := runtime.Bind(nil, "vm1 db2", 2, nil)
+	db, err := runtime.Bind(nil, "app db2", 2, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = runtime.Run(context.Background(), db, callOf(inputScript, "k"), func(any) (int, error) { return 1, nil })
-	if !errors.Is(err, runtime.ErrNoClient) || err.Error() != "script inputs: vm1 db2: no client for the script's database" {
+	if !errors.Is(err, runtime.ErrNoClient) || err.Error() != "script inputs: app db2: no client for the script's database" {
 		t.Fatalf("err = %v", err)
 	}
 }

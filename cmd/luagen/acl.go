@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -12,7 +11,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/hanchat/luagen/gen/acl"
-	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/serverconf"
 	"github.com/hanchat/luagen/runtime"
@@ -21,11 +19,10 @@ import (
 // runACL prints an instance's aclfile. Passwords come only from the files named
 // and appear only as their SHA-256.
 func runACL(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("luagen acl", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
-	luaDir := fs.String("lua", "lua", "the directory holding <instance>/<script>.lua")
-	instance := fs.String("instance", "", "the instance (required)")
+	fs := newFlags("acl", stderr)
+	specPath := specFlag(fs)
+	luaDir := luaFlag(fs)
+	instance := instanceFlag(fs)
 	var pwFiles multi
 	fs.Var(&pwFiles, "password-file", "USER=PATH: the file holding USER's password (repeatable)")
 	prefix := fs.String("prefix", "", "the deployment prefix (\"acme:production:\"): required for, and only for, an instance with a deployment_prefix")
@@ -36,8 +33,7 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
-	if *instance == "" {
-		fmt.Fprintln(stderr, "luagen acl: --instance is required")
+	if !required(fs, stderr, "instance", *instance, "") {
 		return exitUsage
 	}
 	switch *client {
@@ -83,9 +79,8 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "luagen acl: --admin-user: admin user %q has no password: give it one (--password-file %s=PATH)\n", *adminUser, *adminUser)
 		return exitUsage
 	}
-	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
+	srcs, ok := loadLua(spec, *luaDir, stderr)
+	if !ok {
 		return exitProblem
 	}
 	users, warnings, err := acl.DeriveServer(spec, in, *server, srcs, passwords)
@@ -113,10 +108,9 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 
 // runConfig prints an instance's hardened redis.conf fragment.
 func runConfig(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("luagen config", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
-	instance := fs.String("instance", "", "the instance (required)")
+	fs := newFlags("config", stderr)
+	specPath := specFlag(fs)
+	instance := instanceFlag(fs)
 	o := serverconf.DefaultOptions
 	fs.StringVar(&o.Bind, "bind", o.Bind, "addresses to listen on: loopback or private only")
 	fs.IntVar(&o.Port, "port", o.Port, "the port")
@@ -130,8 +124,7 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
-	if *instance == "" {
-		fmt.Fprintln(stderr, "luagen config: --instance is required")
+	if !required(fs, stderr, "instance", *instance, "") {
 		return exitUsage
 	}
 	// Every flag is checked before anything is read or written: a value that
@@ -164,21 +157,6 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprint(stdout, out)
 	return exitOK
-}
-
-// parse parses flags; ok is false when the command must stop with code.
-func parse(fs *flag.FlagSet, args []string, stderr io.Writer) (code int, ok bool) {
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return exitOK, false
-		}
-		return exitUsage, false
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "%s: unexpected argument after the flags (not shown: it may be a secret); this command takes flags only\n", fs.Name())
-		return exitUsage, false
-	}
-	return 0, true
 }
 
 func loadInstance(specPath, name string, stderr io.Writer) (*keyspec.Spec, *keyspec.Instance, int) {

@@ -4,9 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
 	"github.com/hanchat/luagen/gen/breaking"
 	"github.com/hanchat/luagen/gen/keyspec"
@@ -19,22 +20,38 @@ type comparisonFlags struct {
 	spec, lua, against, format string
 }
 
-func parseComparisonFlags(name string, args []string, stderr io.Writer, formats string) (*comparisonFlags, int, bool) {
-	fs := flag.NewFlagSet("luagen "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+// parseComparisonFlags parses the flags of breaking and diff; formats are the
+// values --format takes, the default first, and help describes them.
+func parseComparisonFlags(name string, args []string, stderr io.Writer, formats []string, help string) (*comparisonFlags, int, bool) {
+	fs := newFlags(name, stderr)
 	f := &comparisonFlags{}
-	fs.StringVar(&f.spec, "spec", "keyspec.yaml", "the spec file")
-	fs.StringVar(&f.lua, "lua", "lua", "the directory holding <instance>/<script>.lua")
+	specVar(fs, &f.spec)
+	luaVar(fs, &f.lua)
 	fs.StringVar(&f.against, "against", "", "the older revision (required): a git revision of the spec's repository (HEAD~1, main, a tag), a directory holding the older spec and lua/, or an older spec file (its lua/ beside it)")
-	fs.StringVar(&f.format, "format", "", "the output: "+formats)
+	fs.StringVar(&f.format, "format", "", "the output: "+help)
 	if code, ok := parse(fs, args, stderr); !ok {
 		return nil, code, false
 	}
-	if f.against == "" {
-		fmt.Fprintf(stderr, "luagen %s: --against is required (a git revision such as HEAD~1, or a directory holding the older spec)\n", name)
+	if !required(fs, stderr, "against", f.against, " (a git revision such as HEAD~1, or a directory holding the older spec)") {
+		return nil, exitUsage, false
+	}
+	if f.format != "" && !slices.Contains(formats, f.format) {
+		fmt.Fprintf(stderr, "luagen %s: --format %q: want %s\n", name, f.format, strings.Join(formats, " or "))
 		return nil, exitUsage, false
 	}
 	return f, 0, true
+}
+
+// writeJSON prints v as indented JSON, HTML left unescaped.
+func writeJSON(name string, stdout, stderr io.Writer, v any) int {
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		fmt.Fprintf(stderr, "luagen %s: %v\n", name, err)
+		return exitProblem
+	}
+	return exitOK
 }
 
 // load reads both revisions. A revision that cannot be read (an unknown ref,
@@ -75,13 +92,9 @@ func (f *comparisonFlags) load(name string, stderr io.Writer) (old, cur *snapsho
 }
 
 func runBreaking(args []string, stdout, stderr io.Writer) int {
-	f, code, ok := parseComparisonFlags("breaking", args, stderr, "text (FILE:LINE: rule: message [category], the default) or json")
+	f, code, ok := parseComparisonFlags("breaking", args, stderr, []string{"text", "json"}, "text (FILE:LINE: rule: message [category], the default) or json")
 	if !ok {
 		return code
-	}
-	if f.format != "" && f.format != "text" && f.format != "json" {
-		fmt.Fprintf(stderr, "luagen breaking: --format %q: want text or json\n", f.format)
-		return exitUsage
 	}
 	old, cur, code, ok := f.load("breaking", stderr)
 	if !ok {
@@ -96,12 +109,8 @@ func runBreaking(args []string, stdout, stderr io.Writer) int {
 		if findings == nil {
 			findings = []breaking.Finding{}
 		}
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(findings); err != nil {
-			fmt.Fprintf(stderr, "luagen breaking: %v\n", err)
-			return exitProblem
+		if code := writeJSON("breaking", stdout, stderr, findings); code != exitOK {
+			return code
 		}
 	} else {
 		for _, fd := range findings {

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/cover"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/luatest/coverprofile"
@@ -14,18 +12,16 @@ import (
 
 // runCover reports the Lua coverage the tests recorded (LUAGEN_COVER=DIR).
 func runCover(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("luagen cover", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
-	luaDir := fs.String("lua", "lua", "the directory holding <instance>/<script>.lua")
+	fs := newFlags("cover", stderr)
+	specPath := specFlag(fs)
+	luaDir := luaFlag(fs)
 	profile := fs.String("profile", "", "the directory go test wrote the coverage into with LUAGEN_COVER=DIR (required)")
 	htmlOut := fs.String("html", "", "also write the Lua with hit counts as one HTML page to this file")
 	check := fs.Bool("check", false, "exit 1 when an instance's scripts are below its coverage_floor")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
-	if *profile == "" {
-		fmt.Fprintln(stderr, "luagen cover: --profile is required: the directory of LUAGEN_COVER=DIR go test ./...")
+	if !required(fs, stderr, "profile", *profile, ": the directory of LUAGEN_COVER=DIR go test ./...") {
 		return exitUsage
 	}
 	if fi, err := os.Stat(*profile); err != nil || !fi.IsDir() {
@@ -37,9 +33,8 @@ func runCover(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitProblem
 	}
-	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
+	srcs, ok := loadLua(spec, *luaDir, stderr)
+	if !ok {
 		return exitProblem
 	}
 	p, err := coverprofile.Read(*profile)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 
@@ -11,13 +10,9 @@ import (
 // runDiff prints what changed since an older revision for a reviewer:
 // scripts' commands and key access, and the aclfile lines that change.
 func runDiff(args []string, stdout, stderr io.Writer) int {
-	f, code, ok := parseComparisonFlags("diff", args, stderr, "markdown (for a pull request comment, the default) or json")
+	f, code, ok := parseComparisonFlags("diff", args, stderr, []string{"markdown", "json"}, "markdown (for a pull request comment, the default) or json")
 	if !ok {
 		return code
-	}
-	if f.format != "" && f.format != "markdown" && f.format != "json" {
-		fmt.Fprintf(stderr, "luagen diff: --format %q: want markdown or json\n", f.format)
-		return exitUsage
 	}
 	old, cur, code, ok := f.load("diff", stderr)
 	if !ok {
@@ -26,14 +21,7 @@ func runDiff(args []string, stdout, stderr io.Writer) int {
 	old.Label = f.against
 	r := diff.Compare(old, cur)
 	if f.format == "json" {
-		enc := json.NewEncoder(stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		if err := enc.Encode(r); err != nil {
-			fmt.Fprintf(stderr, "luagen diff: %v\n", err)
-			return exitProblem
-		}
-		return exitOK
+		return writeJSON("diff", stdout, stderr, r)
 	}
 	fmt.Fprint(stdout, r.Markdown())
 	return exitOK

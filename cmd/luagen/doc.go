@@ -1,30 +1,25 @@
 package main
 
 import (
-	"flag"
 	"fmt"
 	"io"
-	"os"
 
 	"github.com/hanchat/luagen/gen/catalog"
-	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 )
 
 // runDoc writes the keyspace catalogue, one static HTML page.
 func runDoc(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("luagen doc", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
-	luaDir := fs.String("lua", "lua", "the directory holding <instance>/<script>.lua")
+	fs := newFlags("doc", stderr)
+	specPath := specFlag(fs)
+	luaDir := luaFlag(fs)
 	out := fs.String("out", "", "the directory to write index.html into (required)")
 	var instances multi
 	fs.Var(&instances, "instance", "show only this instance (repeatable)")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
-	if *out == "" {
-		fmt.Fprintln(stderr, "luagen doc: --out is required (the directory index.html goes into)")
+	if !required(fs, stderr, "out", *out, " (the directory index.html goes into)") {
 		return exitUsage
 	}
 	spec, err := keyspec.Load(*specPath)
@@ -38,9 +33,8 @@ func runDoc(args []string, stdout, stderr io.Writer) int {
 			return exitUsage
 		}
 	}
-	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
+	srcs, ok := loadLua(spec, *luaDir, stderr)
+	if !ok {
 		return exitProblem
 	}
 	path, err := catalog.Write(*out, spec, srcs, catalog.Options{Instances: instances})

@@ -2,7 +2,6 @@ package main
 
 import (
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"io/fs"
@@ -21,8 +20,7 @@ import (
 // person can make. It refuses to overwrite anything: when one of its files
 // exists it writes none.
 func runImport(args []string, stdout, stderr io.Writer) int {
-	fset := flag.NewFlagSet("luagen import", flag.ContinueOnError)
-	fset.SetOutput(stderr)
+	fset := newFlags("import", stderr)
 	var from multi
 	fset.Var(&from, "from", "a .lua file, a .go file, or a directory of them (repeatable)")
 	instance := fset.String("instance", "", "the instance the scripts run on (required): lua/<instance>/, and its name in the spec")

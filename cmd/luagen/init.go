@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"embed"
 	"errors"
-	"flag"
 	"fmt"
 	"go/parser"
 	"go/token"
@@ -26,8 +25,7 @@ var templates embed.FS
 // service keeps (ttl none) within a bound. It refuses to overwrite anything:
 // when one of its files exists it writes none.
 func runInit(args []string, stdout, stderr io.Writer) int {
-	fset := flag.NewFlagSet("luagen init", flag.ContinueOnError)
-	fset.SetOutput(stderr)
+	fset := newFlags("init", stderr)
 	dir := fset.String("dir", ".", "the directory to write keyspec.yaml, lua/ and the test into (inside a Go module)")
 	durable := fset.Bool("durable", false, "write a job queue whose keys never expire (ttl none, bounded by max_len) instead of the page-hit counter")
 	if code, ok := parse(fset, args, stderr); !ok {

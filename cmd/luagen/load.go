@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -12,7 +11,6 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/gen/acl"
-	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/functions"
 	"github.com/hanchat/luagen/runtime"
 	"github.com/redis/go-redis/v9"
@@ -25,11 +23,10 @@ import (
 // the Lua, exactly as generate embeds it, so run it from the commit the
 // services were built from (luagen check passes there).
 func runLoad(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("luagen load", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
-	luaDir := fs.String("lua", "lua", "the directory holding <instance>/<script>.lua")
-	instance := fs.String("instance", "", "the instance (required)")
+	fs := newFlags("load", stderr)
+	specPath := specFlag(fs)
+	luaDir := luaFlag(fs)
+	instance := instanceFlag(fs)
 	var addrs multi
 	fs.Var(&addrs, "addr", "HOST:PORT of a primary (repeatable; with --cluster, any node of the cluster)")
 	cluster := fs.Bool("cluster", false, "the addresses are nodes of one Redis Cluster: load on each of its primaries")
@@ -62,9 +59,8 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 	if !ok {
 		return exitProblem
 	}
-	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
+	srcs, ok := loadLua(spec, *luaDir, stderr)
+	if !ok {
 		return exitProblem
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), *timeout)

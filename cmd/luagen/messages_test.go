@@ -61,7 +61,9 @@ func TestACLPrefixSuggestionIsValid(t *testing.T) {
 // declare it (issue 25: it named no line).
 func TestUndeclaredScriptNamesLineAndHowToDeclare(t *testing.T) {
 	dir := t.TempDir()
-	copyTree(t, "testdata/messages", dir)
+	if err := os.CopyFS(dir, os.DirFS("testdata/messages")); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.WriteFile(filepath.Join(dir, "lua", "x", "release.lua"), []byte("return redis.call('DEL', KEYS[1])\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

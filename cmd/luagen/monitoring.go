@@ -54,10 +54,9 @@ func (o *output) write(name string, b []byte, stdout, stderr io.Writer) int {
 
 // runAlerts prints the Prometheus rules of an instance.
 func runAlerts(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("luagen alerts", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
-	instance := fs.String("instance", "", "the instance (required)")
+	fs := newFlags("alerts", stderr)
+	specPath := specFlag(fs)
+	instance := instanceFlag(fs)
 	server := fs.String("server", "", "one server of an instance split over several; default: the instance's own server")
 	maxmemory := fs.String("maxmemory", "", "the server's deployed maxmemory (4gb), when set; default: the sizing report's, else a declared default with a note")
 	report := fs.String("sizing-report", "", "the JSON of luagen sizing --format json for the instance: its maxmemory is the memory budget while maxmemory is unset")
@@ -68,8 +67,7 @@ func runAlerts(args []string, stdout, stderr io.Writer) int {
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
-	if *instance == "" {
-		fmt.Fprintln(stderr, "luagen alerts: --instance is required")
+	if !required(fs, stderr, "instance", *instance, "") {
 		return exitUsage
 	}
 	if *window < time.Second {
@@ -159,18 +157,16 @@ func sizingMaxmemory(path, instance, server string) (int64, error) {
 
 // runDashboards prints the Grafana dashboard of an instance.
 func runDashboards(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("luagen dashboards", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
-	instance := fs.String("instance", "", "the instance (required)")
+	fs := newFlags("dashboards", stderr)
+	specPath := specFlag(fs)
+	instance := instanceFlag(fs)
 	server := fs.String("server", "", "one server of an instance split over several; default: the instance's own server")
 	var o output
 	o.flags(fs)
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
-	if *instance == "" {
-		fmt.Fprintln(stderr, "luagen dashboards: --instance is required")
+	if !required(fs, stderr, "instance", *instance, "") {
 		return exitUsage
 	}
 	spec, in, code := loadInstance(*specPath, *instance, stderr)

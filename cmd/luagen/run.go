@@ -1,8 +1,6 @@
 package main
 
 import (
-	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -100,25 +98,17 @@ type genFlags struct {
 }
 
 func parseGenFlags(name string, args []string, stderr io.Writer, withOut bool) (*genFlags, int) {
-	fs := flag.NewFlagSet("luagen "+name, flag.ContinueOnError)
-	fs.SetOutput(stderr)
+	fs := newFlags(name, stderr)
 	g := &genFlags{}
-	fs.StringVar(&g.spec, "spec", "keyspec.yaml", "the spec file")
-	fs.StringVar(&g.lua, "lua", "lua", "the directory holding <instance>/<script>.lua")
+	specVar(fs, &g.spec)
+	luaVar(fs, &g.lua)
 	if withOut {
 		fs.StringVar(&g.out, "out", "generated", "the directory of the generated packages")
 		fs.Var(&g.instances, "instance", "generate only this instance (repeatable)")
 		fs.StringVar(&g.client, "client", "", "the Go client the wrappers run on, for every instance generated: go-redis or rueidis (default: each instance's client: in the spec)")
 	}
-	if err := fs.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil, exitOK
-		}
-		return nil, exitUsage
-	}
-	if fs.NArg() > 0 {
-		fmt.Fprintf(stderr, "luagen %s: unexpected argument after the flags (not shown: it may be a secret); this command takes flags only\n", name)
-		return nil, exitUsage
+	if code, ok := parse(fs, args, stderr); !ok {
+		return nil, code
 	}
 	return g, -1
 }
@@ -141,15 +131,25 @@ func (g *genFlags) generate() (gen.Files, error) {
 	return gen.Generate(spec, os.DirFS(g.lua), gen.Options{LuaDir: g.lua, Instances: g.instances})
 }
 
-func runGenerate(args []string, stdout, stderr io.Writer) int {
-	g, code := parseGenFlags("generate", args, stderr, true)
+// generateFromFlags parses generate's or check's flags and renders the
+// packages; g is nil when the command is over (with its exit status).
+func generateFromFlags(name string, args []string, stderr io.Writer) (g *genFlags, files gen.Files, code int) {
+	g, code = parseGenFlags(name, args, stderr, true)
 	if g == nil {
-		return code
+		return nil, nil, code
 	}
 	files, err := g.generate()
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return exitProblem
+		return nil, nil, exitProblem
+	}
+	return g, files, 0
+}
+
+func runGenerate(args []string, stdout, stderr io.Writer) int {
+	g, files, code := generateFromFlags("generate", args, stderr)
+	if g == nil {
+		return code
 	}
 	if err := gen.Write(g.out, files, len(g.instances) == 0); err != nil {
 		fmt.Fprintf(stderr, "luagen generate: %v\n", err)
@@ -160,14 +160,9 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 }
 
 func runCheck(args []string, stdout, stderr io.Writer) int {
-	g, code := parseGenFlags("check", args, stderr, true)
+	g, files, code := generateFromFlags("check", args, stderr)
 	if g == nil {
 		return code
-	}
-	files, err := g.generate()
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitProblem
 	}
 	drift, err := gen.Diff(g.out, files, len(g.instances) == 0)
 	if err != nil {

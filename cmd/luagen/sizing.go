@@ -3,32 +3,27 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
-	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/sizing"
 )
 
 // runSizing measures representative keys of an instance on a scratch
 // redis-server and prints the memory a cardinality file implies.
 func runSizing(args []string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("luagen sizing", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	specPath := fs.String("spec", "keyspec.yaml", "the spec file")
-	luaDir := fs.String("lua", "lua", "the directory holding <instance>/<script>.lua")
-	instance := fs.String("instance", "", "the instance (required)")
+	fs := newFlags("sizing", stderr)
+	specPath := specFlag(fs)
+	luaDir := luaFlag(fs)
+	instance := instanceFlag(fs)
 	file := fs.String("file", "", "the cardinality file (default: sizing/<instance>.yaml beside the spec)")
 	format := fs.String("format", "text", "text or json")
 	server := fs.String("redis-server", "redis-server", "the redis-server binary of the scratch server")
 	if code, ok := parse(fs, args, stderr); !ok {
 		return code
 	}
-	if *instance == "" {
-		fmt.Fprintln(stderr, "luagen sizing: --instance is required")
+	if !required(fs, stderr, "instance", *instance, "") {
 		return exitUsage
 	}
 	if *format != "text" && *format != "json" {
@@ -55,9 +50,8 @@ func runSizing(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, err)
 		return exitProblem
 	}
-	srcs, err := compiler.Load(spec, os.DirFS(*luaDir), *luaDir)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
+	srcs, ok := loadLua(spec, *luaDir, stderr)
+	if !ok {
 		return exitProblem
 	}
 	r, err := sizing.Measure(context.Background(), spec, srcs, f, sizing.Options{RedisServer: *server})

@@ -52,7 +52,7 @@ func run(ctx context.Context) error {
 	}
 	// Under luagen's aclfile the application user runs scripts but may not
 	// load them: the deploy step loads them (luagen load), and a service that
-	// also holds the loader user's credential (README, "Who may load code")
+	// also holds the loader user's credential (docs/operators.md, "Who may load code")
 	// recovers NOSCRIPT through it, only for these exact scripts.
 	if raw := os.Getenv("APP_LOADER_URL"); raw != "" {
 		lopts, err := secrets.ParseRedisURL("APP_LOADER_URL", raw)

@@ -317,7 +317,7 @@ const (
 // check reads the library back; the loader runs no code) instead of SCRIPT LOAD. It loads the declared scripts at deploy time, and a service that
 // holds its credential recovers NOSCRIPT with it (runtime.WithLoader): that
 // credential can load any code, so a service holding it is as trusted as the
-// deploy job (README, "Who may load code").
+// deploy job (docs/operators.md, "Who may load code").
 func LoaderUser(in *keyspec.Instance) string { return in.Name + "_" + RoleLoader }
 
 // OperatorUser is the name of the instance's operator user: SCRIPT KILL and
@@ -327,7 +327,7 @@ func OperatorUser(in *keyspec.Instance) string { return in.Name + "_" + RoleOper
 
 // MonitorUser is the name of the instance's monitoring user: CLIENT LIST (and
 // PING), for samplers that read a connection's server-side state, such as the
-// Pub/Sub output-buffer sampler (services/vm1/pubsub Options.Monitor); it reads
+// Pub/Sub output-buffer sampler a service runs (a client logged in as this user); it reads
 // and writes no key, kills no client and runs no code. CLIENT LIST shows every
 // connection's address, name and last command (never its arguments), which is
 // why no application user gets it.

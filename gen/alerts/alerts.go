@@ -184,6 +184,9 @@ func Header(spec *keyspec.Spec, in *keyspec.Instance, server string, notes []Not
 // --- helpers ---
 
 func (r *rules) src(p keyspec.Pos, what string) string {
+	if p.Line == 0 { // a section the spec leaves out (no server:): its instance
+		p = r.in.Pos
+	}
 	return fmt.Sprintf("%s:%d %s", filepath.Base(p.File), p.Line, what)
 }
 

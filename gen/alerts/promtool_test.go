@@ -11,9 +11,10 @@ import (
 	"github.com/hanchat/luagen/gen/keyspec"
 )
 
-func hanSpec(t testing.TB) *keyspec.Spec {
+// fixture is the tool's own small spec (HAN's is checked in tests/han/alerts).
+func fixture(t testing.TB) *keyspec.Spec {
 	t.Helper()
-	spec, err := keyspec.Load("../../keyspec.yaml")
+	spec, err := keyspec.Load("../testdata/small/keyspec.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +39,7 @@ func promtool(t *testing.T) string {
 // its incident, and stays quiet on series that do not.
 func TestPromtoolChecksAndTestsTheRules(t *testing.T) {
 	bin := promtool(t)
-	spec := hanSpec(t)
+	spec := fixture(t)
 	dir := t.TempDir()
 	for _, in := range spec.Instances {
 		f, notes, err := alerts.Rules(spec, in, alerts.Options{})

@@ -79,7 +79,11 @@ func (r *rules) redis() []*Rule {
 			"Writes are about to fail with OOM (noeviction) or keys to be evicted: free memory or raise maxmemory now, then size again.",
 			memProbe(0.95)))
 
-	evSrc := r.src(srv.Pos, "instances."+in.Name+".server.eviction ("+srv.EvictionPolicy+": "+srv.EvictionReason+")")
+	evWhat := "instances." + in.Name + ".server.eviction"
+	if srv.EvictionPolicy != "" {
+		evWhat += " (" + srv.EvictionPolicy + ": " + srv.EvictionReason + ")"
+	}
+	evSrc := r.src(srv.Pos, evWhat)
 	evProbe := &probe{fire: []series{{"redis_evicted_keys_total" + r.targetLabels(), "0+10x40"}}, quiet: []series{{"redis_evicted_keys_total" + r.targetLabels(), "5x40"}}, want: r.target()}
 	if srv.EvictionPolicy == "noeviction" || srv.EvictionPolicy == "" {
 		out = append(out, r.alert("RedisEvictionOnNoeviction", "critical", evSrc,

@@ -180,7 +180,7 @@ func keyCovered(old string, news []string) bool {
 }
 
 // globCovered reports whether every name glob o matches is matched by one of
-// news: the same glob, or a prefix glob ("han:*") whose prefix starts o's
+// news: the same glob, or a prefix glob ("shop:*") whose prefix starts o's
 // literal part.
 func globCovered(o string, news []string) bool {
 	lit := o

@@ -56,7 +56,7 @@ type Finding struct {
 	Rule        string     `json:"rule"`
 	Category    Category   `json:"category"`
 	Severity    Severity   `json:"severity"`
-	// Entry is the path of the entry the finding is on ("keys.api_rl_user"),
+	// Entry is the path of the entry the finding is on ("keys.user_hits"),
 	// which a breaking: ignore entry names.
 	Entry string `json:"entry"`
 	Msg   string `json:"message"`

@@ -17,7 +17,7 @@ func words(s string) []string {
 	return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
 }
 
-// exported turns "api_rl_user" into "APIRLUser" and "auth.login" into "AuthLogin".
+// exported turns "cache_ip_hits" into "CacheIPHits" and "auth.login" into "AuthLogin".
 func exported(s string) string {
 	var b strings.Builder
 	for _, w := range words(s) {
@@ -42,7 +42,7 @@ func exported(s string) string {
 	return out
 }
 
-// unexported turns "api_rl_user" into "apiRLUser" and "user_id" into "userID".
+// unexported turns "cache_ip_hits" into "cacheIPHits" and "user_id" into "userID".
 func unexported(s string) string {
 	ws := words(s)
 	if len(ws) == 0 {

@@ -85,7 +85,7 @@ func sentence(s string) string {
 }
 
 // lowerFirst lower-cases the first letter of a sentence that goes after a
-// colon, unless the first word is an acronym (JWKS, TTL).
+// colon, unless the first word is an acronym (JSON, TTL).
 func lowerFirst(s string) string {
 	if len(s) < 2 || s[0] < 'A' || s[0] > 'Z' || s[1] < 'a' || s[1] > 'z' {
 		return s

@@ -130,7 +130,7 @@ func checkArgs(s *keyspec.Script, c luascript.Call, cmd *rediscmd.Command) (*red
 	if n := len(c.Args); spread && cmd.Arity > 0 && n-1 > cmd.Arity || !spread && !cmd.ArityOK(n) {
 		return cmd, refuse(RuleArity, "%s takes %s counting its name, this call passes %d: Redis answers %q", name, cmd.ArityText(), n, rediscmd.ScriptErrArity), nil
 	}
-	keys, err := cmd.StaticKeyPositions(staticArgs(c.Args))
+	keys, err := cmd.StaticKeyPositions(StaticArgs(c.Args))
 	runs := []keyRun{{c.Args, keys}}
 	if err != nil && keysOnlySpread(c.Args) {
 		runs, err = expandSpread(cmd, c.Args)
@@ -172,8 +172,9 @@ func checkArgs(s *keyspec.Script, c luascript.Call, cmd *rediscmd.Command) (*red
 	return cmd, out, resolved
 }
 
-// staticArgs is a call's arguments as the command table's key search takes them.
-func staticArgs(args []luascript.Arg) []rediscmd.Arg {
+// StaticArgs is a call's arguments as the command table's key search
+// (rediscmd.Command.StaticKeyPositions) takes them.
+func StaticArgs(args []luascript.Arg) []rediscmd.Arg {
 	out := make([]rediscmd.Arg, len(args))
 	for i, a := range args {
 		switch a.Kind {
@@ -234,14 +235,14 @@ func expandSpread(cmd *rediscmd.Command, args []luascript.Arg) ([]keyRun, error)
 		if !cmd.ArityOK(len(expanded)) {
 			continue
 		}
-		k, err := cmd.StaticKeyPositions(staticArgs(expanded))
+		k, err := cmd.StaticKeyPositions(StaticArgs(expanded))
 		if err != nil {
 			return nil, err
 		}
 		runs = append(runs, keyRun{expanded, k})
 	}
 	if runs == nil {
-		_, err := cmd.StaticKeyPositions(staticArgs(args))
+		_, err := cmd.StaticKeyPositions(StaticArgs(args))
 		return nil, err
 	}
 	return runs, nil

@@ -97,7 +97,7 @@ func checkChannels(s *keyspec.Script, info *luascript.Info, cmds []*rediscmd.Com
 // usedAsKey reports whether KEYS[key] is among the keys Redis's key specs
 // find in call c of cmd.
 func usedAsKey(cmd *rediscmd.Command, c luascript.Call, key int) bool {
-	keys, err := cmd.StaticKeyPositions(staticArgs(c.Args))
+	keys, err := cmd.StaticKeyPositions(StaticArgs(c.Args))
 	if err != nil {
 		return false // checkCall reports the call
 	}

@@ -104,7 +104,7 @@ func Load(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, err
 }
 
 // MaxScriptBytes is the largest Lua file luagen reads for one script: 64 KiB,
-// twenty times HAN's largest.
+// twenty times the largest script of a real service (about 3 KiB).
 const MaxScriptBytes = 64 << 10
 
 // outOfTree says why file (instance/name.lua under the lua directory) is not

@@ -76,7 +76,7 @@ func TestLoadErrorsNameThePlace(t *testing.T) {
 		"redis aliased":    {false, fstest.MapFS{"a/s.lua": {Data: []byte("local r = redis\nreturn r.call('FLUSHALL', KEYS[1], ARGV[1])")}}, `lua/a/s.lua:1: redis used as a value: the static reading cannot follow it`},
 		"loadstring":       {false, fstest.MapFS{"a/s.lua": {Data: []byte("local f = loadstring(ARGV[1])\nreturn f(KEYS[1])")}}, `lua/a/s.lua:1: loadstring: the static reading cannot follow it`},
 		"ACL injection":    {false, fstest.MapFS{"a/s.lua": {Data: []byte("return redis.call(\"get\\nuser evil on nopass ~* +@all\", KEYS[1], ARGV[1])")}}, `lua/a/s.lua:1: redis.call("get\nuser evil on nopass ~* +@all", ...): Redis 7.0.15 has no such command`},
-		"literal key":      {false, fstest.MapFS{"a/s.lua": {Data: []byte("redis.call('SET', 'han:api:forged', ARGV[1])\nreturn KEYS[1]")}}, `lua/a/s.lua:1: SET: argument 2 of redis.call is a key, and it is "han:api:forged", not taken from KEYS`},
+		"literal key":      {false, fstest.MapFS{"a/s.lua": {Data: []byte("redis.call('SET', 'app:api:forged', ARGV[1])\nreturn KEYS[1]")}}, `lua/a/s.lua:1: SET: argument 2 of redis.call is a key, and it is "app:api:forged", not taken from KEYS`},
 		"undeclared error": {false, fstest.MapFS{"a/s.lua": {Data: []byte("if ARGV[1] == '' then return redis.error_reply('NOPE empty') end\nreturn KEYS[1]")}}, `lua/a/s.lua:1: error reply NOPE is not declared under script "s"'s errors`},
 	} {
 		t.Run(name, func(t *testing.T) {

@@ -175,7 +175,7 @@ func checkTTLs(s *keyspec.Script, info *luascript.Info, cmds []*rediscmd.Command
 		if cmd == nil || keyspec.NeverGranted(cmd) != "" || cmd.HasToken("DB") {
 			continue // checkCall refuses it
 		}
-		keys, err := cmd.StaticKeyPositions(staticArgs(c.Args))
+		keys, err := cmd.StaticKeyPositions(StaticArgs(c.Args))
 		if err != nil {
 			continue // checkCall refuses it
 		}

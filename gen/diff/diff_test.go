@@ -1,11 +1,8 @@
 package diff
 
 import (
-	"context"
-	"errors"
 	"flag"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -78,28 +75,5 @@ func TestMarkdown(t *testing.T) {
 	golden(t, "back.md", Compare(cur, old).Markdown())
 	if same := Compare(old, old); !same.Empty() || !strings.Contains(same.Markdown(), "No script, key access or ACL grant changes.") {
 		t.Errorf("a revision against itself:\n%s", same.Markdown())
-	}
-}
-
-// On this repository's history: 682e69a added the outbox_relay script and
-// elang_app's stream commands to 50db9c8.
-func TestRepositoryHistory(t *testing.T) {
-	if _, err := exec.LookPath("git"); err != nil {
-		t.Skip("no git on PATH")
-	}
-	at := func(rev string) *snapshot.Snapshot {
-		s, err := snapshot.Git(context.Background(), rev, "../../keyspec.yaml", "../../lua")
-		if errors.Is(err, snapshot.ErrShallow) || errors.Is(err, snapshot.ErrNotRepository) {
-			t.Skipf("this checkout lacks the history: %v", err)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		return s
-	}
-	r := Compare(at("50db9c8"), at("682e69a"))
-	golden(t, "history.md", r.Markdown())
-	if len(r.Scripts) != 1 || r.Scripts[0].Name != "outbox_relay" || r.Scripts[0].Status != Added {
-		t.Errorf("scripts: %+v", r.Scripts)
 	}
 }

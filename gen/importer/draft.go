@@ -3,7 +3,9 @@ package importer
 import (
 	"errors"
 	"fmt"
+	"github.com/hanchat/luagen/gen/compiler"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -376,12 +378,12 @@ func (ds *draftScript) read(keys map[string]*draftKey, order *[]string) {
 					if v := valueOf(c.Command); v != "" {
 						k.values[v] = true
 					}
-					if expiring[c.Command] || c.Command == "set" && (contains(c.Literals, "px") || contains(c.Literals, "ex")) {
+					if expiring[c.Command] || c.Command == "set" && (slices.Contains(c.Literals, "px") || slices.Contains(c.Literals, "ex")) {
 						k.expires = true
 					}
 					if k.values[keyspec.ValueHash] && (c.Command == "hset" || c.Command == "hget" || c.Command == "hincrby" || c.Command == "hsetnx") && len(c.Args) > 2 {
 						if f, ok := c.Args[2].Alts, true; ok && len(f) == 1 {
-							if lit, ok := f[0].Literal(); ok && !contains(k.fields, lit) && keyspec.FieldOK(lit) {
+							if lit, ok := f[0].Literal(); ok && !slices.Contains(k.fields, lit) && keyspec.FieldOK(lit) {
 								k.fields = append(k.fields, lit)
 							}
 						}
@@ -393,7 +395,7 @@ func (ds *draftScript) read(keys map[string]*draftKey, order *[]string) {
 						if v := valueOf(c.Command); v != "" {
 							k.values[v] = true
 						}
-						if expiring[c.Command] || c.Command == "set" && (contains(c.Literals, "px") || contains(c.Literals, "ex")) {
+						if expiring[c.Command] || c.Command == "set" && (slices.Contains(c.Literals, "px") || slices.Contains(c.Literals, "ex")) {
 							k.expires = true
 						}
 					}
@@ -484,15 +486,6 @@ func slicesDelete(xs []string, x string) []string {
 		}
 	}
 	return out
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // derive notes a key or channel the script builds.
@@ -859,7 +852,7 @@ var paramRe = regexp.MustCompile(`\{+([a-z][a-z0-9_]*)\}+`)
 func paramsOf(pattern string) []string {
 	var out []string
 	for _, m := range paramRe.FindAllStringSubmatch(pattern, -1) {
-		if !contains(out, m[1]) {
+		if !slices.Contains(out, m[1]) {
 			out = append(out, m[1])
 		}
 	}
@@ -868,7 +861,7 @@ func paramsOf(pattern string) []string {
 
 // replyOf guesses the reply's declaration from what the script may return.
 func replyOf(kinds []string) string {
-	nullable := contains(kinds, "nil")
+	nullable := slices.Contains(kinds, "nil")
 	var rest []string
 	for _, k := range kinds {
 		if k != "nil" && k != "error" {
@@ -944,18 +937,7 @@ func keyPositions(cmd *rediscmd.Command, args []luascript.Arg) map[int]bool {
 	if cmd == nil {
 		return out
 	}
-	in := make([]rediscmd.Arg, len(args))
-	for i, a := range args {
-		switch a.Kind {
-		case luascript.ArgString, luascript.ArgInteger:
-			in[i] = rediscmd.Literal(a.Text)
-		case luascript.ArgNumber:
-			in[i] = rediscmd.Arg{Number: true}
-		case luascript.ArgSpread:
-			in[i] = rediscmd.Arg{Spread: true}
-		}
-	}
-	keys, err := cmd.StaticKeyPositions(in)
+	keys, err := cmd.StaticKeyPositions(compiler.StaticArgs(args))
 	if err != nil {
 		return out
 	}

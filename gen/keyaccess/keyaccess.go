@@ -5,6 +5,7 @@
 package keyaccess
 
 import (
+	"slices"
 	"sort"
 
 	"github.com/hanchat/luagen/gen/compiler"
@@ -45,7 +46,7 @@ func Of(src *compiler.Source) map[int]*Access {
 			continue
 		}
 		cmd := src.Commands[i]
-		keys, err := cmd.StaticKeyPositions(staticArgs(call.Args))
+		keys, err := cmd.StaticKeyPositions(compiler.StaticArgs(call.Args))
 		if err != nil {
 			continue
 		}
@@ -117,7 +118,7 @@ func Uses(src *compiler.Source) []KeyUse {
 		}
 		b.Read, b.Write = b.Read || a.Read, b.Write || a.Write
 		for _, c := range a.Commands {
-			if !contains(b.Commands, c) {
+			if !slices.Contains(b.Commands, c) {
 				b.Commands = append(b.Commands, c)
 			}
 		}
@@ -151,31 +152,5 @@ func Uses(src *compiler.Source) []KeyUse {
 		}
 		return out[i].Key.Name < out[j].Key.Name
 	})
-	return out
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// staticArgs is a call's arguments as the command table's key search takes
-// them (as the compiler reads them).
-func staticArgs(args []luascript.Arg) []rediscmd.Arg {
-	out := make([]rediscmd.Arg, len(args))
-	for i, a := range args {
-		switch a.Kind {
-		case luascript.ArgString, luascript.ArgInteger:
-			out[i] = rediscmd.Literal(a.Text)
-		case luascript.ArgNumber:
-			out[i] = rediscmd.Arg{Number: true}
-		case luascript.ArgSpread:
-			out[i] = rediscmd.Arg{Spread: true}
-		}
-	}
 	return out
 }

@@ -10,15 +10,15 @@ import (
 	"github.com/hanchat/luagen/gen/keyspec"
 )
 
-// The access of HAN's scripts comes from Redis's key specs: a read-only check
-// reads, a SET NX writes (and reads: SET may return the old value), the
-// idempotency reservation reads and writes both its keys.
+// The access of a script comes from Redis's key specs: a GET reads, a SET
+// writes (and reads: SET may return the old value), an INCRBY reads and writes,
+// a PEXPIRE writes.
 func TestUses(t *testing.T) {
-	spec, err := keyspec.Load("../../keyspec.yaml")
+	spec, err := keyspec.Load("../testdata/small/keyspec.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srcs, err := compiler.Load(spec, os.DirFS("../../lua"), "../../lua")
+	srcs, err := compiler.Load(spec, os.DirFS("../testdata/small/lua"), "lua")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -26,9 +26,9 @@ func TestUses(t *testing.T) {
 		script string
 		want   map[int]Access
 	}{
-		{"jwks_negative_check", map[int]Access{1: {Read: true, Commands: []string{"exists"}}}},
-		{"settings_snapshot_get", map[int]Access{1: {Read: true, Commands: []string{"get"}}}},
-		{"elang_cache_delete", map[int]Access{1: {Write: true, Commands: []string{"del"}}}},
+		{"peek", map[int]Access{1: {Read: true, Commands: []string{"get"}}}},
+		{"put", map[int]Access{1: {Read: true, Write: true, Commands: []string{"set"}}}},
+		{"work", map[int]Access{1: {Read: true, Write: true, Commands: []string{"get", "pexpire"}}, 2: {Read: true, Write: true, Commands: []string{"incrby", "pexpire"}}}},
 	} {
 		got := map[int]Access{}
 		for pos, a := range Of(srcs[c.script]) {
@@ -38,9 +38,16 @@ func TestUses(t *testing.T) {
 			t.Errorf("%s (-want +got):\n%s", c.script, d)
 		}
 	}
-	uses := Uses(srcs["idem_reserve"])
-	if len(uses) != 2 || uses[0].Key.Name != "api_idem" || uses[1].Key.Name != "api_idem_lock" || !uses[0].Read || !uses[0].Write || !uses[1].Write {
-		t.Errorf("idem_reserve: %+v", uses)
+	uses := Uses(srcs["work"])
+	names := []string{}
+	for _, u := range uses {
+		names = append(names, u.Key.Name)
+		if !u.Read || !u.Write {
+			t.Errorf("work: %s: %+v, want read and write", u.Key.Name, u)
+		}
+	}
+	if d := cmp.Diff([]string{"t_lock", "t_item", "t_rate"}, names); d != "" {
+		t.Errorf("work's keys (-want +got):\n%s", d)
 	}
 	if m := (&Access{Read: true, Write: true}).Mode(); m != "read, write" {
 		t.Errorf("mode %q", m)

@@ -14,7 +14,7 @@ type Breaking struct {
 type BreakingIgnore struct {
 	Pos
 	Rule   string // a rule's name ("key-removed") or a category ("data")
-	Entry  string // the entry's path ("keys.api_rl_user", "scripts.lock_acquire"), or ""
+	Entry  string // the entry's path ("keys.user_hits", "scripts.lock_acquire"), or ""
 	Reason string
 }
 

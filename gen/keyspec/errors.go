@@ -3,6 +3,7 @@ package keyspec
 import (
 	"errors"
 	"fmt"
+	"github.com/hanchat/luagen/gen/strictyaml"
 	"sort"
 	"strconv"
 	"strings"
@@ -14,7 +15,7 @@ var ErrInvalid = errors.New("invalid keyspec")
 // Error is one problem of a spec, at the line of the entry at fault.
 type Error struct {
 	Pos
-	Entry string // "key \"api_idem\"", "script \"x\" ARGV \"owner\"", or ""
+	Entry string // "key \"session\"", "script \"x\" ARGV \"owner\"", or ""
 	Msg   string
 	// follows is the entry ("key \"lock\"") whose property the error is
 	// about, from another entry that refers to it (a script's ttl_of): when
@@ -44,13 +45,7 @@ func (e *Error) Is(target error) bool { return target == ErrInvalid }
 // List is every problem found in one spec, in file order.
 type List []*Error
 
-func (l List) Error() string {
-	msgs := make([]string, len(l))
-	for i, e := range l {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "\n")
-}
+func (l List) Error() string { return strictyaml.Join(l) }
 
 // Is makes a List match ErrInvalid.
 func (l List) Is(target error) bool { return target == ErrInvalid }

@@ -1034,7 +1034,7 @@ func (p *Prefix) Exact() bool {
 	return p.Prefix != "" && !strings.ContainsAny(p.Prefix[len(p.Prefix)-1:], ":_-.{")
 }
 
-// Glob is the prefix as an ACL pattern: "han:api:*", or the exact name. On an
+// Glob is the prefix as an ACL pattern: "shop:cart:*", or the exact name. On an
 // instance with a deployment prefix it is relative to that prefix.
 func (p *Prefix) Glob() string {
 	if p.Exact() {

@@ -6,21 +6,24 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hanchat/luagen/gen/rediscmd"
+	"github.com/hanchat/luagen/gen/strictyaml"
 	"github.com/hanchat/luagen/runtime/keypart"
 )
 
-// MaxSpecBytes is the largest spec luagen reads: 1 MiB, twenty times HAN's
-// keyspec.yaml. Parsing is linear but YAML decoding takes about forty times a
+// MaxSpecBytes is the largest spec luagen reads: 1 MiB, about twenty times a
+// real service's spec of some sixty keys and thirty scripts. Parsing is linear but YAML decoding takes about forty times a
 // file's size in memory (a 50 MB spec took 1.9 GB and 20 s), so a larger file
 // is refused before it is decoded.
 const MaxSpecBytes = 1 << 20
@@ -138,7 +141,7 @@ func (p *parser) kind(path, entry, kind string) {
 
 type parser struct {
 	file string
-	ln   lines
+	ln   strictyaml.Lines
 	spec *Spec
 	errs List
 
@@ -151,17 +154,7 @@ type parser struct {
 }
 
 func (p *parser) pos(path string) Pos {
-	for path != "" {
-		if l, ok := p.ln[path]; ok {
-			return Pos{File: p.file, Line: l}
-		}
-		i := strings.LastIndexAny(path, ".[")
-		if i < 0 {
-			break
-		}
-		path = path[:i]
-	}
-	return Pos{File: p.file, Line: 1}
+	return Pos{File: p.file, Line: p.ln.Line(path)}
 }
 
 func (p *parser) errf(path, entry, format string, args ...any) {
@@ -250,14 +243,14 @@ func (p *parser) deploymentFamilies() {
 			}{{u.KeyPrefixes, keyFam[u]}, {u.ChannelPrefixes, chanFam}} {
 				for _, pr := range prs.list {
 					if pr.Prefix == "" {
-						pr.Families = sortedKeys(prs.fam)
+						pr.Families = slices.Sorted(maps.Keys(prs.fam))
 					} else if r := FamilyReserved(pr.Glob()); r != "" {
 						reserved[r] = true
 					}
 				}
 			}
 		}
-		in.Prefix.Reserved = sortedKeys(reserved)
+		in.Prefix.Reserved = slices.Sorted(maps.Keys(reserved))
 	}
 }
 
@@ -342,7 +335,7 @@ func (p *parser) checkReplyTypes() {
 
 func (p *parser) buildEnums(raw *rawSpec) {
 	p.enums = map[string]*Enum{}
-	for _, name := range sortedKeys(raw.Enums) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Enums)) {
 		r := raw.Enums[name]
 		path, entry := "enums."+name, fmt.Sprintf("enum %q", name)
 		e := &Enum{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source), Values: r.Values}
@@ -370,7 +363,7 @@ func (p *parser) buildInstances(raw *rawSpec) {
 		p.errf("instances", "", "no instances declared")
 	}
 	envs := map[string]string{}
-	for _, name := range sortedKeys(raw.Instances) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Instances)) {
 		r := raw.Instances[name]
 		path, entry := "instances."+name, fmt.Sprintf("instance %q", name)
 		in := &Instance{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source), Topology: r.Topology}
@@ -399,7 +392,7 @@ func (p *parser) buildInstances(raw *rawSpec) {
 			p.errf(path+".mode", entry, "mode %q: want evalsha or functions", r.Mode)
 		}
 		in.Server = p.server(path+".server", entry, r.Server)
-		for _, sn := range sortedKeys(r.Servers) {
+		for _, sn := range slices.Sorted(maps.Keys(r.Servers)) {
 			sp := path + ".servers." + sn
 			rs := r.Servers[sn]
 			srv := p.server(sp, fmt.Sprintf("%s server %q", entry, sn), &rs)
@@ -422,7 +415,7 @@ func (p *parser) buildInstances(raw *rawSpec) {
 			p.errf(path, entry, "no dbs declared")
 		}
 		indexes := map[int]string{}
-		for _, dbName := range sortedKeys(r.DBs) {
+		for _, dbName := range slices.Sorted(maps.Keys(r.DBs)) {
 			rd := r.DBs[dbName]
 			dp, dentry := path+".dbs."+dbName, fmt.Sprintf("db %s.%s", name, dbName)
 			d := &DB{Pos: p.pos(dp), Instance: in, Name: dbName, URLEnv: rd.URLEnv, Source: p.source(dp, dentry, rd.Seed, rd.Source), Doc: rd.Doc}
@@ -690,7 +683,7 @@ var commandRe = regexp.MustCompile(`^[a-z][a-z_-]*(\|[a-z][a-z_-]*)?$`)
 
 func (p *parser) buildUsers(raw *rawSpec) {
 	p.users = map[string]*User{}
-	for _, name := range sortedKeys(raw.Users) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Users)) {
 		r := raw.Users[name]
 		path, entry := "users."+name, fmt.Sprintf("user %q", name)
 		u := &User{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source)}
@@ -791,7 +784,7 @@ func (p *parser) resolveDBUsers(raw *rawSpec) {
 
 func (p *parser) buildKeys(raw *rawSpec) {
 	p.keys = map[string]*Key{}
-	for _, name := range sortedKeys(raw.Keys) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Keys)) {
 		r := raw.Keys[name]
 		path, entry := "keys."+name, fmt.Sprintf("key %q", name)
 		k := &Key{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source), Doc: r.Doc, Kind: r.Kind, Value: r.Value, Fields: r.Fields, MaxBytes: r.MaxBytes, MaxLen: r.MaxLen}
@@ -872,7 +865,7 @@ func (p *parser) pattern(path, entry, raw string, params map[string]rawParam) Pa
 		return Pattern{}
 	}
 	resolved := map[string]*Param{}
-	for _, name := range sortedKeys(params) {
+	for _, name := range slices.Sorted(maps.Keys(params)) {
 		resolved[name] = p.param(path+".params."+name, entry, name, params[name])
 	}
 	pat, err := parsePattern(raw, resolved)
@@ -1034,7 +1027,7 @@ func (p *parser) ttl(path, entry string, r *rawTTL) TTL {
 
 func (p *parser) buildChannels(raw *rawSpec) {
 	p.channels = map[string]*Channel{}
-	for _, name := range sortedKeys(raw.Channels) {
+	for _, name := range slices.Sorted(maps.Keys(raw.Channels)) {
 		r := raw.Channels[name]
 		path, entry := "channels."+name, fmt.Sprintf("channel %q", name)
 		c := &Channel{Pos: p.pos(path), Name: name, Source: p.source(path, entry, r.Seed, r.Source), MaxBytes: r.MaxBytes}
@@ -1083,7 +1076,7 @@ func (p *parser) buildChannels(raw *rawSpec) {
 
 func (p *parser) buildScripts(raw *rawSpec) {
 	names := map[string]string{} // instance/name -> ID
-	for _, id := range sortedKeys(raw.Scripts) {
+	for _, id := range slices.Sorted(maps.Keys(raw.Scripts)) {
 		r := raw.Scripts[id]
 		path, entry := "scripts."+id, fmt.Sprintf("script %q", id)
 		inst, name, dotted := strings.Cut(id, ".")
@@ -1632,7 +1625,7 @@ func (p *parser) replyByArg(rp, entry string, s *Script, r *rawReply) {
 		p.errf(rp+".by_arg", entry, "by_arg %q is a %s argument: the argument that chooses the shape is a name or string, neither optional nor repeating", r.ByArg, a.Type)
 		return
 	}
-	for _, v := range sortedKeys(r.Shapes) {
+	for _, v := range slices.Sorted(maps.Keys(r.Shapes)) {
 		sp := rp + ".shapes." + v
 		ok := a.Type == ArgName && keypart.Name(v, a.MaxLen) || a.Type == ArgString && len(v) <= a.MaxBytes
 		if !identOK(v) || !ok {
@@ -1795,20 +1788,4 @@ func set(vals ...string) map[string]bool {
 	return m
 }
 
-func keysOf(m map[string]bool) string {
-	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return strings.Join(out, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
+func keysOf(m map[string]bool) string { return strings.Join(slices.Sorted(maps.Keys(m)), ", ") }

@@ -8,7 +8,7 @@ import (
 	"github.com/hanchat/luagen/runtime/keypart"
 )
 
-// Pattern is a key or channel pattern such as "han:rt:conn:{connection_id}":
+// Pattern is a key or channel pattern such as "shop:cart:{user_id}":
 // literal text with typed placeholders, each a whole ':'-separated segment or
 // inside one ("b_{id}_settings"). Braces in the name are Redis Cluster's hash
 // tag: "{{user_id}}" is the tag around one placeholder (the key holds

@@ -54,8 +54,8 @@ func TestPatternForms(t *testing.T) {
 		simple                    bool
 		match, refuse             []string
 	}{
-		{raw: "han:rt:conn:{id}", glob: "han:rt:conn:*", prefix: "han:rt:conn:", simple: true,
-			match: []string{"han:rt:conn:00000000-0000-0000-0000-000000000000"}, refuse: []string{"han:rt:conn:x", "han:rt:conn:"}},
+		{raw: "shop:cart:{id}", glob: "shop:cart:*", prefix: "shop:cart:", simple: true,
+			match: []string{"shop:cart:00000000-0000-0000-0000-000000000000"}, refuse: []string{"shop:cart:x", "shop:cart:"}},
 		{raw: "session:{{id}}:data", glob: "session:{*}:data", prefix: "session:{", tagSig: "{id}", tagParam: "id", simple: true,
 			match: []string{"session:{00000000-0000-0000-0000-000000000000}:data"}, refuse: []string{"session:00000000-0000-0000-0000-000000000000:data"}},
 		{raw: "b_{id}_settings", glob: "b_*_settings", prefix: "b_",
@@ -294,7 +294,7 @@ func TestSameSlot(t *testing.T) {
 // accepts produces names it matches, its glob and literal prefix hold for
 // them, its tag is what Redis hashes, and it overlaps itself.
 func FuzzParsePattern(f *testing.F) {
-	for _, seed := range []string{"han:rt:conn:{id}", "session:{{id}}:data", "b_{id}_settings", `\{bull\}:{q}:wait`,
+	for _, seed := range []string{"shop:cart:{id}", "session:{{id}}:data", "b_{id}_settings", `\{bull\}:{q}:wait`,
 		`\{orders:lock:{n}\}:expiry`, "rate:{key}", "{{q}}:jobs", "asynq:{{qname}}:t:{id}", `\{a\}`, "{{{q}}}", `x:{q\}`, "a::b", ""} {
 		f.Add(seed)
 	}

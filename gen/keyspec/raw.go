@@ -11,6 +11,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/hanchat/luagen/gen/strictyaml"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -288,21 +289,23 @@ var renamed = map[string]string{
 	"field recovery_budget not found in legacy": ": a budget is now the TTL's floor: ttl: {..., exceeds: 20m} on each key of the database",
 }
 
-var lineMsg = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-
 // decodeRaw decodes src strictly and indexes the line of every entry.
-func decodeRaw(file string, src []byte) (*rawSpec, lines, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(src, &root); err != nil {
-		return nil, nil, yamlErrors(file, src, nil, err)
-	}
-	if len(root.Content) == 0 {
-		return nil, nil, &Error{Pos: Pos{File: file, Line: 1}, Msg: "the spec is empty"}
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	dec.KnownFields(true)
+func decodeRaw(file string, src []byte) (*rawSpec, strictyaml.Lines, error) {
+	// One parse gives both the raw values and every entry's line (decoding
+	// the source a second time for its lines took some 40% of luagen
+	// breaking and diff).
 	var raw rawSpec
-	if err := dec.Decode(&raw); err != nil {
+	ln, dec, err := strictyaml.Decode(src, &raw)
+	switch {
+	case errors.Is(err, strictyaml.ErrEmpty):
+		return nil, nil, &Error{Pos: Pos{File: file, Line: 1}, Msg: "the spec is empty"}
+	case err != nil:
+		// Only on the way to an error is the document read again, as nodes:
+		// they explain an unknown field a comma split off a flow map's string.
+		var root yaml.Node
+		if yaml.Unmarshal(src, &root) != nil {
+			return nil, nil, yamlErrors(file, src, nil, err)
+		}
 		return nil, nil, yamlErrors(file, src, &root, err)
 	}
 	// A second document would be ignored by the decoder, silently: refuse it.
@@ -314,8 +317,6 @@ func decodeRaw(file string, src []byte) (*rawSpec, lines, error) {
 	default:
 		return nil, nil, List{&Error{Pos: Pos{File: file, Line: secondDocument(src, next.Line)}, Msg: "a second YAML document ('---'): a spec is one document; everything after the first would be ignored"}}
 	}
-	ln := lines{}
-	ln.index("", root.Content[0])
 	return &raw, ln, nil
 }
 
@@ -386,20 +387,13 @@ var unknownFieldRe = regexp.MustCompile(`^field (\S+) not found in `)
 // is the decoded document, which explains an unknown field that a comma split
 // off an unquoted string in a flow map.
 func yamlErrors(file string, src []byte, root *yaml.Node, err error) error {
-	var msgs []string
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
-	}
 	var list List
 	split := map[*yaml.Node]bool{} // the strings a comma split, each reported once
-	for _, m := range msgs {
+	for _, m := range strictyaml.Messages(err) {
 		e := &Error{Pos: Pos{File: file, Line: 1}, Msg: friendly(strings.TrimPrefix(m, "yaml: "))}
-		if sm := lineMsg.FindStringSubmatch(m); sm != nil {
-			e.Line, _ = strconv.Atoi(sm[1])
-			e.Msg = friendly(sm[2])
+		if line, msg, ok := strictyaml.MessageLine(m); ok {
+			e.Line = line
+			e.Msg = friendly(msg)
 		} else if q := quotedRe.FindStringSubmatch(m); q != nil {
 			anchor := q[1]
 			if strings.Contains(m, "anchor") {
@@ -501,31 +495,4 @@ func lineText(src []byte, line int) []rune {
 		return nil
 	}
 	return []rune(strings.TrimRight(lines[line-1], "\r"))
-}
-
-// lines maps an entry's path ("keys.api_idem", "scripts.x.argv[2]") to its line.
-type lines map[string]int
-
-func (l lines) index(path string, n *yaml.Node) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k, v := n.Content[i], n.Content[i+1]
-			p := k.Value
-			if path != "" {
-				p = path + "." + k.Value
-			}
-			l[p] = k.Line
-			l.index(p, v)
-		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			p := fmt.Sprintf("%s[%d]", path, i)
-			l[p] = c.Line
-			l.index(p, c)
-		}
-	}
 }

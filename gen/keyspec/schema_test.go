@@ -10,8 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hanchat/luagen/internal/schematest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
-	"go.yaml.in/yaml/v3"
 )
 
 const (
@@ -19,12 +19,12 @@ const (
 	docPath    = "../../docs/keyspec.md"
 )
 
-// specsInRepo are every spec of the repository meant to parse: HAN's, the
-// examples', luagen init's, the generator's and the linter's fixtures (but those
-// whose mistake is in the spec itself).
+// specsInRepo are every spec of the tool meant to parse: luagen init's, the
+// generator's and the linter's fixtures (but those whose mistake is in the spec
+// itself). HAN's and the examples' are checked in tests/han/keyspec.
 func specsInRepo(t *testing.T) []string {
 	t.Helper()
-	out := []string{"../../keyspec.yaml", "../../examples/cacheservice/keyspec.yaml", "../../cmd/luagen/template/keyspec.yaml", "../../cmd/luagen/template/durable/keyspec.yaml", "testdata/valid.yaml"}
+	out := []string{"../../cmd/luagen/template/keyspec.yaml", "../../cmd/luagen/template/durable/keyspec.yaml", "testdata/valid.yaml"}
 	for _, glob := range []string{"../testdata/*/keyspec.yaml", "../testdata/features/*/keyspec.yaml", "../lint/testdata/*/keyspec.yaml"} {
 		m, err := filepath.Glob(glob)
 		if err != nil {
@@ -40,47 +40,11 @@ func specsInRepo(t *testing.T) []string {
 	return out
 }
 
-func compileSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	c := jsonschema.NewCompiler()
-	f, err := os.Open(schemaPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := c.AddResource("keyspec.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("keyspec.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func compileSchema(t *testing.T) *jsonschema.Schema { return schematest.Compile(t, schemaPath) }
 
-// yamlInstance is a YAML file as the JSON value a schema validator reads.
-func yamlInstance(t *testing.T, src []byte) any {
-	t.Helper()
-	var v any
-	if err := yaml.Unmarshal(src, &v); err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return inst
-}
+func yamlInstance(t *testing.T, src []byte) any { return schematest.Instance(t, src) }
 
-// Every spec of the repository that parses is valid against the schema editors
+// Every spec of the tool that parses is valid against the schema editors
 // use, and the schema is not vacuous: it refuses an unknown field, an unknown
 // value type and a TTL rule that does not exist.
 func TestSchemaAcceptsEverySpecInTheRepository(t *testing.T) {
@@ -102,16 +66,16 @@ func TestSchemaAcceptsEverySpecInTheRepository(t *testing.T) {
 			t.Errorf("%s: %v", f, err)
 		}
 	}
-	han, _ := os.ReadFile("../../keyspec.yaml")
+	valid, _ := os.ReadFile("testdata/valid.yaml")
 	for _, bad := range []struct{ old, new string }{
-		{"    kind: marker\n", "    kind: marker\n    colour: red\n"},
+		{"    kind: cache\n", "    kind: cache\n    colour: red\n"},
 		{"value: [string]", "value: [float]"},
-		{"ttl: {rule: fixed, value: 30s, max: 30s}", "ttl: {rule: sometimes, value: 30s}"},
-		{"    ttl: {rule: fixed, value: 30s, max: 30s}\n", "\n"}, // a key holding a value has a TTL rule (a prefix key has none)
+		{"ttl: {rule: fixed, value: 1h}", "ttl: {rule: sometimes, value: 1h}"},
+		{"    ttl: {rule: fixed, value: 1h}\n", "\n"}, // a key holding a value has a TTL rule (a prefix key has none)
 	} {
-		edited := strings.Replace(string(han), bad.old, bad.new, 1)
-		if edited == string(han) {
-			t.Fatalf("HAN's spec no longer has %q", bad.old)
+		edited := strings.Replace(string(valid), bad.old, bad.new, 1)
+		if edited == string(valid) {
+			t.Fatalf("testdata/valid.yaml no longer has %q", bad.old)
 		}
 		if err := schema.Validate(yamlInstance(t, []byte(edited))); err == nil {
 			t.Errorf("the schema accepts %q", bad.new)

@@ -1,7 +1,6 @@
 package lint_test
 
 import (
-	"bytes"
 	"flag"
 	"os"
 	"path/filepath"
@@ -54,89 +53,6 @@ func TestFixtures(t *testing.T) {
 			}
 		})
 	}
-}
-
-// The HAN spec settles DESIGN.md's four contradictions; undoing any settlement
-// makes the linter find it again.
-func TestHANSpecSettlesTheContradictions(t *testing.T) {
-	src, err := os.ReadFile("../../keyspec.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := findings(t, "", "../../lua", src); got != "" {
-		t.Fatalf("the HAN spec has lint findings:\n%s", got)
-	}
-	for name, tc := range map[string]struct {
-		old, new, want string
-		lua            map[string]string // Lua files added to a copy of lua/
-	}{
-		"1 settings prefix": {
-			`      - {prefix: "han:settings:snapshot:", reason: "HAN VM1 spec §6 keeps settings snapshots in DB1, used by api_backend; §2 forgot the prefix"}` + "\n", "",
-			`spec: key "settings_snapshot": pattern "han:settings:snapshot:{version}" is outside every prefix of its owner api_backend`, nil},
-		"2 SELECT": {
-			`select: {allow: true, reason: "REDIS_REALTIME_URL=/1 needs SELECT 1 at connect; scripts and code never SELECT"}`,
-			`select: {allow: false, reason: "HAN VM1 spec §2: SELECT is forbidden"}`,
-			`select: db vm1.db1 (REDIS_REALTIME_URL) has index 1: a client must SELECT 1 to reach it, but user api_backend may not SELECT`, nil},
-		"3 cross-slot heartbeat": {
-			`    cross_slot: "connection hash and user's ZSET (CONTRADICTION 3); VM1 is standalone"` + "\n    doc: Refreshes", "    doc: Refreshes",
-			`cross-slot: script "rt_heartbeat" takes 2 KEYS (conn, user_connections) that may be in different hash slots`, nil},
-		"3 cluster": {
-			"    # until their keys share a hash tag.\n    topology: standalone", "    # until their keys share a hash tag.\n    topology: cluster",
-			`spec: script "idem_complete": on cluster instance vm1 its 2 KEYS can land in different hash slots (CROSSSLOT)`, nil},
-		"4 legacy prefix": {
-			`      - {prefix: "han:legacy:", reason: "HAN VM1 spec §7 stub task state in DB2 until cutover", legacy_db: db2}` + "\n", "",
-			`spec: key "legacy_safety_task": pattern "han:legacy:safety-task:{task_id}" is outside every prefix of its owner api_backend`, nil},
-		"stub TTL within budget": {
-			"    ttl: {rule: fixed, value: 30m, exceeds: 20m}", "    ttl: {rule: fixed, value: 20m, exceeds: 20m}",
-			`ttl-bound: key "legacy_safety_task": ttl value 20m0s does not exceed its declared floor 20m0s`, nil},
-		"JWKS marker raised to 300 days": {
-			"    ttl: {rule: fixed, value: 30s, max: 30s}", "    ttl: {rule: fixed, value: 300d, max: 30s}",
-			`ttl-bound: key "api_jwks_negative": ttl value 7200h0m0s is above its declared max 30s (source: HAN VM1 spec §3)`, nil},
-		"a stream key on vm2": {
-			"  safety_dns:\n", "  safety_events:\n    db: vm2.db0\n    pattern: \"han:safety:events\"\n    value: [stream]\n    max_len: 100\n    ttl: {rule: none, reason: bounded}\n  safety_dns:\n",
-			`forbidden-value: key "safety_events" may hold a stream, which vm2 forbids (HAN VM2 spec §1: PostgreSQL is the only queue; no Redis stream)`, nil},
-		"poll script on vm2": {
-			"  stub_task_poll:\n", "  safety_poll:\n    instance: vm2\n    kind: task_poll\n    keys: [{name: e, one_of: [safety_text]}]\n    reply: {type: int, name: n}\n  stub_task_poll:\n",
-			`forbidden-kind: script "safety_poll" is of kind task_poll, which vm2 forbids`, nil},
-		"a get+increment script on vm2": {
-			"  cache_get:\n", "  cache_count:\n    instance: vm2\n    kind: cache\n    keys: [{name: e, one_of: [safety_text]}]\n    reply: {type: int, name: n}\n  cache_get:\n",
-			`lua/vm2/cache_count.lua:2: forbidden-shape: script "cache_count" reads and increments the same key, a get+increment shape, which vm2 forbids except in scripts of kind rate_limit`,
-			map[string]string{"vm2/cache_count.lua": "local n = redis.call('HGET', KEYS[1], 'n')\nredis.call('HINCRBY', KEYS[1], 'n', 1)\nreturn 1\n"}},
-		// Issue 16 (HAN VM1 spec §5): Redis Streams are not a business queue.
-		"a vm1 script XADDing to a declared key": {
-			"  rt_cleanup:\n", "  rt_announce:\n    instance: vm1\n    kind: presence\n    keys: [{name: conn, one_of: [rt_conn]}]\n    reply: {type: string, name: id}\n  rt_cleanup:\n",
-			`lua/vm1/rt_announce.lua:1: forbidden-command: XADD, which vm1 forbids (HAN VM1 spec §5: Redis Streams are not a business queue)`,
-			map[string]string{"vm1/rt_announce.lua": "local id = redis.call('XADD', KEYS[1], 'MAXLEN', 100, '*', 'e', 'joined')\nredis.call('PEXPIRE', KEYS[1], 90000)\nreturn id\n"}},
-	} {
-		t.Run(name, func(t *testing.T) {
-			if !bytes.Contains(src, []byte(tc.old)) {
-				t.Fatalf("the spec no longer contains the settlement this test undoes:\n%s", tc.old)
-			}
-			luaDir := "../../lua"
-			if tc.lua != nil {
-				luaDir = copyLua(t, luaDir, tc.lua)
-			}
-			got := findings(t, "", luaDir, bytes.Replace(src, []byte(tc.old), []byte(tc.new), 1))
-			if !strings.Contains(got, tc.want) {
-				t.Errorf("lint output:\n%s\nwant a line containing:\n%s", got, tc.want)
-			}
-		})
-	}
-}
-
-// copyLua copies the Lua directory into a temporary one and adds files to it.
-func copyLua(t *testing.T, dir string, add map[string]string) string {
-	t.Helper()
-	out := t.TempDir()
-	if err := os.CopyFS(out, os.DirFS(dir)); err != nil {
-		t.Fatal(err)
-	}
-	for name, src := range add {
-		if err := os.WriteFile(filepath.Join(out, name), []byte(src), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return out
 }
 
 // luagen lint reports each of the compiler's bypass fixtures

@@ -140,7 +140,7 @@ type Arg struct {
 	Text string // ArgString, ArgInteger
 	Key  int    // ArgKey
 	Argv int    // ArgArgv
-	Desc string // how messages name it: "ARGV[1]", "'han:x'", "local k (reassigned at line 7)", "an expression"
+	Desc string // how messages name it: "ARGV[1]", "'app:x'", "local k (reassigned at line 7)", "an expression"
 	// Alts are the strings the argument may be (numbers as a PartNumber); for a
 	// spread, the values each of its elements may be. Values Redis refuses as
 	// arguments (nil, booleans, tables) are left out.
@@ -220,7 +220,7 @@ func Body(src []byte) []byte {
 	return nil
 }
 
-// Analyze reads one script. file names it in errors ("vm1/rate_limit_sliding.lua").
+// Analyze reads one script. file names it in errors ("app/rate_limit.lua").
 func Analyze(file string, src []byte) (*Info, error) {
 	info := &Info{File: file}
 	if bytes.HasPrefix(src, []byte("#!")) {

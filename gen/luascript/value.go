@@ -55,7 +55,7 @@ func (s Str) Key() (int, bool) {
 // Number reports whether the Str is a number (a literal or computed one).
 func (s Str) Number() bool { return len(s.Parts) == 1 && s.Parts[0].Kind == PartNumber }
 
-// String describes the Str the way messages name it: "KEYS[1]", `"han:x"`,
+// String describes the Str the way messages name it: "KEYS[1]", `"app:x"`,
 // `KEYS[1] .. ":lock"`, `"q:" .. <the HGET reply, line 4>`.
 func (s Str) String() string {
 	var b strings.Builder

@@ -20,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/serverconf"
 	"github.com/hanchat/luagen/internal/redistest"
 	"github.com/redis/go-redis/v9"
@@ -67,17 +66,14 @@ func withTLS(o serverconf.Options, cert, key, ca string) serverconf.Options {
 // with a CA for clients, a client without a certificate of that CA is refused.
 func TestGeneratedTLSConfigOnARealServer(t *testing.T) {
 	redistest.Need(t)
-	spec, err := keyspec.Load("../../keyspec.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
+	spec := withServer(t)
 	pki := newPKI(t)
 	for _, mutual := range []bool{false, true} {
 		t.Run("mutual="+strconv.FormatBool(mutual), func(t *testing.T) {
 			dir := t.TempDir()
 			o := serverconf.Options{Bind: "127.0.0.1", Port: freePort(t), ACLFile: filepath.Join(dir, "users.acl"),
 				TLSCertFile: pki.serverCert, TLSKeyFile: pki.serverKey, TLSCAFile: pki.caCert, TLSAuthClients: mutual}
-			conf, err := serverconf.Render(spec, spec.Instance("elang"), o)
+			conf, err := serverconf.Render(spec, spec.Instance("a"), o)
 			if err != nil {
 				t.Fatal(err)
 			}

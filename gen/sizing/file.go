@@ -4,24 +4,25 @@
 // USAGE, adds what a key costs beyond its own allocations (its entries and
 // buckets in the keyspace and expires dictionaries), and multiplies by the
 // number of live keys a cardinality file declares (a count, or a rate times
-// the key's lifetime). It prints the seeds' own estimate (total x 1.5
+// the key's lifetime). It prints the usual provisioning estimate (total x 1.5
 // fragmentation x 1.3 growth), a maxmemory and the number of cluster shards
 // that implies. docs/sizing.md describes the file and the model.
 package sizing
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"os"
-	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/hanchat/luagen/gen/keyspec"
+	"github.com/hanchat/luagen/gen/strictyaml"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -32,7 +33,7 @@ var ErrInvalid = errors.New("invalid sizing file")
 type Error struct {
 	File  string
 	Line  int
-	Entry string // "key \"api_idem\"", or ""
+	Entry string // "key \"session\"", or ""
 	Msg   string
 }
 
@@ -49,13 +50,7 @@ func (e *Error) Is(target error) bool { return target == ErrInvalid }
 // List is every problem found, sorted by line; it matches ErrInvalid.
 type List []*Error
 
-func (l List) Error() string {
-	msgs := make([]string, len(l))
-	for i, e := range l {
-		msgs[i] = e.Error()
-	}
-	return strings.Join(msgs, "\n")
-}
+func (l List) Error() string { return strictyaml.Join(l) }
 
 // Is matches ErrInvalid.
 func (l List) Is(target error) bool { return target == ErrInvalid }
@@ -109,8 +104,8 @@ type File struct {
 	// deployment_prefix), or "".
 	Prefix         string
 	Samples        int     // keys created and measured per entry
-	Fragmentation  float64 // the seeds' allocator/fragmentation factor
-	Growth         float64 // the seeds' growth reserve
+	Fragmentation  float64 // the allocator/fragmentation factor
+	Growth         float64 // the growth reserve
 	ShardMaxmemory int64   // the maxmemory one cluster shard may have
 	Fixed          []Fixed
 	Entries        []*Entry // sorted by key name
@@ -166,7 +161,7 @@ type argValue struct {
 	Size   int // > 0: a random string of this many bytes
 }
 
-// Defaults of the seeds (seed 000 §9, seed 004 §5).
+// Default provisioning factors: RAM = data x 1.5 fragmentation x 1.3 growth.
 const (
 	DefaultFragmentation = 1.5
 	DefaultGrowth        = 1.3
@@ -184,29 +179,21 @@ func Load(path string, spec *keyspec.Spec) (*File, error) {
 	return Parse(path, src, spec)
 }
 
-var lineMsg = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
-
 var rawNames = strings.NewReplacer("sizing.rawFile", "the file", "sizing.rawFixed", "a fixed entry",
 	"sizing.rawEntry", "a key entry", "sizing.rawStep", "a step", "sizing.rawRate", "a rate", "sizing.rawBranch", "a branch")
 
 // Parse parses and checks a cardinality file. name is the file's name in
 // errors. Every error names the file and line; the error is a List.
 func Parse(name string, src []byte, spec *keyspec.Spec) (*File, error) {
-	var root yaml.Node
-	if err := yaml.Unmarshal(src, &root); err != nil {
-		return nil, yamlErrors(name, err)
-	}
-	if len(root.Content) == 0 {
-		return nil, List{{File: name, Line: 1, Msg: "the file is empty"}}
-	}
-	dec := yaml.NewDecoder(bytes.NewReader(src))
-	dec.KnownFields(true)
 	var raw rawFile
-	if err := dec.Decode(&raw); err != nil {
+	lines, _, err := strictyaml.Decode(src, &raw)
+	switch {
+	case errors.Is(err, strictyaml.ErrEmpty):
+		return nil, List{{File: name, Line: 1, Msg: "the file is empty"}}
+	case err != nil:
 		return nil, yamlErrors(name, err)
 	}
-	p := &parser{name: name, lines: map[string]int{}}
-	p.index("", root.Content[0])
+	p := &parser{name: name, lines: lines}
 	f := p.file(&raw, spec)
 	if len(p.errs) > 0 {
 		sort.SliceStable(p.errs, func(i, j int) bool { return p.errs[i].Line < p.errs[j].Line })
@@ -216,19 +203,12 @@ func Parse(name string, src []byte, spec *keyspec.Spec) (*File, error) {
 }
 
 func yamlErrors(name string, err error) error {
-	var msgs []string
-	var te *yaml.TypeError
-	if errors.As(err, &te) {
-		msgs = te.Errors
-	} else {
-		msgs = []string{err.Error()}
-	}
 	var list List
-	for _, m := range msgs {
+	for _, m := range strictyaml.Messages(err) {
 		e := &Error{File: name, Line: 1, Msg: friendly(strings.TrimPrefix(m, "yaml: "))}
-		if sm := lineMsg.FindStringSubmatch(m); sm != nil {
-			e.Line, _ = strconv.Atoi(sm[1])
-			e.Msg = friendly(sm[2])
+		if line, msg, ok := strictyaml.MessageLine(m); ok {
+			e.Line = line
+			e.Msg = friendly(msg)
 		}
 		list = append(list, e)
 	}
@@ -243,49 +223,12 @@ func friendly(msg string) string {
 
 type parser struct {
 	name  string
-	lines map[string]int
+	lines strictyaml.Lines
 	errs  List
 }
 
-func (p *parser) index(path string, n *yaml.Node) {
-	if n.Kind == yaml.AliasNode {
-		n = n.Alias
-	}
-	switch n.Kind {
-	case yaml.MappingNode:
-		for i := 0; i+1 < len(n.Content); i += 2 {
-			k := path + "." + n.Content[i].Value
-			if path == "" {
-				k = n.Content[i].Value
-			}
-			p.lines[k] = n.Content[i].Line
-			p.index(k, n.Content[i+1])
-		}
-	case yaml.SequenceNode:
-		for i, c := range n.Content {
-			k := fmt.Sprintf("%s[%d]", path, i)
-			p.lines[k] = c.Line
-			p.index(k, c)
-		}
-	}
-}
-
-func (p *parser) line(path string) int {
-	for path != "" {
-		if l, ok := p.lines[path]; ok {
-			return l
-		}
-		i := strings.LastIndexAny(path, ".[")
-		if i < 0 {
-			break
-		}
-		path = path[:i]
-	}
-	return 1
-}
-
 func (p *parser) errf(path, entry, format string, args ...any) {
-	p.errs = append(p.errs, &Error{File: p.name, Line: p.line(path), Entry: entry, Msg: fmt.Sprintf(format, args...)})
+	p.errs = append(p.errs, &Error{File: p.name, Line: p.lines.Line(path), Entry: entry, Msg: fmt.Sprintf(format, args...)})
 }
 
 func (p *parser) file(raw *rawFile, spec *keyspec.Spec) *File {
@@ -334,7 +277,7 @@ func (p *parser) file(raw *rawFile, spec *keyspec.Spec) *File {
 	}
 	for i, r := range raw.Fixed {
 		fp := fmt.Sprintf("fixed[%d]", i)
-		fx := Fixed{Line: p.line(fp), Name: r.Name, Source: r.Source}
+		fx := Fixed{Line: p.lines.Line(fp), Name: r.Name, Source: r.Source}
 		entry := fmt.Sprintf("fixed %q", r.Name)
 		if r.Name == "" {
 			p.errf(fp, "", "a fixed entry needs a name")
@@ -349,8 +292,8 @@ func (p *parser) file(raw *rawFile, spec *keyspec.Spec) *File {
 		fx.Bytes = n
 		f.Fixed = append(f.Fixed, fx)
 	}
-	f.KeysLine = p.line("keys")
-	for _, name := range sortedKeys(raw.Keys) {
+	f.KeysLine = p.lines.Line("keys")
+	for _, name := range slices.Sorted(maps.Keys(raw.Keys)) {
 		if e := p.entry("keys."+name, name, raw.Keys[name], spec, in); e != nil {
 			f.Entries = append(f.Entries, e)
 		}
@@ -366,7 +309,7 @@ func (p *parser) entry(path, name string, r rawEntry, spec *keyspec.Spec, in *ke
 		p.errf(path, entry, "not a live key of instance %s in %s", in.Name, spec.File)
 		return nil
 	}
-	e := &Entry{Line: p.line(path), Key: k, Source: r.Source, Calls: r.Calls, Vary: r.Vary, Params: r.Params}
+	e := &Entry{Line: p.lines.Line(path), Key: k, Source: r.Source, Calls: r.Calls, Vary: r.Vary, Params: r.Params}
 	switch {
 	case r.Count != nil && r.Rate != "":
 		p.errf(path, entry, "set count or rate, not both")
@@ -575,7 +518,7 @@ func (p *parser) step(sp, entry string, rs rawStep, spec *keyspec.Spec, in *keys
 		p.errf(sp+".script", entry, "script %s is read-only: it creates nothing", s.Name)
 		return nil
 	}
-	st := &Step{Line: p.line(sp), Script: s, Keys: map[string]*keyspec.Key{}, Args: map[string]argValue{}}
+	st := &Step{Line: p.lines.Line(sp), Script: s, Keys: map[string]*keyspec.Key{}, Args: map[string]argValue{}}
 	ok := true
 	for pos, kn := range rs.Keys {
 		var sk *keyspec.ScriptKey
@@ -670,15 +613,6 @@ func keyNames(keys []*keyspec.Key) string {
 		names = append(names, k.Name)
 	}
 	return strings.Join(names, ", ")
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 // Complete returns an error naming every live key of the file's instance that

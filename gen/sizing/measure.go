@@ -34,21 +34,33 @@ const scratchMaxmemory = "64gb"
 // scratch redis-server, through the instance's scripts (srcs, from
 // compiler.Load), measures them and returns the report.
 func Measure(ctx context.Context, spec *keyspec.Spec, srcs map[string]*compiler.Source, f *File, o Options) (*Report, error) {
-	s, err := startScratch(ctx, o.RedisServer)
+	m, stop, err := newMeasurer(ctx, spec, srcs, f, o)
 	if err != nil {
 		return nil, err
 	}
-	defer s.stop()
+	defer stop()
+	return m.run(ctx)
+}
+
+// newMeasurer starts the scratch server and the measurer on it; stop closes
+// the measurer's clients (a no-op when run closed them before measuring the
+// empty server) and the admin client, and stops the server.
+func newMeasurer(ctx context.Context, spec *keyspec.Spec, srcs map[string]*compiler.Source, f *File, o Options) (m *measurer, stop func(), err error) {
+	s, err := startScratch(ctx, o.RedisServer)
+	if err != nil {
+		return nil, nil, err
+	}
 	admin := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: time.Minute})
-	defer admin.Close()
-	m := &measurer{spec: spec, srcs: srcs, f: f, addr: s.addr, admin: admin, clients: map[int]*redis.Client{}, texts: map[int]string{},
+	m = &measurer{spec: spec, srcs: srcs, f: f, addr: s.addr, admin: admin, clients: map[int]*redis.Client{}, texts: map[int]string{},
 		rateCalls: o.RateCalls}
 	if m.rateCalls <= 0 {
 		m.rateCalls = DefaultRateCalls
 	}
-	// closed before the empty server is measured, and again (a no-op) on errors
-	defer m.close()
-	return m.run(ctx)
+	return m, func() {
+		m.close()
+		admin.Close()
+		s.stop()
+	}, nil
 }
 
 type measurer struct {

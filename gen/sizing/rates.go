@@ -2,7 +2,9 @@ package sizing
 
 import (
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -76,8 +78,8 @@ func (p *parser) rates(raw *rawFile, spec *keyspec.Spec, f *File) {
 			f.Utilisation = u
 		}
 	}
-	f.RatesLine = p.line("rates")
-	for _, name := range sortedKeys(raw.Rates) {
+	f.RatesLine = p.lines.Line("rates")
+	for _, name := range slices.Sorted(maps.Keys(raw.Rates)) {
 		if r := p.rate("rates."+name, name, raw.Rates[name], spec, f); r != nil {
 			f.Rates = append(f.Rates, r)
 		}
@@ -92,7 +94,7 @@ func (p *parser) rate(path, name string, r rawRate, spec *keyspec.Spec, f *File)
 		p.errf(path, entry, "not a live script of instance %s in %s", in.Name, spec.File)
 		return nil
 	}
-	rt := &Rate{Line: p.line(path), Script: s, Source: r.Source, RateText: r.Rate}
+	rt := &Rate{Line: p.lines.Line(path), Script: s, Source: r.Source, RateText: r.Rate}
 	switch v, err := parseCallRate(r.Rate); {
 	case r.Rate == "":
 		p.errf(path, entry, "rate is missing: the peak calls per second (200000/s, 5000/m)")
@@ -147,7 +149,7 @@ func (p *parser) rate(path, name string, r rawRate, spec *keyspec.Spec, f *File)
 	names := map[string]bool{}
 	for i, rb := range raws {
 		bp := fmt.Sprintf("%s.branches[%d]", path, i)
-		b := &Branch{Line: p.line(bp), Name: rb.Name, Fresh: rb.Fresh}
+		b := &Branch{Line: p.lines.Line(bp), Name: rb.Name, Fresh: rb.Fresh}
 		if len(r.Branches) == 0 {
 			b.Line = rt.Line
 		}
@@ -250,7 +252,7 @@ func (p *parser) argsOf(bp, entry string, s *keyspec.Script, raw map[string]yaml
 		args[a.Name] = a
 	}
 	out := map[string]argValue{}
-	for _, an := range sortedKeys(raw) {
+	for _, an := range slices.Sorted(maps.Keys(raw)) {
 		node := raw[an]
 		ap := bp + ".args." + an
 		a := args[an]

@@ -108,8 +108,8 @@ type EntryReport struct {
 	LiveKeys      int64   `json:"live_keys"`
 	LiveFrom      string  `json:"live_from"` // "count" or "RATE x LIFETIME"
 	Bytes         float64 `json:"bytes"`     // LiveKeys x BytesPerKey
-	// SeedEstimateBytes is Bytes x fragmentation x growth, the seeds' formula
-	// for this pattern alone.
+	// SeedEstimateBytes is Bytes x fragmentation x growth, the provisioning
+	// formula for this pattern alone.
 	SeedEstimateBytes float64 `json:"seed_estimate_bytes"`
 }
 
@@ -122,7 +122,7 @@ type ServerReport struct {
 	// pattern's and every fixed entry's.
 	DataBytes float64 `json:"data_bytes"`
 	// SeedEstimateBytes is DataBytes x fragmentation x growth: the RAM the
-	// seeds' formula provisions (seed 000 §9, seed 004 §5).
+	// usual formula provisions (DefaultFragmentation, DefaultGrowth).
 	SeedEstimateBytes float64 `json:"seed_estimate_bytes"`
 	// MaxmemoryBytes is DataBytes x growth, rounded up to a whole MiB: the
 	// maxmemory to set (Redis counts used_memory against it; fragmentation

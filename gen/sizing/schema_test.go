@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/hanchat/luagen/internal/schematest"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"go.yaml.in/yaml/v3"
 )
@@ -18,62 +19,27 @@ const (
 	docPath    = "../../docs/sizing.md"
 )
 
-func compileSchema(t *testing.T) *jsonschema.Schema {
-	t.Helper()
-	f, err := os.Open(schemaPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	doc, err := jsonschema.UnmarshalJSON(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("sizing.schema.json", doc); err != nil {
-		t.Fatal(err)
-	}
-	s, err := c.Compile("sizing.schema.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return s
-}
+func compileSchema(t *testing.T) *jsonschema.Schema { return schematest.Compile(t, schemaPath) }
 
-func yamlInstance(t *testing.T, src []byte) any {
-	t.Helper()
-	var v any
-	if err := yaml.Unmarshal(src, &v); err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(v)
-	if err != nil {
-		t.Fatal(err)
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return inst
-}
+func yamlInstance(t *testing.T, src []byte) any { return schematest.Instance(t, src) }
 
-// HAN's cardinality files are valid against the schema editors use, and the
-// schema refuses an unknown field and a malformed size.
+// A cardinality file of every section is valid against the schema editors
+// use, and the schema refuses an unknown field and a malformed size. (HAN's
+// files are checked in tests/han/sizing.)
 func TestSchemaAcceptsTheSampleFiles(t *testing.T) {
 	s := compileSchema(t)
-	for _, f := range []string{"../../sizing/vm1.yaml", "../../sizing/vm2.yaml", "../../sizing/elang.yaml"} {
-		src, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := s.Validate(yamlInstance(t, src)); err != nil {
-			t.Errorf("%s: %v", f, err)
+	for _, good := range []string{
+		"version: 1\ninstance: app\nshard_maxmemory: 4gb\nkeys:\n  hits:\n    count: 1000\n    params: {page: home}\n    steps: [{script: hits_incr, args: {by: 1}}]\n",
+		"version: 1\ninstance: app\nsamples: 50\nshard_maxmemory: 512mb\nfragmentation: 1.2\ngrowth: 1.1\nkeys:\n  hits:\n    rate: 20/s\n    lifetime: 1h\n    steps: [{script: hits_incr}]\nrates:\n  hits_incr:\n    rate: 100/s\n    branches:\n      - {name: first, share: 10%}\n      - {name: later, share: 90%}\n",
+	} {
+		if err := s.Validate(yamlInstance(t, []byte(good))); err != nil {
+			t.Errorf("%q: %v", good, err)
 		}
 	}
 	for _, bad := range []string{
-		"version: 1\ninstance: vm2\nshard_maxmemory: 4gb\nkeys: {k: {steps: [{script: s}], colour: red}}\n",
-		"version: 1\ninstance: vm2\nshard_maxmemory: four\nkeys: {}\n",
-		"version: 1\ninstance: vm2\nshard_maxmemory: 4gb\nkeys: {k: {steps: [{script: s, args: {v: {bytes: 3}}}]}}\n",
+		"version: 1\ninstance: app\nshard_maxmemory: 4gb\nkeys: {k: {steps: [{script: s}], colour: red}}\n",
+		"version: 1\ninstance: app\nshard_maxmemory: four\nkeys: {}\n",
+		"version: 1\ninstance: app\nshard_maxmemory: 4gb\nkeys: {k: {steps: [{script: s, args: {v: {bytes: 3}}}]}}\n",
 	} {
 		if err := s.Validate(yamlInstance(t, []byte(bad))); err == nil {
 			t.Errorf("the schema accepts %q", bad)

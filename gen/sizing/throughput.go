@@ -352,19 +352,11 @@ func (m *measurer) reset(ctx context.Context, srv *keyspec.Server) error {
 // redis-server (what Measure's report holds under rates), with their
 // capacities at f's utilisation.
 func MeasureRates(ctx context.Context, spec *keyspec.Spec, srcs map[string]*compiler.Source, f *File, o Options) ([]RateReport, error) {
-	s, err := startScratch(ctx, o.RedisServer)
+	m, stop, err := newMeasurer(ctx, spec, srcs, f, o)
 	if err != nil {
 		return nil, err
 	}
-	defer s.stop()
-	admin := redis.NewClient(&redis.Options{Addr: s.addr, MaxRetries: -1, PoolSize: 1, ReadTimeout: time.Minute})
-	defer admin.Close()
-	m := &measurer{spec: spec, srcs: srcs, f: f, addr: s.addr, admin: admin, clients: map[int]*redis.Client{}, texts: map[int]string{},
-		rateCalls: o.RateCalls}
-	if m.rateCalls <= 0 {
-		m.rateCalls = DefaultRateCalls
-	}
-	defer m.close()
+	defer stop()
 	if err := m.loadScripts(ctx, append(m.scripts(), f.scriptsOfRates()...)); err != nil {
 		return nil, err
 	}

@@ -2,8 +2,8 @@
 // wrappers to Prometheus: a runtime.Observer to put in a generated Clients'
 // Observer field. Without one (the default) the wrappers measure nothing.
 //
-//	m, err := scriptmetrics.New(reg, vm1.AllScripts()...)
-//	scripts, err := vm1.NewScripts(vm1.Clients{DB0: rdb, Observer: m})
+//	m, err := scriptmetrics.New(reg, app.AllScripts()...)
+//	scripts, err := app.NewScripts(app.Clients{DB0: rdb, Observer: m})
 //
 // Metrics (label script is the spec's script name; code is bounded):
 //
