@@ -24,7 +24,7 @@ const (
 // whose mistake is in the spec itself).
 func specsInRepo(t *testing.T) []string {
 	t.Helper()
-	out := []string{"../../keyspec.yaml", "../../examples/cacheservice/keyspec.yaml", "../../cmd/luagen/template/keyspec.yaml", "../../cmd/luagen/template/durable/keyspec.yaml", "testdata/valid.yaml"}
+	out := []string{"../../keyspec.yaml", "../../examples/cacheservice/keyspec.yaml", "../../examples/jobqueue/keyspec.yaml", "../../cmd/luagen/template/keyspec.yaml", "../../cmd/luagen/template/durable/keyspec.yaml", "testdata/valid.yaml"}
 	for _, glob := range []string{"../testdata/*/keyspec.yaml", "../testdata/features/*/keyspec.yaml", "../lint/testdata/*/keyspec.yaml"} {
 		m, err := filepath.Glob(glob)
 		if err != nil {
