@@ -27,7 +27,7 @@ var templates embed.FS
 // page-hit counter with a TTL, or with --durable a job queue whose keys the
 // service keeps (ttl none) within a bound. Beside the spec it writes the JSON
 // Schema the spec's first line points editors at, and generate.go, whose
-// go:generate line runs go tool luagen generate (unless a Go file there
+// generate directive runs go tool luagen generate (unless a Go file there
 // already runs luagen generate). It refuses to overwrite anything: when one of
 // its files exists it writes none. It ends with the commands to run next, each
 // of which works as printed from the directory init ran in.
@@ -127,8 +127,8 @@ const generateSource = `package %s
 //go:generate go tool luagen generate
 `
 
-// runsLuagenGenerate reports whether a Go file in dir already has a
-// go:generate line running luagen generate.
+// runsLuagenGenerate reports whether a Go file in dir already has a generate
+// directive running luagen generate.
 func runsLuagenGenerate(dir string) (bool, error) {
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
