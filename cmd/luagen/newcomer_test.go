@@ -26,7 +26,11 @@ func goCmd(t *testing.T, dir string, args ...string) string {
 	cmd.Env = offlineEnv()
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		t.Fatalf("in %s: %s: %v\n%s", dir, strings.Join(args, " "), err, out)
+		hint := ""
+		if strings.Contains(string(out), "module lookup disabled by GOPROXY=off") {
+			hint = "\n(the module cache lacks a module these offline steps need: make deps downloads them once)"
+		}
+		t.Fatalf("in %s: %s: %v\n%s%s", dir, strings.Join(args, " "), err, out, hint)
 	}
 	return string(out)
 }
