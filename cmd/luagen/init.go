@@ -117,12 +117,11 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 // generateFile is the file luagen init writes to wire go generate to luagen.
 const generateFile = "generate.go"
 
-// generateSource is generate.go, for the package named by its one verb.
+// generateSource is generate.go; its %s is the package's name.
 const generateSource = `package %s
 
 // go generate ./... writes generated/ from keyspec.yaml and lua/ with the
-// luagen of this module's tool directive (go get -tool
-// github.com/hanchat/luagen/cmd/luagen).
+// luagen of this module's tool directive (luagen's docs/install.md).
 //
 //go:generate go tool luagen generate
 `
