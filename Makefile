@@ -3,10 +3,11 @@ GO ?= go
 STATICCHECK = honnef.co/go/tools/cmd/staticcheck@v0.8.2
 EXAMPLE = examples/apiservice
 EXAMPLE2 = examples/cacheservice
+EXAMPLE3 = examples/jobqueue
 BENCH = bench
-# Every Go module of the repository: the product, the two examples that use it,
+# Every Go module of the repository: the product, the three examples that use it,
 # the comparison benchmarks.
-MODULES = . $(EXAMPLE) $(EXAMPLE2) $(BENCH)
+MODULES = . $(EXAMPLE) $(EXAMPLE2) $(EXAMPLE3) $(BENCH)
 # Where make test records the Lua coverage of the tests (gitignored).
 COVER = artefacts/luacover
 PG_HOST = 127.0.0.1
@@ -21,6 +22,7 @@ generate:
 	$(GO) run ./cmd/luagen generate
 	cd $(EXAMPLE) && $(GO) generate ./...
 	cd $(EXAMPLE2) && $(GO) generate ./...
+	cd $(EXAMPLE3) && $(GO) generate ./...
 	cd $(BENCH) && $(GO) generate ./internal/rueidisgen
 	@for i in $(MONITORED); do \
 		$(GO) run ./cmd/luagen alerts --instance $$i --sizing-report monitoring/$$i.sizing.json --out monitoring/$$i.rules.yml --tests monitoring/$$i.rules.test.yml || exit 1; \
@@ -42,6 +44,7 @@ check:
 	cd $(EXAMPLE) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/redisgen
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/redisgen
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen check --spec keyspec.yaml --lua lua --out internal/rueidisgen --instance sessions --client rueidis
+	cd $(EXAMPLE3) && $(GO) tool luagen check --spec keyspec.yaml --lua lua --out internal/redisgen
 	$(GO) run ./cmd/luagen check --out bench/internal/rueidisgen --instance vm1 --client rueidis
 	@for i in $(MONITORED); do \
 		$(GO) run ./cmd/luagen alerts --instance $$i --sizing-report monitoring/$$i.sizing.json --check monitoring/$$i.rules.yml --tests monitoring/$$i.rules.test.yml || exit 1; \
@@ -55,6 +58,7 @@ lint:
 	$(GO) run ./cmd/luagen lint
 	cd $(EXAMPLE) && $(GO) run github.com/hanchat/luagen/cmd/luagen lint --spec keyspec.yaml --lua lua
 	cd $(EXAMPLE2) && $(GO) run github.com/hanchat/luagen/cmd/luagen lint --spec keyspec.yaml --lua lua
+	cd $(EXAMPLE3) && $(GO) tool luagen lint --spec keyspec.yaml --lua lua
 
 ## deps: what the tests need on this machine, each step only when it is missing:
 ## redis-server, prometheus and promtool, prometheus-redis-exporter, chromium for
@@ -73,6 +77,13 @@ deps:
 	@for i in $$(seq 100); do pg_isready -q -h $(PG_HOST) -p $(PG_PORT) && break; sleep 0.1; done; pg_isready -h $(PG_HOST) -p $(PG_PORT)
 	@psql -h $(PG_HOST) -p $(PG_PORT) -U postgres -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = 'test'" | grep -q 1 || { echo "deps: creating database test"; createdb -h $(PG_HOST) -p $(PG_PORT) -U postgres test; }
 	@for m in $(MODULES); do (cd $$m && $(GO) mod download) || exit 1; done
+	@# go mod tidy of a new module using luagen (cmd/luagen's new-user tests run it offline) also
+	@# reads the modules the tests of luagen's dependencies import: fetch them once when missing.
+	@d=$$(mktemp -d) && trap 'rm -rf "$$d"' EXIT && cd "$$d" && export GOFLAGS=-mod=mod GOSUMDB=off && \
+		$(GO) mod init example.com/warm >/dev/null 2>&1 && \
+		$(GO) mod edit -replace=github.com/hanchat/luagen=$(CURDIR) -require=github.com/hanchat/luagen@v0.0.0-00010101000000-000000000000 -tool=github.com/hanchat/luagen/cmd/luagen && \
+		$(GO) mod tidy && $(GO) tool luagen init >/dev/null && $(GO) generate ./... >/dev/null && \
+		{ GOPROXY=off $(GO) mod tidy >/dev/null 2>&1 || { echo "deps: downloading the modules go mod tidy of a new luagen module needs"; $(GO) mod tidy; }; }
 
 ## test: everything CI runs: the tests (recording their Lua coverage), the
 ## coverage floors, the breaking check of the work tree against HEAD~1, and the
@@ -88,6 +99,7 @@ test: deps check lint
 	fi
 	cd $(EXAMPLE) && $(GO) test -race -count=1 ./...
 	cd $(EXAMPLE2) && $(GO) test -race -count=1 ./...
+	cd $(EXAMPLE3) && $(GO) test -race -count=1 ./...
 	cd $(BENCH) && $(GO) test -count=1 ./...
 	$(MAKE) standalone
 

@@ -15,6 +15,8 @@ import (
 	"strconv"
 	"strings"
 	"text/template"
+
+	"github.com/hanchat/luagen/docs"
 )
 
 //go:embed template
@@ -22,11 +24,15 @@ var templates embed.FS
 
 // runInit writes a minimal spec, one script and a Go test of it into --dir: a
 // page-hit counter with a TTL, or with --durable a job queue whose keys the
-// service keeps (ttl none) within a bound. It refuses to overwrite anything:
-// when one of its files exists it writes none.
+// service keeps (ttl none) within a bound. Beside the spec it writes the JSON
+// Schema the spec's first line points editors at, and generate.go, whose
+// generate directive runs go tool luagen generate (unless a Go file there
+// already runs luagen generate). It refuses to overwrite anything: when one of
+// its files exists it writes none. It ends with the commands to run next, each
+// of which works as printed from the directory init ran in.
 func runInit(args []string, stdout, stderr io.Writer) int {
 	fset := newFlags("init", stderr)
-	dir := fset.String("dir", ".", "the directory to write keyspec.yaml, lua/ and the test into (inside a Go module)")
+	dir := fset.String("dir", ".", "the directory to write keyspec.yaml, its keyspec.schema.json, lua/, generate.go and the test into (inside a Go module)")
 	durable := fset.Bool("durable", false, "write a job queue whose keys never expire (ttl none, bounded by max_len) instead of the page-hit counter")
 	if code, ok := parse(fset, args, stderr); !ok {
 		return code
@@ -63,6 +69,20 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		return exitProblem
 	}
 	files[example.testFile] = test.Bytes()
+	files[schemaFile] = docs.KeyspecSchema
+	wired, err := runsLuagenGenerate(abs)
+	if err != nil {
+		fmt.Fprintf(stderr, "luagen init: %v\n", err)
+		return exitProblem
+	}
+	if !wired {
+		files[generateFile] = []byte(fmt.Sprintf(generateSource, strings.TrimSuffix(pkg, "_test")))
+	}
+	mod, err := findGoMod(abs)
+	if err != nil {
+		fmt.Fprintf(stderr, "luagen init: %v\n", err)
+		return exitProblem
+	}
 	var exists []string
 	for name := range files {
 		if _, err := os.Lstat(filepath.Join(abs, name)); err == nil {
@@ -88,8 +108,98 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		}
 		fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*dir, name))
 	}
-	fmt.Fprintf(stdout, "next: cd %s && luagen generate && go test ./...\n", *dir)
+	fmt.Fprint(stdout, nextSteps(*dir, mod, wired))
 	return exitOK
+}
+
+// generateFile is the file luagen init writes to wire go generate to luagen.
+const generateFile = "generate.go"
+
+// generateSource is generate.go; its %s is the package's name.
+const generateSource = `package %s
+
+// go generate ./... writes generated/ from keyspec.yaml and lua/ with the
+// luagen of this module's tool directive (luagen's docs/install.md).
+//
+//go:generate go tool luagen generate
+`
+
+// runsLuagenGenerate reports whether a Go file in dir already has a generate
+// directive running luagen generate.
+func runsLuagenGenerate(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".go") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return false, err
+		}
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.HasPrefix(line, "//go:generate ") && strings.Contains(line, "luagen") && strings.Contains(line, " generate") {
+				return true, nil
+			}
+		}
+	}
+	return false, nil
+}
+
+// nextSteps are the commands to run after luagen init, one a line, each
+// working as printed from where init ran: into the directory; the tool
+// directive when go.mod has none (go get -tool from the module proxy, or, when
+// go.mod replaces luagen by a checkout, which the proxy cannot resolve, the
+// requirement and the directive written by go mod edit and go mod tidy -e:
+// -e because the generated package the test imports does not exist yet); go
+// generate (generate.go, or the user's own go:generate line); go mod tidy for
+// the generated code's requirements; and the test init wrote.
+func nextSteps(dir string, mod *goMod, wired bool) string {
+	var steps []string
+	if d := filepath.Clean(dir); d != "." {
+		steps = append(steps, "cd "+shellQuote(d))
+	}
+	var note string
+	switch {
+	case mod != nil && mod.tools[luagenTool]:
+	case mod != nil && mod.replaces[luagenModule]:
+		steps = append(steps, "go mod edit -require="+luagenModule+"@"+replacedVersion+" -tool="+luagenTool, "go mod tidy -e")
+		note = "; go mod tidy -e reports the generated package missing until go generate writes it"
+	default:
+		steps = append(steps, "go get -tool "+luagenTool)
+	}
+	steps = append(steps, "go generate ./...", "go mod tidy", "go test ./...")
+	var b strings.Builder
+	if wired {
+		b.WriteString("next steps (go generate runs your go:generate line for luagen generate" + note + "):\n")
+	} else {
+		b.WriteString("next steps (go generate runs go tool luagen generate, from " + generateFile + note + "):\n")
+	}
+	for _, s := range steps {
+		b.WriteString("  " + s + "\n")
+	}
+	return b.String()
+}
+
+// shellQuote quotes s for a POSIX shell when it holds anything but letters,
+// digits and / . _ - characters.
+func shellQuote(s string) string {
+	plain := s != ""
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("/._-+", r)) {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 // initExample is what luagen init writes: files (written as they are, by

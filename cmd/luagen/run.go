@@ -36,6 +36,8 @@ commands:
   doc        write the keyspace catalogue (--out DIR): instances, keys, scripts, users, channels and a map, one HTML page
   diff       describe for a reviewer what changed since --against REF: each script's commands and keys, the aclfile lines (Markdown)
   import     draft lua/<instance>/ and a keyspec.yaml from existing scripts (.lua files, redis.NewScript literals in Go)
+  schema     print the JSON Schema of keyspec.yaml (luagen init writes it beside the spec; refresh it after upgrading luagen)
+  version    print luagen's module version and the VCS revision it was built from
 
 run "luagen <command> -h" for a command's flags
 `
@@ -77,6 +79,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCover(args[1:], stdout, stderr)
 	case "import":
 		return runImport(args[1:], stdout, stderr)
+	case "schema":
+		return runSchema(args[1:], stdout, stderr)
+	case "version", "--version":
+		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -156,6 +162,7 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 		return exitProblem
 	}
 	fmt.Fprintf(stdout, "luagen: %d files in %s\n", len(files), g.out)
+	tidyHint(g.out, files, stderr)
 	return exitOK
 }
 

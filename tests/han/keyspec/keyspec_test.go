@@ -77,7 +77,7 @@ func TestHANSpec(t *testing.T) {
 // use (docs/keyspec.schema.json).
 func TestRepositorySpecsMatchTheSchema(t *testing.T) {
 	schema := schematest.Compile(t, "../../../docs/keyspec.schema.json")
-	for _, path := range []string{"../../../keyspec.yaml", "../../../examples/cacheservice/keyspec.yaml", "../../../examples/apiservice/keyspec.yaml"} {
+	for _, path := range []string{"../../../keyspec.yaml", "../../../examples/cacheservice/keyspec.yaml", "../../../examples/apiservice/keyspec.yaml", "../../../examples/jobqueue/keyspec.yaml"} {
 		src, err := os.ReadFile(path)
 		if err != nil {
 			t.Fatal(err)
