@@ -40,7 +40,7 @@ type Options struct {
 	// ClearBatch is how many entry files one Clear step removes in the local
 	// store, 1..10000; zero means 500. (In Redis a clear is one step.)
 	ClearBatch int
-	// Registerer receives the metrics; nil means a private registry.
+	// Registerer receives the metrics; nil: counted but exported nowhere.
 	Registerer prometheus.Registerer
 	// Logger receives a warning per store failure (never a value); nil means slog.Default().
 	Logger *slog.Logger
@@ -64,9 +64,6 @@ func New(st *store.Store, o Options) *Cache {
 	}
 	if o.ClearBatch < 1 || o.ClearBatch > 10000 {
 		o.ClearBatch = 500
-	}
-	if o.Registerer == nil {
-		o.Registerer = prometheus.NewRegistry()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

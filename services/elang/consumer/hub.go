@@ -149,12 +149,7 @@ func (h *Hub) Work(ctx context.Context) error {
 	for ctx.Err() == nil {
 		if err := h.Step(ctx); err != nil && ctx.Err() == nil {
 			h.o.Logger.Warn("realtime hub step failed", "err", err)
-			t := time.NewTimer(h.o.Block)
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-			}
-			t.Stop()
+			pause(ctx, h.o.Block)
 		}
 		if time.Since(last) >= h.o.SweepEvery {
 			if err := h.Sweep(ctx); err != nil && ctx.Err() == nil {

@@ -113,12 +113,7 @@ func (w *Worker) Work(ctx context.Context) error {
 	for ctx.Err() == nil {
 		if _, err := w.Step(ctx); err != nil && ctx.Err() == nil {
 			w.o.Logger.Warn("queue worker step failed", "err", err)
-			t := time.NewTimer(w.o.Block)
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-			}
-			t.Stop()
+			pause(ctx, w.o.Block)
 		}
 	}
 	return nil

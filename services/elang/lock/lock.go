@@ -56,7 +56,7 @@ func (e *NotHeldError) Is(target error) bool { return target == ErrNotHeld }
 type Options struct {
 	// Timeout bounds each store call; zero means 2s.
 	Timeout time.Duration
-	// Registerer receives the metrics; nil means a private registry.
+	// Registerer receives the metrics; nil: counted but exported nowhere.
 	Registerer prometheus.Registerer
 	// Logger receives a warning per store failure; nil means slog.Default().
 	Logger *slog.Logger
@@ -75,9 +75,6 @@ type Locker struct {
 func New(st *store.Store, o Options) *Locker {
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Second
-	}
-	if o.Registerer == nil {
-		o.Registerer = prometheus.NewRegistry()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
