@@ -74,9 +74,7 @@ func New(st *store.Store, o Options) *Cache {
 		ops:      set.CounterVec("elang_cache_operations_total", "Cache operations by op (get, set, delete, clear) and result (hit, miss, ok, failure, invalid).", "store", "op", "result"),
 		failures: set.CounterVec("elang_cache_failures_total", "Cache store failures by op; a get failure was answered as a miss. Alert on any increase.", "store", "op"),
 	}
-	if err := set.Err(); err != nil {
-		o.Logger.Error("cache: metrics not registered: they are counted but exported nowhere", "err", err)
-	}
+	set.LogErr(o.Logger, "cache:")
 	return c
 }
 

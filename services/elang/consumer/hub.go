@@ -106,9 +106,7 @@ func NewHub(db *pgxpool.Pool, g *Group, o HubOptions) *Hub {
 		queries:   set.Counter("elang_realtime_queries_total", "SQL queries of the replay history, one per group of clients sharing a channel and a cursor."),
 		delivered: set.Counter("elang_realtime_delivered_total", "Events delivered to clients."),
 	}
-	if err := set.Err(); err != nil {
-		o.Logger.Error("consumer: hub metrics not registered: they are counted but exported nowhere", "err", err)
-	}
+	set.LogErr(o.Logger, "consumer: hub")
 	return h
 }
 

@@ -95,9 +95,7 @@ func NewWorker(db *pgxpool.Pool, g *Group, h Handler, o WorkerOptions) *Worker {
 		jobs:      set.CounterVec("elang_queue_jobs_total", "Jobs by outcome: done, retry, failed, or released (given back unrun or interrupted at shutdown).", "outcome"),
 		reclaimed: set.Counter("elang_queue_reclaimed_total", "Notifications reclaimed from consumers that stopped acknowledging (XAUTOCLAIM)."),
 	}
-	if err := set.Err(); err != nil {
-		o.Logger.Error("consumer: worker metrics not registered: they are counted but exported nowhere", "err", err)
-	}
+	set.LogErr(o.Logger, "consumer: worker")
 	return w
 }
 

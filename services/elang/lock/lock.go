@@ -85,9 +85,7 @@ func New(st *store.Store, o Options) *Locker {
 		ops:      set.CounterVec("elang_lock_operations_total", "Lock operations by op (acquire, refresh, release) and result (acquired, busy, ok, expired, other_owner, failure, invalid).", "store", "op", "result"),
 		failures: set.CounterVec("elang_lock_failures_total", "Lock store failures by op: the caller got ErrUnavailable. Alert on any increase.", "store", "op"),
 	}
-	if err := set.Err(); err != nil {
-		o.Logger.Error("lock: metrics not registered: they are counted but exported nowhere", "err", err)
-	}
+	set.LogErr(o.Logger, "lock:")
 	return l
 }
 
