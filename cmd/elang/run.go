@@ -244,6 +244,35 @@ func (c *cli) redis() (*redis.Client, elang.Prefix, *elang.Scripts, error) {
 const loaderURLEnv = "ELANG_REDIS_LOADER_URL"
 
 // lookup reports an environment variable and whether it is set (not empty).
+// stores are the two stores the outbox and queue commands run on: PostgreSQL
+// (DATABASE_URL) and the deployment's Redis.
+type stores struct {
+	db      *pgxpool.Pool
+	rdb     *redis.Client
+	prefix  elang.Prefix
+	scripts *elang.Scripts
+}
+
+// stores opens PostgreSQL, then Redis; a failure closes what was opened.
+func (c *cli) stores() (*stores, error) {
+	db, err := c.db()
+	if err != nil {
+		return nil, err
+	}
+	rdb, p, scripts, err := c.redis()
+	if err != nil {
+		db.Close()
+		return nil, err
+	}
+	return &stores{db: db, rdb: rdb, prefix: p, scripts: scripts}, nil
+}
+
+// close closes Redis, then PostgreSQL.
+func (s *stores) close() {
+	_ = s.rdb.Close()
+	s.db.Close()
+}
+
 func (c *cli) lookup(env string) (string, bool) {
 	v := c.getenv(env)
 	return v, v != ""
@@ -289,16 +318,12 @@ func (c *cli) relay(args []string, continuous bool) error {
 	if *batch < 1 || *batch > 10000 {
 		return usageError{fmt.Sprintf("--batch %d: want 1..10000", *batch)}
 	}
-	db, err := c.db()
+	st, err := c.stores()
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	rdb, p, scripts, err := c.redis()
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
+	defer st.close()
+	db, rdb, p, scripts := st.db, st.rdb, st.prefix, st.scripts
 	reg := prometheus.NewRegistry()
 	r := outbox.NewRelay(db, rdb, scripts, p, outbox.Options{Batch: *batch, Poll: *poll, Logger: c.log, Registerer: reg})
 	if continuous {
@@ -381,16 +406,12 @@ func (c *cli) queueWork(args []string) error {
 	if *consumerName == "" {
 		*consumerName = defaultConsumer()
 	}
-	db, err := c.db()
+	st, err := c.stores()
 	if err != nil {
 		return err
 	}
-	defer db.Close()
-	rdb, p, scripts, err := c.redis()
-	if err != nil {
-		return err
-	}
-	defer rdb.Close()
+	defer st.close()
+	db, rdb, p, scripts := st.db, st.rdb, st.prefix, st.scripts
 	g, err := consumer.NewGroup(rdb, p, *group, *consumerName)
 	if err != nil {
 		return usageError{err.Error()}

@@ -19,13 +19,7 @@ import (
 // Prefix is a fresh test deployment prefix: "test:<name>-<8 hex>:".
 func Prefix(t testing.TB, name string) elang.Prefix {
 	t.Helper()
-	var b [4]byte
-	_, _ = rand.Read(b[:])
-	p, err := elang.NewPrefix(name + "-" + hex.EncodeToString(b[:]) + ":")
-	if err != nil {
-		t.Fatal(err)
-	}
-	tp, err := p.Test()
+	tp, err := Deployment(t, name).Test()
 	if err != nil {
 		t.Fatal(err)
 	}

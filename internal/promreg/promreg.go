@@ -13,6 +13,7 @@ package promreg
 
 import (
 	"errors"
+	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -31,6 +32,15 @@ func On(reg prometheus.Registerer) *Set { return &Set{reg: reg} }
 
 // Err is the first refusal, or nil.
 func (s *Set) Err() error { return s.err }
+
+// LogErr logs the first refusal, if any, as an error of component on log: the
+// collectors count but are exported nowhere. For a component whose constructor
+// has no error to return.
+func (s *Set) LogErr(log *slog.Logger, component string) {
+	if s.err != nil {
+		log.Error(component+" metrics not registered: they are counted but exported nowhere", "err", s.err)
+	}
+}
 
 // Add registers c and returns it, or the equal collector of c's type the
 // Registerer holds already (prometheus.AlreadyRegisteredError).

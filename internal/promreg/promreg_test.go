@@ -1,7 +1,10 @@
 package promreg_test
 
 import (
+	"bytes"
 	"errors"
+	"log/slog"
+	"strings"
 	"testing"
 
 	"github.com/hanchat/luagen/internal/promreg"
@@ -104,4 +107,25 @@ type constCollector struct {
 func (c *constCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 func (c *constCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, c.v)
+}
+
+// LogErr logs a refusal once, naming the component, and nothing when every
+// collector was registered or reused.
+func TestLogErrLogsOnlyARefusal(t *testing.T) {
+	var buf bytes.Buffer
+	log := slog.New(slog.NewTextHandler(&buf, nil))
+	reg := prometheus.NewRegistry()
+	ok := promreg.On(reg)
+	ok.CounterVec("promreg_log_total", "A test counter.", "result")
+	ok.LogErr(log, "first:")
+	if buf.Len() != 0 {
+		t.Fatalf("a registration without refusal logged %q", buf.String())
+	}
+	refused := promreg.On(reg)
+	refused.CounterVec("promreg_log_total", "A test counter.", "outcome")
+	refused.LogErr(log, "second:")
+	got := buf.String()
+	if !strings.Contains(got, "level=ERROR") || !strings.Contains(got, `msg="second: metrics not registered: they are counted but exported nowhere"`) || strings.Count(got, "\n") != 1 {
+		t.Errorf("a refusal logged %q, want one error line naming second:", got)
+	}
 }

@@ -40,7 +40,7 @@ type Options struct {
 	// ClearBatch is how many entry files one Clear step removes in the local
 	// store, 1..10000; zero means 500. (In Redis a clear is one step.)
 	ClearBatch int
-	// Registerer receives the metrics; nil means a private registry.
+	// Registerer receives the metrics; nil: counted but exported nowhere.
 	Registerer prometheus.Registerer
 	// Logger receives a warning per store failure (never a value); nil means slog.Default().
 	Logger *slog.Logger
@@ -65,9 +65,6 @@ func New(st *store.Store, o Options) *Cache {
 	if o.ClearBatch < 1 || o.ClearBatch > 10000 {
 		o.ClearBatch = 500
 	}
-	if o.Registerer == nil {
-		o.Registerer = prometheus.NewRegistry()
-	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -77,9 +74,7 @@ func New(st *store.Store, o Options) *Cache {
 		ops:      set.CounterVec("elang_cache_operations_total", "Cache operations by op (get, set, delete, clear) and result (hit, miss, ok, failure, invalid).", "store", "op", "result"),
 		failures: set.CounterVec("elang_cache_failures_total", "Cache store failures by op; a get failure was answered as a miss. Alert on any increase.", "store", "op"),
 	}
-	if err := set.Err(); err != nil {
-		o.Logger.Error("cache: metrics not registered: they are counted but exported nowhere", "err", err)
-	}
+	set.LogErr(o.Logger, "cache:")
 	return c
 }
 

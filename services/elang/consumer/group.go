@@ -153,3 +153,13 @@ func decode(msgs []redis.XMessage) []Notification {
 	}
 	return out
 }
+
+// pause waits d, or less if ctx ends first: the wait after a failed step.
+func pause(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}

@@ -106,9 +106,7 @@ func NewHub(db *pgxpool.Pool, g *Group, o HubOptions) *Hub {
 		queries:   set.Counter("elang_realtime_queries_total", "SQL queries of the replay history, one per group of clients sharing a channel and a cursor."),
 		delivered: set.Counter("elang_realtime_delivered_total", "Events delivered to clients."),
 	}
-	if err := set.Err(); err != nil {
-		o.Logger.Error("consumer: hub metrics not registered: they are counted but exported nowhere", "err", err)
-	}
+	set.LogErr(o.Logger, "consumer: hub")
 	return h
 }
 
@@ -149,12 +147,7 @@ func (h *Hub) Work(ctx context.Context) error {
 	for ctx.Err() == nil {
 		if err := h.Step(ctx); err != nil && ctx.Err() == nil {
 			h.o.Logger.Warn("realtime hub step failed", "err", err)
-			t := time.NewTimer(h.o.Block)
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-			}
-			t.Stop()
+			pause(ctx, h.o.Block)
 		}
 		if time.Since(last) >= h.o.SweepEvery {
 			if err := h.Sweep(ctx); err != nil && ctx.Err() == nil {

@@ -95,9 +95,7 @@ func NewWorker(db *pgxpool.Pool, g *Group, h Handler, o WorkerOptions) *Worker {
 		jobs:      set.CounterVec("elang_queue_jobs_total", "Jobs by outcome: done, retry, failed, or released (given back unrun or interrupted at shutdown).", "outcome"),
 		reclaimed: set.Counter("elang_queue_reclaimed_total", "Notifications reclaimed from consumers that stopped acknowledging (XAUTOCLAIM)."),
 	}
-	if err := set.Err(); err != nil {
-		o.Logger.Error("consumer: worker metrics not registered: they are counted but exported nowhere", "err", err)
-	}
+	set.LogErr(o.Logger, "consumer: worker")
 	return w
 }
 
@@ -113,12 +111,7 @@ func (w *Worker) Work(ctx context.Context) error {
 	for ctx.Err() == nil {
 		if _, err := w.Step(ctx); err != nil && ctx.Err() == nil {
 			w.o.Logger.Warn("queue worker step failed", "err", err)
-			t := time.NewTimer(w.o.Block)
-			select {
-			case <-ctx.Done():
-			case <-t.C:
-			}
-			t.Stop()
+			pause(ctx, w.o.Block)
 		}
 	}
 	return nil

@@ -56,7 +56,7 @@ func (e *NotHeldError) Is(target error) bool { return target == ErrNotHeld }
 type Options struct {
 	// Timeout bounds each store call; zero means 2s.
 	Timeout time.Duration
-	// Registerer receives the metrics; nil means a private registry.
+	// Registerer receives the metrics; nil: counted but exported nowhere.
 	Registerer prometheus.Registerer
 	// Logger receives a warning per store failure; nil means slog.Default().
 	Logger *slog.Logger
@@ -76,9 +76,6 @@ func New(st *store.Store, o Options) *Locker {
 	if o.Timeout <= 0 {
 		o.Timeout = 2 * time.Second
 	}
-	if o.Registerer == nil {
-		o.Registerer = prometheus.NewRegistry()
-	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
@@ -88,9 +85,7 @@ func New(st *store.Store, o Options) *Locker {
 		ops:      set.CounterVec("elang_lock_operations_total", "Lock operations by op (acquire, refresh, release) and result (acquired, busy, ok, expired, other_owner, failure, invalid).", "store", "op", "result"),
 		failures: set.CounterVec("elang_lock_failures_total", "Lock store failures by op: the caller got ErrUnavailable. Alert on any increase.", "store", "op"),
 	}
-	if err := set.Err(); err != nil {
-		o.Logger.Error("lock: metrics not registered: they are counted but exported nowhere", "err", err)
-	}
+	set.LogErr(o.Logger, "lock:")
 	return l
 }
 

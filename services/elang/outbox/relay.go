@@ -122,9 +122,7 @@ func NewRelay(db *pgxpool.Pool, rdb redis.UniversalClient, scripts *elang.Script
 	}
 	// A zero prefix builds no key: every pass then fails with the builder's error.
 	r.stream, r.keyErr = elang.NewOutboxStreamKey(p)
-	if err := set.Err(); err != nil {
-		o.Logger.Error("outbox: relay metrics not registered: they are counted but exported nowhere", "err", err)
-	}
+	set.LogErr(o.Logger, "outbox: relay")
 	return r
 }
 

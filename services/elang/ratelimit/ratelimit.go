@@ -76,7 +76,7 @@ type Options struct {
 	// Timeout bounds each call to Redis; zero means 500ms. It bounds a call to
 	// a hung server only when the client has ContextTimeoutEnabled.
 	Timeout time.Duration
-	// Registerer receives the metrics; nil means a private registry.
+	// Registerer receives the metrics; nil: counted but exported nowhere.
 	Registerer prometheus.Registerer
 	// Logger receives a warning per Redis failure (never a subject); nil means slog.Default().
 	Logger *slog.Logger
@@ -143,9 +143,6 @@ func New(rdb redis.Scripter, p elang.Prefix, key secrets.HMACKey, limits []Limit
 			return nil, fmt.Errorf("ratelimit: %w: limits[%d]: %q twice", ErrInvalid, i, lim.Name)
 		}
 		l.limits[lim.Name] = lim
-	}
-	if o.Registerer == nil {
-		o.Registerer = prometheus.NewRegistry()
 	}
 	if l.log == nil {
 		l.log = slog.Default()

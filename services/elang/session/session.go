@@ -82,7 +82,7 @@ type Options struct {
 	// Timeout bounds each Redis call; zero means 2s. It bounds a call to a hung
 	// server only when the client has ContextTimeoutEnabled.
 	Timeout time.Duration
-	// Registerer receives the metrics; nil means a private registry.
+	// Registerer receives the metrics; nil: counted but exported nowhere.
 	Registerer prometheus.Registerer
 	// Logger receives a warning per Redis failure (never a session id or body);
 	// nil means slog.Default().
@@ -127,9 +127,6 @@ func New(rdb redis.Scripter, p elang.Prefix, keyHMAC secrets.HMACKey, rev Revoca
 	s, err := elang.NewScripts(elang.Clients{DB0: rdb}, elang.WithPrefix(p))
 	if err != nil {
 		return nil, fmt.Errorf("session: %w: %w", ErrInvalid, err)
-	}
-	if o.Registerer == nil {
-		o.Registerer = prometheus.NewRegistry()
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

@@ -75,44 +75,33 @@ func (n Name) Key() string {
 	return n.lock.String()
 }
 
+// newName builds the Name of kind from the lock and fence keys of id.
+func newName[L lockKey, F vm1.LockAcquireFence](kind, id string, lock func(string) (L, error), fence func(string) (F, error)) (Name, error) {
+	l, err := lock(id)
+	if err != nil {
+		return Name{}, err
+	}
+	f, err := fence(id)
+	if err != nil {
+		return Name{}, err
+	}
+	return Name{kind: kind, lock: l, fence: f}, nil
+}
+
 // SafetyRecovery is the lock han:coord:lock:safety-recovery:{task_id} of the
 // recovery caller in api-backend (not of Redis Safety on VM2).
 func SafetyRecovery(taskID string) (Name, error) {
-	l, err := vm1.NewCoordLockSafetyRecoveryKey(taskID)
-	if err != nil {
-		return Name{}, err
-	}
-	f, err := vm1.NewCoordFenceSafetyRecoveryKey(taskID)
-	if err != nil {
-		return Name{}, err
-	}
-	return Name{kind: "safety-recovery", lock: l, fence: f}, nil
+	return newName("safety-recovery", taskID, vm1.NewCoordLockSafetyRecoveryKey, vm1.NewCoordFenceSafetyRecoveryKey)
 }
 
 // Delivery is the lock han:coord:lock:delivery:{message_id}.
 func Delivery(messageID string) (Name, error) {
-	l, err := vm1.NewCoordLockDeliveryKey(messageID)
-	if err != nil {
-		return Name{}, err
-	}
-	f, err := vm1.NewCoordFenceDeliveryKey(messageID)
-	if err != nil {
-		return Name{}, err
-	}
-	return Name{kind: "delivery", lock: l, fence: f}, nil
+	return newName("delivery", messageID, vm1.NewCoordLockDeliveryKey, vm1.NewCoordFenceDeliveryKey)
 }
 
 // SettingsRefresh is the lock han:coord:lock:settings-refresh:{instance}.
 func SettingsRefresh(instance string) (Name, error) {
-	l, err := vm1.NewCoordLockSettingsRefreshKey(instance)
-	if err != nil {
-		return Name{}, err
-	}
-	f, err := vm1.NewCoordFenceSettingsRefreshKey(instance)
-	if err != nil {
-		return Name{}, err
-	}
-	return Name{kind: "settings-refresh", lock: l, fence: f}, nil
+	return newName("settings-refresh", instance, vm1.NewCoordLockSettingsRefreshKey, vm1.NewCoordFenceSettingsRefreshKey)
 }
 
 // Options tune Obtain and Do. The zero value is a 30 s lease, one attempt, and

@@ -110,7 +110,7 @@ type Func func(ctx context.Context, tx pgx.Tx) (Response, error)
 // Options configure a Keeper. The zero value is valid.
 type Options struct {
 	// Registerer receives han_api_idempotency_total and
-	// han_api_idempotency_redis_errors_total. Nil: a private registry, so the
+	// han_api_idempotency_redis_errors_total. Nil registers them nowhere: the
 	// outcomes are counted but exported nowhere.
 	Registerer prometheus.Registerer
 	// Lease is how long a claim lives without a heartbeat, 100ms..30s (default

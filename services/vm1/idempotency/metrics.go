@@ -28,20 +28,14 @@ type metrics struct {
 }
 
 // newMetrics registers han_api_idempotency_total and
-// han_api_idempotency_redis_errors_total on reg (nil: a private registry).
+// han_api_idempotency_redis_errors_total on reg (nil: nowhere).
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	if reg == nil {
-		reg = prometheus.NewRegistry()
-	}
 	set := promreg.On(reg)
 	m := &metrics{
 		outcomes:    set.CounterVec("han_api_idempotency_total", "Idempotent calls of api-backend by scope and result (executed, hit, fallback, conflict, in_progress, unavailable, transient, failed, lease_lost).", "scope", "result"),
 		redisErrors: set.CounterVec("han_api_idempotency_redis_errors_total", "Redis failures the idempotency flow absorbed because PostgreSQL holds the truth, by operation.", "op"),
 	}
-	if err := set.Err(); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m, set.Err()
 }
 
 func (m *metrics) outcome(scope vm1.IdemScope, result string) {

@@ -118,7 +118,7 @@ type Options struct {
 	Publisher *pubsub.Publisher
 	// PublishTimeout bounds the notification (DefaultPublishTimeout).
 	PublishTimeout time.Duration
-	// Registerer receives the metrics. Nil: a private registry.
+	// Registerer receives the metrics. Nil: registered nowhere.
 	Registerer prometheus.Registerer
 }
 
@@ -140,9 +140,6 @@ func New(pool *pgxpool.Pool, limiter Limiter, o Options) (*Inbox, error) {
 	}
 	if o.PublishTimeout == 0 {
 		o.PublishTimeout = DefaultPublishTimeout
-	}
-	if o.Registerer == nil {
-		o.Registerer = prometheus.NewRegistry()
 	}
 	m, err := newMetrics(o.Registerer)
 	if err != nil {
@@ -312,14 +309,11 @@ func newMetrics(reg prometheus.Registerer) (*metrics, error) {
 		deliveries:    set.CounterVec("han_api_inbox_deliveries_total", "Deliveries to the internal inbox by result (accepted, duplicate: a retry of a stored item, rate_limited, unavailable, conflict, invalid, error); only accepted and duplicate are acknowledged.", "result"),
 		notifications: set.CounterVec("han_api_inbox_notifications_total", "Realtime notifications of accepted inbox items by result (sent, dropped: Redis unavailable; the recipient reconciles through REST).", "result"),
 	}
-	if err := set.Err(); err != nil {
-		return nil, err
-	}
 	for _, r := range []string{resultAccepted, resultDuplicate, resultRateLimited, resultUnavailable, resultConflict, resultInvalid, resultError} {
 		m.deliveries.WithLabelValues(r)
 	}
 	for _, r := range []string{notifySent, notifyDropped} {
 		m.notifications.WithLabelValues(r)
 	}
-	return m, nil
+	return m, set.Err()
 }

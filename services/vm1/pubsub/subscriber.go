@@ -67,8 +67,8 @@ type Options struct {
 	// no answer for as long again it counts as lost. Zero means 30s.
 	PingEvery time.Duration
 	// Registerer receives the metrics (seed 000 §11): subscribers, reconnects,
-	// drops, reconciliations and the sampled output buffer. Nil: a private
-	// registry. Subscribers of one process may share it and count together.
+	// drops, reconciliations and the sampled output buffer. Nil: registered
+	// nowhere. Subscribers of one process may share it and count together.
 	Registerer prometheus.Registerer
 	// Monitor, when set, is sampled every SampleEvery for the server-side
 	// output buffer (CLIENT LIST omem) of the subscriber connection; the
@@ -155,9 +155,6 @@ func NewSubscriber(client redis.UniversalClient, contract *Contract, reconcile R
 		return nil, fmt.Errorf("pubsub: NewSubscriber: PingEvery %s: want positive", o.PingEvery)
 	case o.SampleEvery < 10*time.Millisecond:
 		return nil, fmt.Errorf("pubsub: NewSubscriber: SampleEvery %s: want at least 10ms", o.SampleEvery)
-	}
-	if o.Registerer == nil {
-		o.Registerer = prometheus.NewRegistry()
 	}
 	m, err := newMetrics(o.Registerer)
 	if err != nil {

@@ -24,20 +24,14 @@ type metrics struct {
 }
 
 // newMetrics registers han_api_ratelimit_decisions_total and
-// han_api_ratelimit_refund_failures_total on reg (nil: a private registry).
+// han_api_ratelimit_refund_failures_total on reg (nil: nowhere).
 func newMetrics(reg prometheus.Registerer) (*metrics, error) {
-	if reg == nil {
-		reg = prometheus.NewRegistry()
-	}
 	set := promreg.On(reg)
 	m := &metrics{
 		decisions:     set.CounterVec("han_api_ratelimit_decisions_total", "Rate-limit decisions of api-backend by route, deciding scope and result (allowed, denied, unavailable, degraded_allowed, degraded_denied).", "route", "scope", "result"),
 		refundsFailed: set.CounterVec("han_api_ratelimit_refund_failures_total", "Charges of requests a later limit denied that could not be given back (they stay until their window ends), by route and scope.", "route", "scope"),
 	}
-	if err := set.Err(); err != nil {
-		return nil, err
-	}
-	return m, nil
+	return m, set.Err()
 }
 
 func (m *metrics) observe(route vm1.APIRoute, scope Scope, result string) {

@@ -103,7 +103,7 @@ type Options struct {
 	// with secrets.NewHMACKey from a secret in the service's config.
 	IPKey secrets.HMACKey
 	// Registerer receives han_api_ratelimit_decisions_total and
-	// han_api_ratelimit_refund_failures_total. Nil: a private registry, so the
+	// han_api_ratelimit_refund_failures_total. Nil registers them nowhere: the
 	// decisions are counted but exported nowhere.
 	Registerer prometheus.Registerer
 	// MaxJitter bounds the random time added to each bucket's TTL (spreads

@@ -92,26 +92,29 @@ func (d *decoder) fail(field, reason string) {
 	}
 }
 
-func (d *decoder) peek(field string) (byte, bool) {
+// next reports whether a value follows whose first byte is(c); otherwise it
+// fails field as truncated or as "not "+what.
+func (d *decoder) next(field, what string, is func(c byte) bool) bool {
 	if d.err != nil {
-		return 0, false
+		return false
 	}
 	c, err := d.d.PeekCode()
 	if err != nil {
 		d.fail(field, "truncated")
-		return 0, false
+		return false
 	}
-	return c, true
+	if !is(c) {
+		d.fail(field, "not "+what)
+		return false
+	}
+	return true
 }
 
 // arrayLen reads an array header of at most max elements.
 func (d *decoder) arrayLen(field string, max int) int {
-	c, ok := d.peek(field)
-	if !ok {
-		return 0
-	}
-	if !msgpcode.IsFixedArray(c) && c != msgpcode.Array16 && c != msgpcode.Array32 {
-		d.fail(field, "not an array")
+	if !d.next(field, "an array", func(c byte) bool {
+		return msgpcode.IsFixedArray(c) || c == msgpcode.Array16 || c == msgpcode.Array32
+	}) {
 		return 0
 	}
 	n, err := d.d.DecodeArrayLen()
@@ -128,16 +131,11 @@ func (d *decoder) arrayLen(field string, max int) int {
 
 // raw reads a str (wantStr) or bin of at most max bytes.
 func (d *decoder) raw(field string, max int, wantStr bool) []byte {
-	c, ok := d.peek(field)
-	if !ok {
-		return nil
+	is, what := msgpcode.IsBin, "binary"
+	if wantStr {
+		is, what = msgpcode.IsString, "a string"
 	}
-	if wantStr && !msgpcode.IsString(c) {
-		d.fail(field, "not a string")
-		return nil
-	}
-	if !wantStr && !msgpcode.IsBin(c) {
-		d.fail(field, "not binary")
+	if !d.next(field, what, is) {
 		return nil
 	}
 	n, err := d.d.DecodeBytesLen()
@@ -177,12 +175,7 @@ func (d *decoder) strs(field string, maxItems, maxLen int) []string {
 }
 
 func (d *decoder) boolean(field string) bool {
-	c, ok := d.peek(field)
-	if !ok {
-		return false
-	}
-	if c != msgpcode.True && c != msgpcode.False {
-		d.fail(field, "not a boolean")
+	if !d.next(field, "a boolean", func(c byte) bool { return c == msgpcode.True || c == msgpcode.False }) {
 		return false
 	}
 	v, err := d.d.DecodeBool()
@@ -193,12 +186,9 @@ func (d *decoder) boolean(field string) bool {
 }
 
 func (d *decoder) uint16(field string) uint16 {
-	c, ok := d.peek(field)
-	if !ok {
-		return 0
-	}
-	if !msgpcode.IsFixedNum(c) && c != msgpcode.Uint8 && c != msgpcode.Uint16 {
-		d.fail(field, "not an unsigned 16-bit integer")
+	if !d.next(field, "an unsigned 16-bit integer", func(c byte) bool {
+		return msgpcode.IsFixedNum(c) || c == msgpcode.Uint8 || c == msgpcode.Uint16
+	}) {
 		return 0
 	}
 	v, err := d.d.DecodeInt64()

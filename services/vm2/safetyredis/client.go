@@ -55,7 +55,7 @@ type Options struct {
 	// unavailable if none frees up (DefaultMaxInFlight).
 	MaxInFlight int
 	// Registerer receives the metrics of the Client and of every Cache, Limiter
-	// and Waker built on it. Nil: a private registry, so the metrics are counted
+	// and Waker built on it. Nil registers them nowhere: the metrics are counted
 	// but exported nowhere. Clients of one process may share it: they then
 	// count together.
 	Registerer prometheus.Registerer
@@ -120,9 +120,6 @@ func New(rdb redis.Scripter, o Options) (*Client, error) {
 	def(&o.RetryInterval, DefaultRetryInterval)
 	if o.Now == nil {
 		o.Now = time.Now
-	}
-	if o.Registerer == nil {
-		o.Registerer = prometheus.NewRegistry()
 	}
 	scripts, err := vm2.NewScripts(vm2.Clients{DB0: rdb})
 	if err != nil {

@@ -68,7 +68,7 @@ type Options struct {
 	// PollInterval is the fallback poll: how long the worker waits for a wake-up
 	// before it claims anyway, MinPollInterval..MaxPollInterval (DefaultPollInterval).
 	PollInterval time.Duration
-	// Registerer receives the worker metrics. Nil: a private registry. Workers of
+	// Registerer receives the worker metrics. Nil: registered nowhere. Workers of
 	// one process may share it: they then count together.
 	Registerer prometheus.Registerer
 }
@@ -111,9 +111,6 @@ func New(q *taskqueue.Queue, wk *waker.Waker, o Options) (*Worker, error) {
 		return nil, fmt.Errorf("safety: worker.New: Lease %s: want 10ms..1h", o.Lease)
 	case o.PollInterval < MinPollInterval || o.PollInterval > MaxPollInterval:
 		return nil, fmt.Errorf("safety: worker.New: PollInterval %s: want %s..%s", o.PollInterval, MinPollInterval, MaxPollInterval)
-	}
-	if o.Registerer == nil {
-		o.Registerer = prometheus.NewRegistry()
 	}
 	m, err := newWorkerMetrics(o.Registerer)
 	if err != nil {
