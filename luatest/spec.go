@@ -150,7 +150,7 @@ func (r *runState) finishSpec() {
 		line := r.wroteAt[name]
 		want := k.Expectation()
 		switch {
-		case want.Expires && !o.hasExpire:
+		case want.Expires && !o.hasExpire && !want.MayPersist:
 			r.violation(fmt.Sprintf("%s left key %q (key %s, ttl %s) without a TTL: it wrote it and set none", r.spec.where(line), name, k.Name, k.TTL.Rule))
 		case !want.Expires && o.hasExpire:
 			r.violation(fmt.Sprintf("%s left key %q (key %s, ttl none) with a TTL: the spec keeps it until it is deleted", r.spec.where(line), name, k.Name))

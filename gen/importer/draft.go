@@ -80,7 +80,7 @@ var (
 	patternRe  = regexp.MustCompile(`^[A-Za-z0-9._{}<>:-]*[:<{][A-Za-z0-9._{}<>:-]*$`)
 	placeRe    = regexp.MustCompile(`\{?<([A-Za-z_][A-Za-z0-9_-]*)>\}?`)
 	wordRe     = regexp.MustCompile(`[a-z][a-z0-9]*`)
-	codeRe     = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	codeRe     = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 	fillerWord = map[string]bool{"the": true, "a": true, "an": true, "of": true, "key": true, "name": true, "for": true, "to": true, "is": true, "in": true, "on": true, "which": true, "we": true, "are": true, "this": true, "that": true, "with": true, "and": true, "or": true, "from": true, "e": true, "g": true, "example": true, "queue's": true}
 )
 
@@ -802,7 +802,7 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 				if e.Code != "" && !seen[e.Code] {
 					seen[e.Code] = true
 					if !codeRe.MatchString(e.Code) {
-						w("      # redis.error_reply(%q ...): a declared code is [A-Z][A-Z0-9_]*\n", e.Code)
+						w("      # redis.error_reply(%q ...): a declared code is the reply's first word, [A-Za-z][A-Za-z0-9_]*\n", e.Code)
 						continue
 					}
 					w("      - {code: %s}\n", e.Code)

@@ -391,11 +391,14 @@ type Expectation struct {
 	MaxTTL time.Duration
 	// MaxLen is the most elements a list or stream keeps; 0: no bound.
 	MaxLen int
+	// MayPersist: a key that Expires may also have none, a script having
+	// removed it (ttl persist).
+	MayPersist bool
 }
 
 // Expectation is what the spec expects of the key at run time.
 func (k *Key) Expectation() Expectation {
-	e := Expectation{Expires: k.Expires(), MaxLen: k.MaxLen}
+	e := Expectation{Expires: k.Expires(), MaxLen: k.MaxLen, MayPersist: k.TTL.Persist != ""}
 	switch k.TTL.Rule {
 	case TTLFixed, TTLHeartbeat:
 		e.MaxTTL = k.TTL.Value
@@ -502,6 +505,10 @@ type TTL struct {
 	Exceeds time.Duration
 	From    string // clamped: where the TTL comes from at run time ("the config")
 	Reason  string // none: why the key never expires
+	// Persist (clamped) is why a script may remove the key's TTL (PERSIST):
+	// the caller chose to keep it until it is deleted (a lock taken for 0
+	// seconds). "": no script does.
+	Persist string
 }
 
 // Channel is a Pub/Sub channel pattern (no storage, no TTL).

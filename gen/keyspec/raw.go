@@ -171,6 +171,7 @@ type rawTTL struct {
 	Exceeds   string `yaml:"exceeds"`
 	From      string `yaml:"from"`
 	Reason    string `yaml:"reason"`
+	Persist   string `yaml:"persist"`
 }
 
 type rawChannel struct {
