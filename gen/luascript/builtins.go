@@ -542,7 +542,7 @@ func (a *analyzer) arg(v value, e ast.Expr, sc *scope) Arg {
 	}
 	out.Kind, out.Text, out.Key, out.Argv, out.KeyAlts = classify(out.Alts)
 	if out.Kind == ArgArgv && out.Argv == 0 {
-		out.ArgvMin = out.Alts[0].Parts[0].Min
+		out.ArgvMin = int(out.Alts[0].Parts[0].Min)
 	}
 	out.Desc = a.describe(out, e, sc)
 	return out

@@ -466,7 +466,7 @@ func (a *analyzer) stmt(s ast.Stmt, sc *scope) {
 		inner.add(s.Name, b)
 		counter := number("a loop counter")
 		if start := loopStart(s); start > 0 {
-			counter.str.Parts[0].Min = start
+			counter.str.Parts[0].Min = int32(start)
 		}
 		a.declared(b, one(counter))
 		a.assign(b, one(counter), s.Line(), true)
@@ -550,7 +550,7 @@ func leastIndex(key value) int {
 			}
 			return 0
 		}
-		if m := k.str.Parts[0].Min; least == 0 || m < least {
+		if m := int(k.str.Parts[0].Min); least == 0 || m < least {
 			least = m
 		}
 	}
@@ -889,7 +889,7 @@ func (a *analyzer) indexDepth(obj, key value, line, depth int) value {
 				add(one(argvAlt(n)))
 			} else {
 				at := argvAlt(0)
-				at.str.Parts[0].Min = leastIndex(key)
+				at.str.Parts[0].Min = int32(leastIndex(key))
 				add(one(at))
 			}
 			add(nilValue)

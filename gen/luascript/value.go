@@ -19,20 +19,20 @@ const (
 
 // Part is one piece of a Str.
 type Part struct {
-	Kind   PartKind
-	Text   string // PartText
-	N      int    // PartKey, PartArgv
-	Origin string // PartNumber, PartValue: where the value comes from ("HGET reply, line 12")
-	// Min is, for a PartNumber, the least value it may take when the reading
-	// knows one (a loop counter from a literal start, counting up); for a
-	// PartArgv of a position it cannot tell (N 0), the least position
-	// (ARGV[i] in for i = 2, #ARGV). 0: not known.
-	Min int
+	Kind PartKind
 	// Folded, on a PartValue, is a value the reading folded from several it
 	// stopped telling apart (too many alternatives, a variable that keeps
 	// changing, a value from code it does not follow): it may hold an
 	// argument or a key of the script's, not only data.
 	Folded bool
+	// Min is, for a PartNumber, the least value it may take when the reading
+	// knows one (a loop counter from a literal start, counting up); for a
+	// PartArgv of a position it cannot tell (N 0), the least position
+	// (ARGV[i] in for i = 2, #ARGV). 0: not known.
+	Min    int32
+	Text   string // PartText
+	N      int    // PartKey, PartArgv
+	Origin string // PartNumber, PartValue: where the value comes from ("HGET reply, line 12")
 }
 
 // Str is one way a value the script passes may be built: the concatenation of
@@ -93,7 +93,7 @@ func (p Part) String() string {
 		return "KEYS[" + strconv.Itoa(p.N) + "]"
 	case PartArgv:
 		if p.N == 0 && p.Min > 1 {
-			return "ARGV[i>=" + strconv.Itoa(p.Min) + "]"
+			return "ARGV[i>=" + strconv.Itoa(int(p.Min)) + "]"
 		}
 		if p.N == 0 {
 			return "ARGV[i]"
@@ -146,12 +146,12 @@ const (
 // alt is one alternative of a value.
 type alt struct {
 	kind altKind
-	str  Str    // aStr
-	id   int    // aTable, aFunc
-	name string // aLib, aRedisCall; aData, aAny: where from
 	// folded: an aData folded from alternatives the reading stopped telling
 	// apart (collapse), which may have held arguments.
 	folded bool
+	str    Str    // aStr
+	id     int    // aTable, aFunc
+	name   string // aLib, aRedisCall; aData, aAny: where from
 }
 
 func (a alt) equal(b alt) bool {
