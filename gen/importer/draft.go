@@ -387,7 +387,7 @@ func (ds *draftScript) read(keys map[string]*draftKey, order *[]string) {
 						}
 					}
 				}
-				if !whole && len(alt.Parts) > 1 && (keyAt[i] || channel) {
+				if !whole && (len(alt.Parts) > 1 || alt.Parts[0].Kind == luascript.PartValue && !channel) && (keyAt[i] || channel) {
 					if k := ds.derive(alt, channel, keys, order); k != nil && !channel && i == 1 {
 						k.commands[c.Command] = true
 						if v := valueOf(c.Command); v != "" {
@@ -544,11 +544,19 @@ func (ds *draftScript) derive(alt luascript.Str, channel bool, keys map[string]*
 		from = a.name
 		rest = alt.Parts[1:]
 	case luascript.PartText:
+	case luascript.PartValue:
+		if channel || first.Folded {
+			return nil // luagen generate will refuse it and say why
+		}
+		// A name read from data (a parent's key kept in a job's hash), or
+		// built on one: a key from data, whose pattern only a person knows.
+		from = keyspec.DerivedFromData
+		rest = alt.Parts[1:]
 	default:
 		return nil // not anchored: luagen generate will refuse it and say why
 	}
 	var words, pattern []string
-	known := anchor == nil || anchor.pattern != ""
+	known := (anchor == nil || anchor.pattern != "") && from != keyspec.DerivedFromData
 	if anchor != nil {
 		pattern = append(pattern, anchor.pattern)
 	}
@@ -582,6 +590,9 @@ func (ds *draftScript) derive(alt luascript.Str, channel bool, keys map[string]*
 	base := "built"
 	if anchor != nil {
 		base = anchor.name
+	}
+	if from == keyspec.DerivedFromData {
+		base = "data_key"
 	}
 	if len(words) > 0 {
 		base += "_" + strings.Join(words, "_")
@@ -816,7 +827,9 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 				if dv.key.channel {
 					kind = "channel"
 				}
-				if dv.from != "" {
+				if dv.from == keyspec.DerivedFromData {
+					w("      - {%s: %s, from: %s}   # a name read from data: the ACL grants its pattern, the harness checks each name; refused on a cluster\n", kind, dv.key.name, dv.from)
+				} else if dv.from != "" {
 					w("      - {%s: %s, from: %s}\n", kind, dv.key.name, dv.from)
 				} else {
 					w("      - {%s: %s}\n", kind, dv.key.name)

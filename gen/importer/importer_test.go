@@ -135,3 +135,23 @@ func TestFilledDraftGenerates(t *testing.T) {
 		t.Fatalf("%v\n%s", err, spec)
 	}
 }
+
+// A key whose name the script reads from data (a parent's key kept in the
+// job's hash), and one built on it, are drafted as derived keys from data,
+// their patterns left to a person.
+func TestDraftDerivesKeysReadFromData(t *testing.T) {
+	src := []byte(`local parent = redis.call('HGET', KEYS[1], 'parent')
+redis.call('SREM', parent .. ':deps', ARGV[1])
+return redis.call('HSET', parent, 'state', 'ready')
+`)
+	d, err := importer.New("q", []importer.Script{{Name: "finish", File: "finish.lua", Src: src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := string(d.Spec)
+	for _, want := range []string{"      - {key: deps, from: data}", "      - {key: data_key, from: data}", "  deps:\n    # finish builds <the reply of HGET, line 1> .. \":deps\""} {
+		if !strings.Contains(spec, want) {
+			t.Errorf("draft lacks %q:\n%s", want, spec)
+		}
+	}
+}
