@@ -73,6 +73,10 @@ type draftScript struct {
 	readOnly bool
 	// Per KEYS position: never read; passed whole to PUBLISH; read otherwise.
 	unusedKey, chanKey, keyUse []bool
+	// repeatKeys, repeatArgs: the script reads KEYS[i] (ARGV[i]) with an index
+	// that is not a literal (ipairs(KEYS), for i = 2, #ARGV): its last
+	// position is drafted repeating.
+	repeatKeys, repeatArgs bool
 }
 
 var (
@@ -254,10 +258,17 @@ func New(instance string, scripts []Script) (*Draft, error) {
 		for n := range kdocs {
 			nkeys = max(nkeys, n)
 		}
-		if nkeys <= 0 {
-			nkeys = 1
+		if nkeys <= 0 && len(info.Keys) > 0 {
+			nkeys = 1 // KEYS read only as KEYS[i]: one position, drafted repeating
 		}
 		narg := info.MaxArg()
+		for _, c := range info.Calls {
+			for _, a := range c.Args {
+				if a.Kind == luascript.ArgArgv && a.Argv == 0 && a.ArgvMin > narg {
+					narg = a.ArgvMin // ARGV[i] from a loop starting there: the repeating position
+				}
+			}
+		}
 		for n := range adocs {
 			if n <= narg+2 {
 				narg = max(narg, n)
@@ -362,7 +373,11 @@ func (ds *draftScript) read(keys map[string]*draftKey, order *[]string) {
 					}
 				}
 				if len(alt.Parts) == 1 && alt.Parts[0].Kind == luascript.PartArgv {
-					if m := alt.Parts[0].N; m > 0 && m <= len(ds.argv) {
+					m := alt.Parts[0].N
+					if m == 0 && alt.Parts[0].Min > 1 {
+						m = int(alt.Parts[0].Min) // ARGV[i] of a loop from m: its first position
+					}
+					if m > 0 && m <= len(ds.argv) {
 						if channel {
 							ds.argv[m-1].channel = true
 						} else {
@@ -431,6 +446,7 @@ func (ds *draftScript) positions(keys map[string]*draftKey, order *[]string) {
 		dynArgs = dynArgs || r.Index == 0
 		readArgs[r.Index] = true
 	}
+	ds.repeatKeys, ds.repeatArgs = dynKeys, dynArgs
 	for i := range ds.keys {
 		ds.unusedKey[i] = !dynKeys && !readKeys[i+1]
 		if !ds.chanKey[i] || ds.keyUse[i] {
@@ -762,9 +778,15 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 		if ds.readOnly {
 			w("    read_only: true\n")
 		}
-		w("    keys:\n")
+		if len(ds.keys) > 0 {
+			w("    keys:\n")
+		}
 		nkeys := 0
 		for i, k := range ds.keys {
+			rep := ""
+			if ds.repeatKeys && i == len(ds.keys)-1 {
+				rep = ", repeat: {min: 1, max: " + q(todo("the most keys a call passes here (the script reads KEYS[i]); or, if another position repeats, move repeat there")) + "}"
+			}
 			switch {
 			case k.channel:
 				w("      - {name: %s, channel: %s}\n", ds.keyNames[i], k.name)
@@ -772,7 +794,7 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 				w("      - {name: %s, one_of: [%s], unused: {reason: %s}}\n", ds.keyNames[i], k.name, q(todo("why callers pass it (the script never reads it)")))
 			default:
 				nkeys++
-				w("      - {name: %s, one_of: [%s]}\n", ds.keyNames[i], k.name)
+				w("      - {name: %s, one_of: [%s]%s}\n", ds.keyNames[i], k.name, rep)
 			}
 		}
 		if nkeys > 1 {
@@ -780,10 +802,13 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 		}
 		if len(ds.argv) > 0 {
 			w("    argv:\n")
-			for _, a := range ds.argv {
+			for i, a := range ds.argv {
 				doc := ""
 				if a.doc != "" {
 					doc = ", doc: " + q(a.doc)
+				}
+				if ds.repeatArgs && i == len(ds.argv)-1 && !a.unused && (a.key == nil || a.key.channel) && !a.duration && !a.seconds {
+					doc += ", repeat: {min: 1, max: " + q(todo("the most values a call passes here (the script reads ARGV[i])")) + "}"
 				}
 				switch {
 				case a.unused:
