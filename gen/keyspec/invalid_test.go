@@ -44,7 +44,7 @@ var invalidCases = []invalidCase{
 	{"extra_command_lists_keys_of_deployments", []edit{{"    dbs:\n      db0: {index: 0, url_env: A_URL, user: u}\n", "    deployment_prefix: {env: APP_PREFIX}\n    dbs:\n      db0: {index: 0, url_env: A_URL, user: u}\n"}, {"  w:\n", "    extra_commands:\n      - {command: scan, reason: \"clear the cache with SCAN MATCH\"}\n  w:\n"}},
 		"keyspec.yaml:23: user \"u\": extra command \"scan\" lists the key or channel names of every deployment on the server (ACL key patterns do not filter it, and a name may be all another deployment needs): a user of an instance with a deployment prefix holds no such command"},
 	{"argv_unknown_type", []edit{{"      - {name: value, type: bytes, max_bytes: 100}\n", "      - {name: value, type: blob, max_bytes: 100}\n"}},
-		"keyspec.yaml:59: script \"put\" ARGV[1] \"value\": ARGV type \"blob\" does not exist: want one of int, int64, bool, string, bytes, duration_ms, token, hex, uuid, name, key"},
+		"keyspec.yaml:59: script \"put\" ARGV[1] \"value\": ARGV type \"blob\" does not exist: want one of int, int64, bool, string, bytes, duration_ms, token, hex, uuid, name, key, enum"},
 	{"bad_duration", []edit{{"    ttl: {rule: fixed, value: 1h}\n", "    ttl: {rule: fixed, value: an hour}\n"}},
 		"keyspec.yaml:37: key \"t_item\": ttl value: duration \"an hour\": want a Go duration (30s, 24h) or whole days (30d)"},
 	{"channel_hash_tag", []edit{{"    pattern: \"t:news\"\n", "    pattern: \"t:news:{{id}}\"\n    params: {id: {type: uuid}}\n"}},

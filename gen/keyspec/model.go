@@ -723,7 +723,8 @@ const (
 	ArgHex        = "hex"
 	ArgUUID       = "uuid"
 	ArgName       = "name"
-	ArgKey        = "key" // a declared key's name, built by the wrapper like a KEYS position's (derived.go)
+	ArgKey        = "key"  // a declared key's name, built by the wrapper like a KEYS position's (derived.go)
+	ArgEnum       = "enum" // one value of a declared enum (a state name, a command's name)
 )
 
 // Arg is one ARGV position.
@@ -744,6 +745,10 @@ type Arg struct {
 	// (PUBLISH ARGV[n]); Type is then ArgChannel.
 	Channel *Channel
 	Key     *Key // key: the declared key whose name it carries
+	// Enum (type enum) is the enum whose values alone the wrapper sends: the
+	// reader takes the argument for each of them, in a key's name or as a
+	// command's.
+	Enum *Enum
 	// Optional arguments may be left out: the wrapper then sends the empty
 	// string, which no present value encodes to.
 	Optional bool
@@ -976,6 +981,11 @@ func (s *Spec) EnumsOf(in *Instance) []*Enum {
 		}
 	}
 	for _, sc := range s.ScriptsOf(in) {
+		for _, a := range sc.Argv {
+			if a.Enum != nil {
+				used[a.Enum] = true
+			}
+		}
 		walkFields(sc.Reply.All(), func(f *Field) {
 			if f.Enum != nil {
 				used[f.Enum] = true

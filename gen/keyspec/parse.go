@@ -1394,7 +1394,7 @@ func (p *parser) scriptChannels(path, entry string, s *Script) {
 	}
 }
 
-var argTypes = "int, int64, bool, string, bytes, duration_ms, token, hex, uuid, name, key"
+var argTypes = "int, int64, bool, string, bytes, duration_ms, token, hex, uuid, name, key, enum"
 
 // specialArg resolves an argument that is unused (the wrapper sends "") or
 // carries a declared channel's name: it has no type of its own.
@@ -1534,6 +1534,11 @@ func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 		case ArgKey:
 			bad(ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.Len != 0 || ra.MaxLen != 0 || ra.TTLOf != "", "min/max/max_bytes/len/max_len/ttl_of")
 			p.argKey(ap, aentry, s, a, ra)
+		case ArgEnum:
+			bad(ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.Len != 0 || ra.MaxLen != 0 || ra.TTLOf != "" || ra.Optional, "min/max/max_bytes/len/max_len/ttl_of/optional")
+			if a.Enum = p.enums[ra.Enum]; a.Enum == nil {
+				p.errf(ap, aentry, "enum %q is not declared (type enum names one: enum: <name>)", ra.Enum)
+			}
 		case "":
 			p.errf(ap, aentry, "type is missing: want one of %s", argTypes)
 		default:
@@ -1541,6 +1546,9 @@ func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 		}
 		if ra.Key != "" && ra.Type != ArgKey {
 			p.errf(ap, aentry, "key applies to type key (a key's name passed in ARGV)")
+		}
+		if ra.Enum != "" && ra.Type != ArgEnum {
+			p.errf(ap, aentry, "enum applies to type enum (one value of a declared enum)")
 		}
 		s.Argv = append(s.Argv, a)
 	}

@@ -236,6 +236,7 @@ type rawArg struct {
 	Repeat   *rawRepeat `yaml:"repeat"`
 	Unused   *rawUnused `yaml:"unused"`
 	Key      string     `yaml:"key"`
+	Enum     string     `yaml:"enum"`
 }
 
 type rawReply struct {
