@@ -264,8 +264,12 @@ func New(instance string, scripts []Script) (*Draft, error) {
 		narg := info.MaxArg()
 		for _, c := range info.Calls {
 			for _, a := range c.Args {
-				if a.Kind == luascript.ArgArgv && a.Argv == 0 && a.ArgvMin > narg {
-					narg = a.ArgvMin // ARGV[i] from a loop starting there: the repeating position
+				for _, alt := range a.Alts {
+					for _, p := range alt.Parts {
+						if p.Kind == luascript.PartArgv && p.N == 0 && int(p.Min) > narg {
+							narg = int(p.Min) // ARGV[i] from a loop starting there: the repeating position
+						}
+					}
 				}
 			}
 		}
