@@ -380,6 +380,7 @@ func (s *Server) run(sc *Script, keys []string, args []any, readOnly bool, spec 
 		written:  map[string]bool{},
 		flagged:  map[string]bool{},
 		wroteAt:  map[string]int{},
+		ttlAt:    map[string]int{},
 		now:      s.clock.unixMilli(),
 		readOnly: readOnly || sc.ReadOnly(),
 		spec:     spec,
@@ -417,6 +418,7 @@ type runState struct {
 	spec    *specRules
 	line    int            // the Lua line of the redis.call running now
 	wroteAt map[string]int // the line that first wrote each key
+	ttlAt   map[string]int // the line that last gave each key its TTL
 
 	errLocated bool // the error handler found where the error was raised
 	errSource  string
@@ -452,7 +454,10 @@ func (r *runState) wrote(key string) {
 	}
 }
 
-func (r *runState) ttl(key string, d time.Duration) { r.res.TTLs[key] = d }
+func (r *runState) ttl(key string, d time.Duration) {
+	r.res.TTLs[key] = d
+	r.ttlAt[key] = r.line
+}
 
 // exec runs one command for redis.call/pcall, with Redis's script-side checks.
 func (r *runState) exec(argv []string) reply {

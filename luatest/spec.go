@@ -136,6 +136,16 @@ func (r *runState) publishSpec(channel string) {
 	r.violation(fmt.Sprintf("%s published to channel %q, which matches no channel the script may reach (%s)", r.spec.where(r.line), channel, strings.Join(names, ", ")))
 }
 
+// ttlLine is the Lua line that gave key its TTL in this run (the PEXPIRE, the
+// SET ... PX), or written, the line that wrote it, when no command of the
+// run did (the key kept an older TTL).
+func (r *runState) ttlLine(key string, written int) int {
+	if l, ok := r.ttlAt[key]; ok {
+		return l
+	}
+	return written
+}
+
 // finishSpec checks what the script left: the TTLs and bounds its spec declares.
 func (r *runState) finishSpec() {
 	for _, name := range r.res.Written {
@@ -150,12 +160,12 @@ func (r *runState) finishSpec() {
 		line := r.wroteAt[name]
 		want := k.Expectation()
 		switch {
-		case want.Expires && !o.hasExpire:
+		case want.Expires && !o.hasExpire && !want.MayPersist:
 			r.violation(fmt.Sprintf("%s left key %q (key %s, ttl %s) without a TTL: it wrote it and set none", r.spec.where(line), name, k.Name, k.TTL.Rule))
 		case !want.Expires && o.hasExpire:
-			r.violation(fmt.Sprintf("%s left key %q (key %s, ttl none) with a TTL: the spec keeps it until it is deleted", r.spec.where(line), name, k.Name))
+			r.violation(fmt.Sprintf("%s left key %q (key %s, ttl none) with a TTL: the spec keeps it until it is deleted", r.spec.where(r.ttlLine(name, line)), name, k.Name))
 		case want.Expires && want.MaxTTL > 0 && time.Duration(o.expireAt-r.now)*time.Millisecond > want.MaxTTL:
-			r.violation(fmt.Sprintf("%s left key %q (key %s, ttl %s) with a TTL of %v, above the %v its spec allows", r.spec.where(line), name, k.Name, k.TTL.Rule, time.Duration(o.expireAt-r.now)*time.Millisecond, want.MaxTTL))
+			r.violation(fmt.Sprintf("%s left key %q (key %s, ttl %s) with a TTL of %v, above the %v its spec allows", r.spec.where(r.ttlLine(name, line)), name, k.Name, k.TTL.Rule, time.Duration(o.expireAt-r.now)*time.Millisecond, want.MaxTTL))
 		}
 		if want.MaxLen > 0 {
 			n := int64(-1)

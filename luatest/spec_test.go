@@ -85,8 +85,8 @@ func TestScripterForFailsWhatTheRunBreaks(t *testing.T) {
 	}{
 		"no TTL on a key declared with one": {"13", 1, []string{
 			`script take (lua/q/take.lua:4) left key "q:a:job:13" (key job, ttl fixed) without a TTL`}},
-		"a TTL above the key's": {"21", 1, []string{
-			`script take (lua/q/take.lua:4) left key "q:a:job:21" (key job, ttl fixed) with a TTL of 2h0m0s, above the 1h0m0s its spec allows`}},
+		"a TTL above the key's, named at the PEXPIRE that set it": {"21", 1, []string{
+			`script take (lua/q/take.lua:8) left key "q:a:job:21" (key job, ttl fixed) with a TTL of 2h0m0s, above the 1h0m0s its spec allows`}},
 		"an id that is no value of its placeholder": {"x1", 1, []string{
 			`script take (lua/q/take.lua:4) touched key "q:a:job:x1", which matches no pattern the script may reach (events (q:{queue}:events), job (q:{queue}:job:{id}), jobs (q:{queue}:job:), wait (q:{queue}:wait))`,
 			`script take (lua/q/take.lua:11) published to channel "ev:job:x1", which matches no channel the script may reach (job_events (ev:job:{id}))`}},

@@ -282,6 +282,15 @@ func (in *Input) UUID(arg, v string) {
 	}
 }
 
+// Enum appends v, one value of a declared enum: valid is the enum type's
+// Valid (the generated wrapper passes both), so a value outside the enum is
+// refused before anything is sent.
+func (in *Input) Enum(arg, v string, valid bool) {
+	if in.accept(arg, valid, func() string { return "want one of the enum's declared values" }) {
+		in.addString(v)
+	}
+}
+
 // Name appends 1..maxLen characters of [A-Za-z0-9._-].
 func (in *Input) Name(arg, v string, maxLen int) {
 	if in.accept(arg, keypart.Name(v, maxLen), func() string { return fmt.Sprintf("want 1..%d characters of [A-Za-z0-9._-]", maxLen) }) {

@@ -34,9 +34,10 @@ var bypassFlags = []string{"--spec", "keyspec.yaml", "--lua", "lua"}
 // Each bypass is refused by luagen generate and luagen check with exactly the
 // compiler's file:line and message, nothing is written, luagen lint names it,
 // and luagen acl refuses it with no aclfile on stdout. The fixtures of the
-// derived-key spec (bypass_derived) go through the same steps.
+// derived-key spec (bypass_derived) and of the data-key, loop and recursion
+// spec (bypass_data) go through the same steps.
 func TestGenerateAndACLRefuseEveryBypass(t *testing.T) {
-	for _, dir := range []string{bypassDir, bypassDir + "_derived"} {
+	for _, dir := range []string{bypassDir, bypassDir + "_derived", bypassDir + "_data"} {
 		spec, err := os.ReadFile(filepath.Join(dir, "keyspec.yaml"))
 		if err != nil {
 			t.Fatal(err)
@@ -66,8 +67,10 @@ func TestGenerateAndACLRefuseEveryBypass(t *testing.T) {
 					}
 					code, stdout, stderr := luagen(t, "", acl...)
 					grants := " +object|encoding "
-					if strings.HasSuffix(dir, "_derived") {
-						// The derived lock is granted through its owner's prefix, the channel as declared.
+					if strings.HasSuffix(dir, "_derived") || strings.HasSuffix(dir, "_data") {
+						// The derived lock (or the dependencies set read from
+						// data) is granted through its owner's prefix, the
+						// channel as declared.
 						grants = " ~t:* resetchannels &ev:* -@all "
 					}
 					if code != 0 || !strings.Contains(stdout, grants) || strings.Contains(stdout, "+object ") {

@@ -135,6 +135,12 @@ func argNarrowed(o, n *keyspec.Arg) string {
 		if n.MaxLen < o.MaxLen {
 			why = append(why, fmt.Sprintf("max_len %d -> %d", o.MaxLen, n.MaxLen))
 		}
+	case keyspec.ArgEnum:
+		if o.Enum != nil && n.Enum != nil {
+			if gone := missing(o.Enum.Values, n.Enum.Values); len(gone) > 0 {
+				why = append(why, fmt.Sprintf("enum values %s dropped", strings.Join(gone, ", ")))
+			}
+		}
 	}
 	return strings.Join(why, ", ")
 }

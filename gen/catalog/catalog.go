@@ -70,7 +70,7 @@ type scriptView struct {
 
 type keyUse struct {
 	Position            int
-	Name, Access        string
+	Where, Access       string // Where: "KEYS[1] lock", "derived from KEYS[2] jobs", ...
 	KeyAnchor, KeyName  string
 	KeyPattern, Command string
 }
@@ -226,7 +226,7 @@ func build(spec *keyspec.Spec, srcs map[string]*compiler.Source, o Options) (*pa
 			for _, c := range u.Commands {
 				cmds = append(cmds, strings.ToUpper(strings.ReplaceAll(c, "|", " ")))
 			}
-			sv.Keys = append(sv.Keys, keyUse{Position: u.Position, Name: s.Keys[u.Position-1].Name, Access: u.Mode(), KeyAnchor: keyAnchor(u.Key.Name), KeyName: u.Key.Name, KeyPattern: u.Key.Pattern.Raw, Command: strings.Join(cmds, ", ")})
+			sv.Keys = append(sv.Keys, keyUse{Position: u.Position, Where: u.Where(s), Access: u.Mode(), KeyAnchor: keyAnchor(u.Key.Name), KeyName: u.Key.Name, KeyPattern: u.Key.Pattern.Raw, Command: strings.Join(cmds, ", ")})
 			if kv := keys[u.Key.Name]; kv != nil {
 				kv.Scripts = append(kv.Scripts, scriptRef{Anchor: sv.Anchor, Name: s.Name, Mode: u.Mode()})
 			}

@@ -55,7 +55,7 @@ svg line.writes { stroke: #c4432b; } svg line.pubsub { stroke: #8a4fc7; stroke-d
 {{if .Doc}}<p>{{.Doc}}</p>{{end}}
 <p>Run {{if .User}}by <a href="#{{.UserAnchor}}">{{.User}}</a> {{end}}with {{.Mode}}; Lua SHA1 <code>{{.SHA1}}</code>{{if .Source}} <span class="muted">(source: {{.Source}})</span>{{end}}</p>
 <table><tr><th>KEYS</th><th>key</th><th>pattern</th><th>access</th><th>commands</th></tr>
-{{range .Keys}}<tr><td>KEYS[{{.Position}}] {{.Name}}</td><td><a href="#{{.KeyAnchor}}">{{.KeyName}}</a></td><td><code>{{.KeyPattern}}</code></td><td class="{{if eq .Access "read"}}ro{{else}}rw{{end}}">{{.Access}}</td><td><code>{{.Command}}</code></td></tr>
+{{range .Keys}}<tr><td>{{.Where}}</td><td><a href="#{{.KeyAnchor}}">{{.KeyName}}</a></td><td><code>{{.KeyPattern}}</code></td><td class="{{if eq .Access "read"}}ro{{else}}rw{{end}}">{{.Access}}</td><td><code>{{.Command}}</code></td></tr>
 {{end}}</table>
 <p>ARGV: {{range .Argv}}<code>{{.}}</code> {{else}}none{{end}}<br>Reply: <code>{{.Reply}}</code>{{if .Errors}}; errors: {{range .Errors}}<code>{{.}}</code> {{end}}{{end}}<br>Calls: {{range .Commands}}<code>{{.}}</code> {{end}}</p>
 {{end}}

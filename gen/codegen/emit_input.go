@@ -132,6 +132,8 @@ func argCode(a argModel, prefixed bool) []jen.Code {
 		one = call.Call(value)
 	case encodeChannel:
 		one = call.Call(jen.Lit(a.Spec), jen.Add(value).Dot("name"))
+	case encodeEnum:
+		one = call.Call(jen.Lit(a.Spec), jen.String().Call(value), jen.Add(value).Dot("Valid").Call())
 	case encodeKey:
 		if prefixed {
 			one = jen.Id("in").Dot("PrefixedKeyArg").Call(jen.Lit(a.Spec), jen.Add(value).Dot("key"), jen.Add(value).Dot("p"))

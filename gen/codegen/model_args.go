@@ -37,6 +37,7 @@ const (
 	encodeConst                      // in.<Method>(<Const>): a constant of the package (a key's TTL, its max_len)
 	encodeNone                       // in.<Method>(): a value of no one's (an unused argument's "")
 	encodeChannel                    // in.<Method>(spec, a.<Field>.name): a channel's name
+	encodeEnum                       // in.<Method>(spec, string(a.<Field>), a.<Field>.Valid()): an enum's value
 	encodeKey                        // in.KeyArg(spec, a.<Field>.key): a declared key's name (PrefixedKeyArg with its prefix)
 )
 
@@ -139,6 +140,11 @@ func encoderOf(a *keyspec.Arg) (argEncoder, bool) {
 			return argEncoder{}, false
 		}
 		return argEncoder{Kind: encodeKey, Method: "KeyArg"}, true
+	case keyspec.ArgEnum:
+		if a.Enum == nil {
+			return argEncoder{}, false
+		}
+		return argEncoder{Kind: encodeEnum, Method: "Enum"}, true
 	}
 	return argEncoder{}, false
 }
@@ -166,6 +172,11 @@ func argGoType(a *keyspec.Arg) goType {
 			return goType{Name: keyTypeName(a.Key)}
 		}
 		t = goType{Name: "string"}
+	case keyspec.ArgEnum:
+		t = goType{Name: "string"}
+		if a.Enum != nil {
+			t = named(exported(a.Enum.Name))
+		}
 	default:
 		t = goType{Name: "string"}
 	}

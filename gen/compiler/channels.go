@@ -74,8 +74,11 @@ func checkChannels(s *keyspec.Script, info *luascript.Info, cmds []*rediscmd.Com
 		case luascript.ArgArgv:
 			arg := s.ArgAt(a.Argv)
 			switch {
+			case a.Argv == 0 && channelsFrom(s, a.ArgvMin):
+				// ARGV[i], i from a loop counting up from ArgvMin: every
+				// argument the wrapper sends from there on is a channel.
 			case a.Argv == 0:
-				add(c.Line, "%s to ARGV[...] with an index that is not a literal: which argument's channel it is cannot be read; publish to ARGV[n] of a channel argument", name)
+				add(c.Line, "%s to ARGV[...] with an index that is not a literal: which argument's channel it is cannot be read; publish to ARGV[n] of a channel argument, or loop over the channel arguments only (for i = n, #ARGV, every argument from ARGV[n] on declared channel: <name>)", name)
 			case arg == nil:
 			case arg.Channel == nil:
 				add(c.Line, "%s to ARGV[%d] %q, a %s argument: a channel passed in ARGV is declared with channel: <name> on the argument", name, a.Argv, arg.Name, arg.Type)
@@ -92,6 +95,20 @@ func checkChannels(s *keyspec.Script, info *luascript.Info, cmds []*rediscmd.Com
 		}
 	}
 	return out
+}
+
+// channelsFrom reports whether every ARGV the wrapper sends from position
+// least on (1-based, at least 1) carries a declared channel, and there is one.
+func channelsFrom(s *keyspec.Script, least int) bool {
+	if least < 1 || least > len(s.Argv) {
+		return false
+	}
+	for _, a := range s.Argv[least-1:] {
+		if a.Channel == nil {
+			return false
+		}
+	}
+	return true
 }
 
 // usedAsKey reports whether KEYS[key] is among the keys Redis's key specs

@@ -326,6 +326,7 @@ func (src *Source) Recheck() ([]*rediscmd.Command, error) {
 // check checks a script against its signature and its calls against Redis's
 // command table.
 func check(s *keyspec.Script, info *luascript.Info, display string) ([]Problem, []*rediscmd.Command, []Resolved) {
+	expandEnums(s, info)
 	errs := checkSignature(s, info, display)
 	calls, cmds, resolved := checkCalls(s, info, display)
 	errs = append(errs, calls...)

@@ -98,7 +98,7 @@ var update = flag.Bool("update", false, "rewrite testdata/bypass/*.want")
 // exactly what Load answers (empty: accepted). cmd/luagen's tests run the same
 // fixtures through luagen generate and luagen acl.
 func TestBypassesAreRefused(t *testing.T) {
-	for _, dir := range []string{"testdata/bypass", "testdata/bypass_derived"} {
+	for _, dir := range []string{"testdata/bypass", "testdata/bypass_derived", "testdata/bypass_data"} {
 		spec, err := keyspec.Load(filepath.Join(dir, "keyspec.yaml"))
 		if err != nil {
 			t.Fatal(err)

@@ -147,11 +147,14 @@ const notFromKeys = "not taken from KEYS: a script touches only the keys passed 
 // or channels when channel is set), or says why none does.
 func matchDerived(s *keyspec.Script, alt luascript.Str, channel bool) (matched []*keyspec.Derived, unverified []string, why string) {
 	first := alt.Parts[0]
+	if first.Kind == luascript.PartValue && !channel && hasDataKeys(s) {
+		return matchData(s, alt)
+	}
 	switch {
 	case len(alt.Parts) == 1 && !channel:
 		switch first.Kind {
 		case luascript.PartValue:
-			return nil, nil, "not taken from KEYS nor built from a KEYS anchor: a name read from Redis (or computed) can be any key; pass this key in KEYS, or build it from a KEYS position and declare it under the script's derived"
+			return nil, nil, "not taken from KEYS nor built from a KEYS anchor: a name read from Redis (or computed) can be any key; pass this key in KEYS, or build it from a KEYS position and declare it under the script's derived, or, on a standalone instance, declare the keys such names may be under derived with from: data (the ACL grants their patterns, the harness checks each name at run time)"
 		case luascript.PartText:
 			// A whole literal is a name built from its literal start alone.
 			if ds, u, why := matchLiteral(s, alt, channel); why == "" {
@@ -180,6 +183,68 @@ func matchDerived(s *keyspec.Script, alt luascript.Str, channel bool) (matched [
 		what = "channel"
 	}
 	return nil, nil, fmt.Sprintf("a name that starts with %s: a derived %s starts with its anchor (KEYS[n]) or with its pattern's literal text", describe(luascript.Str{Parts: alt.Parts[:1]}), what)
+}
+
+// hasDataKeys reports whether the script declares a derived key read from
+// data (from: data).
+func hasDataKeys(s *keyspec.Script) bool {
+	for _, d := range s.Derived {
+		if d.FromData {
+			return true
+		}
+	}
+	return false
+}
+
+// dataPart is the index of the first part of a built name that is a value
+// read from Redis, decoded or computed (0: none after the first).
+func dataPart(alt luascript.Str) int {
+	for i, p := range alt.Parts {
+		if i > 0 && p.Kind == luascript.PartValue {
+			return i
+		}
+	}
+	return 0
+}
+
+// matchData matches a name that starts with a value read from Redis, decoded
+// or computed (a parent job's key read from the job's hash, and names built
+// on it) against the script's derived keys from data. Nothing before the run
+// bounds such a name: what follows the value must be the end of the pattern
+// (":dependencies" of "q:{q}:{id}:dependencies"), and every entry it may be is
+// matched, for the ACL and the TTL checks; the whole name is checked by the
+// harness at run time, and the ACL grants no name outside the patterns.
+func matchData(s *keyspec.Script, alt luascript.Str) ([]*keyspec.Derived, []string, string) {
+	var out []*keyspec.Derived
+	var unverified []string
+	var names []string
+	origin := describe(luascript.Str{Parts: alt.Parts[:1]})
+	for _, p := range alt.Parts {
+		if p.Kind == luascript.PartValue && p.Folded {
+			return nil, nil, fmt.Sprintf("a name built of %s, which the reading folded from values it stopped telling apart (it may hold an argument or a key of the script's, not only data): build the name so that the reading can follow it", describe(luascript.Str{Parts: []luascript.Part{p}}))
+		}
+	}
+	for _, d := range s.Derived {
+		if !d.FromData {
+			continue
+		}
+		names = append(names, fmt.Sprintf("%s (%s)", d.Name(), d.Pattern().Raw))
+		at := atoms(d.Pattern())
+		for i := len(at); i >= 0; i-- {
+			u, why := matchParts(s, alt.Parts[1:], at[i:])
+			if why != "" {
+				continue
+			}
+			out = append(out, d)
+			unverified = append(unverified, "the name <- "+origin+" (from data)")
+			unverified = append(unverified, u...)
+			break
+		}
+	}
+	if len(out) == 0 {
+		return nil, nil, fmt.Sprintf("a name that starts with %s and ends in a way no derived key of the script from data does (%s): declare the key it is under derived with from: data", origin, strings.Join(names, ", "))
+	}
+	return out, unverified, ""
 }
 
 // atom is one piece of a pattern as names are matched against it: a literal
@@ -230,6 +295,19 @@ func matchAnchored(s *keyspec.Script, alt luascript.Str, channel bool, anchorKey
 			out = append(out, d)
 			unverified = append(unverified, u...)
 		}
+		if !found && hasDataKeys(s) {
+			// A name that goes on with a value read from data (an anchor,
+			// then a state read from the task's hash) is as unbounded as
+			// one that starts with it: the keys from data may be it.
+			if i := dataPart(alt); i > 0 {
+				ds, u, why := matchData(s, luascript.Str{Parts: alt.Parts[i:]})
+				if why == "" {
+					out = append(out, ds...)
+					unverified = append(unverified, u...)
+					continue
+				}
+			}
+		}
 		if !found {
 			detail := ""
 			if len(misses) > 0 {
@@ -258,7 +336,7 @@ func argvKey(s *keyspec.Script, alt luascript.Str) *keyspec.Key {
 func matchLiteral(s *keyspec.Script, alt luascript.Str, channel bool) ([]*keyspec.Derived, []string, string) {
 	var misses []string
 	for _, d := range s.Derived {
-		if d.From != 0 || (d.Channel != nil) != channel {
+		if d.From != 0 || d.FromData || (d.Channel != nil) != channel {
 			continue
 		}
 		u, why := matchParts(s, alt.Parts, atoms(d.Pattern()))
@@ -497,6 +575,8 @@ func (src *Source) Reading() string {
 					from = fmt.Sprintf("KEYS[%d] %s", d.From, src.Script.Keys[d.From-1].Name)
 				case d.FromArgv > 0:
 					from = fmt.Sprintf("ARGV[%d] %s", d.FromArgv, src.Script.Argv[d.FromArgv-1].Name)
+				case d.FromData:
+					from = "data"
 				}
 				fmt.Fprintf(b, "; derived %s from %s", d.Name(), from)
 			}

@@ -222,7 +222,7 @@ func checkTTLs(s *keyspec.Script, info *luascript.Info, cmds []*rediscmd.Command
 					}
 				}
 			}
-			if u.expiry.remove && !u.expiry.set && len(ttlKeys) > 0 && u.cmd.Name != "set" {
+			if u.expiry.remove && !u.expiry.set && len(ttlKeys) > 0 && u.cmd.Name != "set" && !allPersist(ttlKeys) {
 				bad(RuleTTL, u.call.Line, "%s removes the expiry of KEYS[%d] %q, whose key %q declares ttl %s: the key would never expire", u.cmd.Display(), i+1, pos.Name, ttlKeys[0].Name, ttlKeys[0].TTL.Rule)
 			}
 		}
@@ -252,6 +252,17 @@ func checkTTLs(s *keyspec.Script, info *luascript.Info, cmds []*rediscmd.Command
 		}
 	}
 	return problems, unproven
+}
+
+// allPersist reports whether every key may have its TTL removed (ttl
+// persist: the caller may keep it until it is deleted).
+func allPersist(keys []*keyspec.Key) bool {
+	for _, k := range keys {
+		if k.TTL.Persist == "" {
+			return false
+		}
+	}
+	return true
 }
 
 // splitByTTL splits a position's keys into those with a TTL rule and those

@@ -75,6 +75,10 @@ type draftScript struct {
 	readOnly bool
 	// Per KEYS position: never read; passed whole to PUBLISH; read otherwise.
 	unusedKey, chanKey, keyUse []bool
+	// repeatKeys, repeatArgs: the script reads KEYS[i] (ARGV[i]) with an index
+	// that is not a literal (ipairs(KEYS), for i = 2, #ARGV): its last
+	// position is drafted repeating.
+	repeatKeys, repeatArgs bool
 }
 
 var (
@@ -82,7 +86,7 @@ var (
 	patternRe  = regexp.MustCompile(`^[A-Za-z0-9._{}<>:-]*[:<{][A-Za-z0-9._{}<>:-]*$`)
 	placeRe    = regexp.MustCompile(`\{?<([A-Za-z_][A-Za-z0-9_-]*)>\}?`)
 	wordRe     = regexp.MustCompile(`[a-z][a-z0-9]*`)
-	codeRe     = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	codeRe     = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 	fillerWord = map[string]bool{"the": true, "a": true, "an": true, "of": true, "key": true, "name": true, "for": true, "to": true, "is": true, "in": true, "on": true, "which": true, "we": true, "are": true, "this": true, "that": true, "with": true, "and": true, "or": true, "from": true, "e": true, "g": true, "example": true, "queue's": true}
 )
 
@@ -256,10 +260,21 @@ func New(instance string, scripts []Script) (*Draft, error) {
 		for n := range kdocs {
 			nkeys = max(nkeys, n)
 		}
-		if nkeys <= 0 {
-			nkeys = 1
+		if nkeys <= 0 && len(info.Keys) > 0 {
+			nkeys = 1 // KEYS read only as KEYS[i]: one position, drafted repeating
 		}
 		narg := info.MaxArg()
+		for _, c := range info.Calls {
+			for _, a := range c.Args {
+				for _, alt := range a.Alts {
+					for _, p := range alt.Parts {
+						if p.Kind == luascript.PartArgv && p.N == 0 && int(p.Min) > narg {
+							narg = int(p.Min) // ARGV[i] from a loop starting there: the repeating position
+						}
+					}
+				}
+			}
+		}
 		for n := range adocs {
 			if n <= narg+2 {
 				narg = max(narg, n)
@@ -364,7 +379,11 @@ func (ds *draftScript) read(keys map[string]*draftKey, order *[]string) {
 					}
 				}
 				if len(alt.Parts) == 1 && alt.Parts[0].Kind == luascript.PartArgv {
-					if m := alt.Parts[0].N; m > 0 && m <= len(ds.argv) {
+					m := alt.Parts[0].N
+					if m == 0 && alt.Parts[0].Min > 1 {
+						m = int(alt.Parts[0].Min) // ARGV[i] of a loop from m: its first position
+					}
+					if m > 0 && m <= len(ds.argv) {
 						if channel {
 							ds.argv[m-1].channel = true
 						} else {
@@ -389,7 +408,7 @@ func (ds *draftScript) read(keys map[string]*draftKey, order *[]string) {
 						}
 					}
 				}
-				if !whole && len(alt.Parts) > 1 && (keyAt[i] || channel) {
+				if !whole && (len(alt.Parts) > 1 || alt.Parts[0].Kind == luascript.PartValue && !channel) && (keyAt[i] || channel) {
 					if k := ds.derive(alt, channel, keys, order); k != nil && !channel && i == 1 {
 						k.commands[c.Command] = true
 						if v := valueOf(c.Command); v != "" {
@@ -433,6 +452,7 @@ func (ds *draftScript) positions(keys map[string]*draftKey, order *[]string) {
 		dynArgs = dynArgs || r.Index == 0
 		readArgs[r.Index] = true
 	}
+	ds.repeatKeys, ds.repeatArgs = dynKeys, dynArgs
 	for i := range ds.keys {
 		ds.unusedKey[i] = !dynKeys && !readKeys[i+1]
 		if !ds.chanKey[i] || ds.keyUse[i] {
@@ -537,11 +557,19 @@ func (ds *draftScript) derive(alt luascript.Str, channel bool, keys map[string]*
 		from = a.name
 		rest = alt.Parts[1:]
 	case luascript.PartText:
+	case luascript.PartValue:
+		if channel || first.Folded {
+			return nil // luagen generate will refuse it and say why
+		}
+		// A name read from data (a parent's key kept in a job's hash), or
+		// built on one: a key from data, whose pattern only a person knows.
+		from = keyspec.DerivedFromData
+		rest = alt.Parts[1:]
 	default:
 		return nil // not anchored: luagen generate will refuse it and say why
 	}
 	var words, pattern []string
-	known := anchor == nil || anchor.pattern != ""
+	known := (anchor == nil || anchor.pattern != "") && from != keyspec.DerivedFromData
 	if anchor != nil {
 		pattern = append(pattern, anchor.pattern)
 	}
@@ -575,6 +603,9 @@ func (ds *draftScript) derive(alt luascript.Str, channel bool, keys map[string]*
 	base := "built"
 	if anchor != nil {
 		base = anchor.name
+	}
+	if from == keyspec.DerivedFromData {
+		base = "data_key"
 	}
 	if len(words) > 0 {
 		base += "_" + strings.Join(words, "_")
@@ -744,9 +775,15 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 		if ds.readOnly {
 			w("    read_only: true\n")
 		}
-		w("    keys:\n")
+		if len(ds.keys) > 0 {
+			w("    keys:\n")
+		}
 		nkeys := 0
 		for i, k := range ds.keys {
+			rep := ""
+			if ds.repeatKeys && i == len(ds.keys)-1 {
+				rep = ", repeat: {min: 1, max: " + q(todo("the most keys a call passes here (the script reads KEYS[i]); or, if another position repeats, move repeat there")) + "}"
+			}
 			switch {
 			case k.channel:
 				w("      - {name: %s, channel: %s}\n", ds.keyNames[i], k.name)
@@ -754,7 +791,7 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 				w("      - {name: %s, one_of: [%s], unused: {reason: %s}}\n", ds.keyNames[i], k.name, q(todo("why callers pass it (the script never reads it)")))
 			default:
 				nkeys++
-				w("      - {name: %s, one_of: [%s]}\n", ds.keyNames[i], k.name)
+				w("      - {name: %s, one_of: [%s]%s}\n", ds.keyNames[i], k.name, rep)
 			}
 		}
 		if nkeys > 1 {
@@ -762,10 +799,13 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 		}
 		if len(ds.argv) > 0 {
 			w("    argv:\n")
-			for _, a := range ds.argv {
+			for i, a := range ds.argv {
 				doc := ""
 				if a.doc != "" {
 					doc = ", doc: " + q(a.doc)
+				}
+				if ds.repeatArgs && i == len(ds.argv)-1 && !a.unused && (a.key == nil || a.key.channel) && !a.duration && !a.seconds {
+					doc += ", repeat: {min: 1, max: " + q(todo("the most values a call passes here (the script reads ARGV[i])")) + "}"
 				}
 				switch {
 				case a.unused:
@@ -795,7 +835,7 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 				if e.Code != "" && !seen[e.Code] {
 					seen[e.Code] = true
 					if !codeRe.MatchString(e.Code) {
-						w("      # redis.error_reply(%q ...): a declared code is [A-Z][A-Z0-9_]*\n", e.Code)
+						w("      # redis.error_reply(%q ...): a declared code is the reply's first word, [A-Za-z][A-Za-z0-9_]*\n", e.Code)
 						continue
 					}
 					w("      - {code: %s}\n", e.Code)
@@ -809,7 +849,9 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 				if dv.key.channel {
 					kind = "channel"
 				}
-				if dv.from != "" {
+				if dv.from == keyspec.DerivedFromData {
+					w("      - {%s: %s, from: %s}   # a name read from data: the ACL grants its pattern, the harness checks each name; refused on a cluster\n", kind, dv.key.name, dv.from)
+				} else if dv.from != "" {
 					w("      - {%s: %s, from: %s}\n", kind, dv.key.name, dv.from)
 				} else {
 					w("      - {%s: %s}\n", kind, dv.key.name)

@@ -135,3 +135,48 @@ func TestFilledDraftGenerates(t *testing.T) {
 		t.Fatalf("%v\n%s", err, spec)
 	}
 }
+
+// A key whose name the script reads from data (a parent's key kept in the
+// job's hash), and one built on it, are drafted as derived keys from data,
+// their patterns left to a person.
+func TestDraftDerivesKeysReadFromData(t *testing.T) {
+	src := []byte(`local parent = redis.call('HGET', KEYS[1], 'parent')
+redis.call('SREM', parent .. ':deps', ARGV[1])
+return redis.call('HSET', parent, 'state', 'ready')
+`)
+	d, err := importer.New("q", []importer.Script{{Name: "finish", File: "finish.lua", Src: src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := string(d.Spec)
+	for _, want := range []string{"      - {key: deps, from: data}", "      - {key: data_key, from: data}", "  deps:\n    # finish builds <the reply of HGET, line 1> .. \":deps\""} {
+		if !strings.Contains(spec, want) {
+			t.Errorf("draft lacks %q:\n%s", want, spec)
+		}
+	}
+}
+
+// A script reading KEYS[i] (ipairs(KEYS)) drafts its last KEYS position
+// repeating; one publishing to ARGV[i] in a loop from 2 drafts ARGV[2] a
+// repeating channel argument, and a script that reads no KEYS takes none.
+func TestDraftRepeatsVariadicPositions(t *testing.T) {
+	d, err := importer.New("q", []importer.Script{
+		{Name: "unlock", File: "unlock.lua", Src: []byte("local n = 0\nfor _, k in ipairs(KEYS) do\n  if redis.call('GET', k) == ARGV[1] then n = n + redis.call('DEL', k) end\nend\nreturn n\n")},
+		{Name: "broadcast", File: "broadcast.lua", Src: []byte("for i = 2, #ARGV do\n  redis.call('PUBLISH', ARGV[i], ARGV[1])\nend\n")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := string(d.Spec)
+	for _, want := range []string{
+		`      - {name: key1, one_of: [key1], repeat: {min: 1, max: "TODO(luagen import): the most keys a call passes here`,
+		`      - {name: arg2, channel: arg2, repeat: {min: 1, max: "TODO(luagen import): the most values a call passes here (the script reads ARGV[i])"}}`,
+	} {
+		if !strings.Contains(spec, want) {
+			t.Errorf("draft lacks %q:\n%s", want, spec)
+		}
+	}
+	if b := spec[strings.Index(spec, "  broadcast:\n"):]; strings.Contains(b, "    keys:") {
+		t.Errorf("a script reading no KEYS drafted with KEYS:\n%s", b)
+	}
+}

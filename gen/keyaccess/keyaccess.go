@@ -5,6 +5,7 @@
 package keyaccess
 
 import (
+	"fmt"
 	"slices"
 	"sort"
 
@@ -97,13 +98,118 @@ func flags(fs []rediscmd.KeyFlag) (read, write bool) {
 // KeyUse is one declared key a script may reach, and how.
 type KeyUse struct {
 	Key      *keyspec.Key
-	Position int // the KEYS position (1-based)
+	Position int // the KEYS position (1-based); 0 for a key not passed in KEYS
+	// From says how a key not passed in KEYS is reached: "ARGV[1] prefix"
+	// (an ARGV of type key), "derived from KEYS[2] jobs", "derived from
+	// ARGV[1] prefix", "derived from its literal start", "derived from data".
+	From string
 	Access
 }
 
+// Where names the use for people: "KEYS[1] lock", or its From.
+func (u KeyUse) Where(s *keyspec.Script) string {
+	if u.Position > 0 && u.Position <= len(s.Keys) {
+		return fmt.Sprintf("KEYS[%d] %s", u.Position, s.Keys[u.Position-1].Name)
+	}
+	return u.From
+}
+
 // Uses lists, for each KEYS position of src's script, each key it accepts
-// (one_of) with what the script does there, by position then key name.
+// (one_of) with what the script does there, by position then key name; then
+// the keys it reaches otherwise (passed in ARGV, derived), with what its
+// calls do to them, by how they are reached then key name.
 func Uses(src *compiler.Source) []KeyUse {
+	return append(positionUses(src), otherUses(src)...)
+}
+
+// otherUses are the keys a script reaches other than through its KEYS
+// positions: the resolved key arguments that are not KEYS[n].
+func otherUses(src *compiler.Source) []KeyUse {
+	s := src.Script
+	type id struct {
+		key  *keyspec.Key
+		from string
+	}
+	acc := map[id]*Access{}
+	var order []id
+	for _, r := range src.Resolved {
+		if r.Call >= len(src.Info.Calls) || r.Call >= len(src.Commands) || src.Commands[r.Call] == nil {
+			continue
+		}
+		call, cmd := src.Info.Calls[r.Call], src.Commands[r.Call]
+		if r.Arg >= len(call.Args) || call.Args[r.Arg].Kind == luascript.ArgKey {
+			continue // a KEYS position's: positionUses
+		}
+		keys, err := cmd.StaticKeyPositions(compiler.StaticArgs(call.Args))
+		if err != nil {
+			continue
+		}
+		var read, write, found bool
+		for _, k := range keys {
+			if k.Pos == r.Arg {
+				rd, wr := flags(k.Flags)
+				read, write, found = read || rd, write || wr, true
+			}
+		}
+		if !found {
+			continue
+		}
+		add := func(k *keyspec.Key, from string) {
+			i := id{k, from}
+			a := acc[i]
+			if a == nil {
+				a = &Access{}
+				acc[i] = a
+				order = append(order, i)
+			}
+			a.Read, a.Write = a.Read || read, a.Write || write
+			if !slices.Contains(a.Commands, cmd.Name) {
+				a.Commands = append(a.Commands, cmd.Name)
+				sort.Strings(a.Commands)
+			}
+		}
+		for _, d := range r.Derived {
+			if d.Key != nil {
+				add(d.Key, "derived from "+derivedFrom(s, d))
+			}
+		}
+		for _, alt := range call.Args[r.Arg].Alts {
+			if len(alt.Parts) == 1 && alt.Parts[0].Kind == luascript.PartArgv {
+				if a := s.ArgAt(alt.Parts[0].N); a != nil && a.Key != nil {
+					add(a.Key, fmt.Sprintf("ARGV[%d] %s", alt.Parts[0].N, a.Name))
+				}
+			}
+		}
+	}
+	sort.SliceStable(order, func(i, j int) bool {
+		if order[i].from != order[j].from {
+			return order[i].from < order[j].from
+		}
+		return order[i].key.Name < order[j].key.Name
+	})
+	var out []KeyUse
+	for _, i := range order {
+		out = append(out, KeyUse{Key: i.key, From: i.from, Access: *acc[i]})
+	}
+	return out
+}
+
+// derivedFrom is what a derived key is built from, for people.
+func derivedFrom(s *keyspec.Script, d *keyspec.Derived) string {
+	switch {
+	case d.From > 0 && d.From <= len(s.Keys):
+		return fmt.Sprintf("KEYS[%d] %s", d.From, s.Keys[d.From-1].Name)
+	case d.FromArgv > 0 && d.FromArgv <= len(s.Argv):
+		return fmt.Sprintf("ARGV[%d] %s", d.FromArgv, s.Argv[d.FromArgv-1].Name)
+	case d.FromData:
+		return "data"
+	}
+	return "its literal start"
+}
+
+// positionUses lists, for each KEYS position of src's script, each key it
+// accepts (one_of) with what the script does there, by position then key name.
+func positionUses(src *compiler.Source) []KeyUse {
 	acc := Of(src)
 	s := src.Script
 	// Each position's access: its own indexes' (every element of a

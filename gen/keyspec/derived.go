@@ -22,6 +22,13 @@ type Derived struct {
 	From int
 	// FromArgv is the ARGV position (1-based) of type key the name starts with.
 	FromArgv int
+	// FromData (from: data) is a key whose name the script reads whole from
+	// data (a hash field, a list, a decoded argument) or builds from such a
+	// name: no anchor bounds it before the run. The ACL grants its pattern and
+	// nothing wider, so Redis refuses any other name; the test harness checks
+	// every key the script touches against its patterns. Refused on a cluster
+	// instance: a name read from data may be in any slot.
+	FromData bool
 	Reason   string // why the script builds it rather than taking it in KEYS
 }
 
@@ -66,6 +73,10 @@ func (d *Derived) anchorKeys(s *Script) ([]*Key, string) {
 	}
 	return nil, ""
 }
+
+// DerivedFromData is the from of a derived key whose name the script reads from
+// data rather than builds from an anchor (from: data).
+const DerivedFromData = "data"
 
 type rawDerived struct {
 	Key     string `yaml:"key"`
@@ -115,7 +126,18 @@ func (p *parser) scriptDerived(path, entry string, s *Script, raw []rawDerived) 
 				continue
 			}
 		}
-		if r.From != "" {
+		if r.From == DerivedFromData {
+			for _, k := range s.Keys {
+				if k.Name == DerivedFromData {
+					p.errf(dp+".from", dentry, "from %q declares a name read from data, and the script has a KEYS position of that name: rename the position", DerivedFromData)
+				}
+			}
+			if d.Channel != nil {
+				p.errf(dp+".from", dentry, "from data declares a key whose name the script reads from data; a channel the script publishes to is a derived channel from its literal start, or a channel passed in KEYS or ARGV")
+				continue
+			}
+			d.FromData = true
+		} else if r.From != "" {
 			for j, k := range s.Keys {
 				if k.Name == r.From {
 					d.From = j + 1
@@ -159,6 +181,12 @@ func (p *parser) checkDerived(dp, dentry string, s *Script, d *Derived) {
 		return // its own error is reported
 	}
 	cluster := s.Instance != nil && s.Instance.Topology == TopologyCluster
+	if d.FromData {
+		if cluster {
+			p.errf(dp, dentry, "on cluster instance %s a key whose name the script reads from data may be in any slot, and Redis Cluster refuses a key outside the slot of the script's KEYS (CROSSSLOT): pass the key in KEYS, or store only the id and build the name from a KEYS anchor (from: <position>) that holds the hash tag", s.Instance.Name)
+		}
+		return
+	}
 	anchors, anchorName := d.anchorKeys(s)
 	if anchors == nil {
 		if d.Key != nil && cluster && !sameLiteralTag(s, pat) {

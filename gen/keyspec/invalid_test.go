@@ -24,6 +24,17 @@ type invalidCase struct {
 // invalidCases are the spec's misuse cases, one family each (docs/keyspec.md,
 // "Errors"). New fields add theirs here.
 var invalidCases = []invalidCase{
+	// issue 20: what the public libraries' scripts need, misused.
+	{"derived_from_data_on_cluster", []edit{{"  a:\n    topology: standalone\n", "  a:\n    topology: cluster\n"}, {"    reply: {type: bool, name: stored}\n", "    derived:\n      - {key: t_item, from: data}\n    reply: {type: bool, name: stored}\n"}},
+		"keyspec.yaml:62: script \"put\" derived key \"t_item\": on cluster instance a a key whose name the script reads from data may be in any slot, and Redis Cluster refuses a key outside the slot of the script's KEYS (CROSSSLOT): pass the key in KEYS, or store only the id and build the name from a KEYS anchor (from: <position>) that holds the hash tag"},
+	{"derived_channel_from_data", []edit{{"    reply: {type: bool, name: stored}\n", "    derived:\n      - {channel: t_news, from: data}\n    reply: {type: bool, name: stored}\n"}},
+		"keyspec.yaml:62: script \"put\" derived channel \"t_news\": from data declares a key whose name the script reads from data; a channel the script publishes to is a derived channel from its literal start, or a channel passed in KEYS or ARGV"},
+	{"derived_from_data_position_named_data", []edit{{"      - {name: item, one_of: [t_item]}\n", "      - {name: data, one_of: [t_item]}\n"}, {"    reply: {type: bool, name: stored}\n", "    derived:\n      - {key: t_item, from: data}\n    reply: {type: bool, name: stored}\n"}},
+		"keyspec.yaml:62: script \"put\" derived key \"t_item\": from \"data\" declares a name read from data, and the script has a KEYS position of that name: rename the position"},
+	{"ttl_persist_not_clamped", []edit{{"    ttl: {rule: fixed, value: 1h}\n", "    ttl: {rule: fixed, value: 1h, persist: held until released}\n"}},
+		"keyspec.yaml:37: key \"t_item\": ttl persist applies to rule clamped (a TTL the caller chooses, which it may also remove), not to fixed"},
+	{"error_code_punctuation", []edit{{"    reply: {type: bool, name: stored}\n", "    reply: {type: bool, name: stored}\n    errors: [{code: \"not-found\"}]\n"}},
+		"keyspec.yaml:62: script \"put\": error code \"not-found\": want the reply's first word, [A-Za-z][A-Za-z0-9_]* (NOT_OWNER; the first word of a free-text reply, task for \"task id not found\")"},
 	// issue 21: a user the aclfile would grant nothing, and a command listing
 	// every deployment's names on an instance with a deployment prefix.
 	{"user_prefix_of_another_user", []edit{{"  w:\n", "  v:\n    instance: a\n    select: {allow: false, reason: db0 only}\n    key_prefixes:\n      - {prefix: \"t:item:\", source: test}\n    channel_prefixes:\n      - {prefix: \"t:v:\", source: test}\n  w:\n"}},
@@ -33,7 +44,7 @@ var invalidCases = []invalidCase{
 	{"extra_command_lists_keys_of_deployments", []edit{{"    dbs:\n      db0: {index: 0, url_env: A_URL, user: u}\n", "    deployment_prefix: {env: APP_PREFIX}\n    dbs:\n      db0: {index: 0, url_env: A_URL, user: u}\n"}, {"  w:\n", "    extra_commands:\n      - {command: scan, reason: \"clear the cache with SCAN MATCH\"}\n  w:\n"}},
 		"keyspec.yaml:23: user \"u\": extra command \"scan\" lists the key or channel names of every deployment on the server (ACL key patterns do not filter it, and a name may be all another deployment needs): a user of an instance with a deployment prefix holds no such command"},
 	{"argv_unknown_type", []edit{{"      - {name: value, type: bytes, max_bytes: 100}\n", "      - {name: value, type: blob, max_bytes: 100}\n"}},
-		"keyspec.yaml:59: script \"put\" ARGV[1] \"value\": ARGV type \"blob\" does not exist: want one of int, int64, bool, string, bytes, duration_ms, token, hex, uuid, name, key"},
+		"keyspec.yaml:59: script \"put\" ARGV[1] \"value\": ARGV type \"blob\" does not exist: want one of int, int64, bool, string, bytes, duration_ms, token, hex, uuid, name, key, enum"},
 	{"bad_duration", []edit{{"    ttl: {rule: fixed, value: 1h}\n", "    ttl: {rule: fixed, value: an hour}\n"}},
 		"keyspec.yaml:37: key \"t_item\": ttl value: duration \"an hour\": want a Go duration (30s, 24h) or whole days (30d)"},
 	{"channel_hash_tag", []edit{{"    pattern: \"t:news\"\n", "    pattern: \"t:news:{{id}}\"\n    params: {id: {type: uuid}}\n"}},

@@ -394,11 +394,14 @@ type Expectation struct {
 	MaxTTL time.Duration
 	// MaxLen is the most elements a list or stream keeps; 0: no bound.
 	MaxLen int
+	// MayPersist: a key that Expires may also have none, a script having
+	// removed it (ttl persist).
+	MayPersist bool
 }
 
 // Expectation is what the spec expects of the key at run time.
 func (k *Key) Expectation() Expectation {
-	e := Expectation{Expires: k.Expires(), MaxLen: k.MaxLen}
+	e := Expectation{Expires: k.Expires(), MaxLen: k.MaxLen, MayPersist: k.TTL.Persist != ""}
 	switch k.TTL.Rule {
 	case TTLFixed, TTLHeartbeat:
 		e.MaxTTL = k.TTL.Value
@@ -505,6 +508,10 @@ type TTL struct {
 	Exceeds time.Duration
 	From    string // clamped: where the TTL comes from at run time ("the config")
 	Reason  string // none: why the key never expires
+	// Persist (clamped) is why a script may remove the key's TTL (PERSIST):
+	// the caller chose to keep it until it is deleted (a lock taken for 0
+	// seconds). "": no script does.
+	Persist string
 }
 
 // Channel is a Pub/Sub channel pattern (no storage, no TTL).
@@ -719,7 +726,8 @@ const (
 	ArgHex        = "hex"
 	ArgUUID       = "uuid"
 	ArgName       = "name"
-	ArgKey        = "key" // a declared key's name, built by the wrapper like a KEYS position's (derived.go)
+	ArgKey        = "key"  // a declared key's name, built by the wrapper like a KEYS position's (derived.go)
+	ArgEnum       = "enum" // one value of a declared enum (a state name, a command's name)
 )
 
 // Arg is one ARGV position.
@@ -740,6 +748,10 @@ type Arg struct {
 	// (PUBLISH ARGV[n]); Type is then ArgChannel.
 	Channel *Channel
 	Key     *Key // key: the declared key whose name it carries
+	// Enum (type enum) is the enum whose values alone the wrapper sends: the
+	// reader takes the argument for each of them, in a key's name or as a
+	// command's.
+	Enum *Enum
 	// Optional arguments may be left out: the wrapper then sends the empty
 	// string, which no present value encodes to.
 	Optional bool
@@ -972,6 +984,11 @@ func (s *Spec) EnumsOf(in *Instance) []*Enum {
 		}
 	}
 	for _, sc := range s.ScriptsOf(in) {
+		for _, a := range sc.Argv {
+			if a.Enum != nil {
+				used[a.Enum] = true
+			}
+		}
 		walkFields(sc.Reply.All(), func(f *Field) {
 			if f.Enum != nil {
 				used[f.Enum] = true

@@ -108,8 +108,11 @@ var valueTypes = set(ValueString, ValueCounter, ValueHash, ValueList, ValueSet, 
 var shapes = set(ShapeGetIncrement)
 
 var (
-	envRe  = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
-	codeRe = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	envRe = regexp.MustCompile(`^[A-Z][A-Z0-9_]*$`)
+	// codeRe: an error reply's first word, the code callers match it by:
+	// an upper-case code by convention (NOT_OWNER), or the first word of a
+	// free-text reply ("task id not found": task).
+	codeRe = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9_]*$`)
 	// prefixRe: literal text of names, braces included (a key prefix may
 	// hold a fixed hash tag, "{bull}:"); never a glob character or a space.
 	prefixRe = regexp.MustCompile(`^[A-Za-z0-9._:{}-]+$`)
@@ -151,6 +154,9 @@ type parser struct {
 	enums     map[string]*Enum
 	keys      map[string]*Key
 	channels  map[string]*Channel
+	// errorCodes are, per instance, the error codes its scripts declare by
+	// their Go name's spelling (lower case), for codes differing only in case.
+	errorCodes map[*Instance]map[string]string
 }
 
 func (p *parser) pos(path string) Pos {
@@ -968,7 +974,10 @@ func (p *parser) ttl(path, entry string, r *rawTTL) TTL {
 		return TTL{}
 	}
 	tp := path + ".ttl"
-	t := TTL{Pos: p.pos(tp), Rule: r.Rule, From: r.From, Reason: r.Reason}
+	t := TTL{Pos: p.pos(tp), Rule: r.Rule, From: r.From, Reason: r.Reason, Persist: strings.TrimSpace(r.Persist)}
+	if r.Rule != TTLClamped && r.Persist != "" {
+		p.errf(tp, entry, "ttl persist applies to rule clamped (a TTL the caller chooses, which it may also remove), not to %s", r.Rule)
+	}
 	unused := func(field, v string) {
 		if v != "" {
 			p.errf(tp, entry, "ttl %s does not apply to rule %s", field, r.Rule)
@@ -1115,12 +1124,25 @@ func (p *parser) buildScripts(raw *rawSpec) {
 		for i, re := range r.Errors {
 			ep := fmt.Sprintf("%s.errors[%d]", path, i)
 			if !codeRe.MatchString(re.Code) {
-				p.errf(ep, entry, "error code %q: want [A-Z][A-Z0-9_]*", re.Code)
+				p.errf(ep, entry, "error code %q: want the reply's first word, [A-Za-z][A-Za-z0-9_]* (NOT_OWNER; the first word of a free-text reply, task for \"task id not found\")", re.Code)
 			}
 			if codes[re.Code] {
 				p.errf(ep, entry, "error code %s declared twice", re.Code)
 			}
 			codes[re.Code] = true
+			if s.Instance != nil {
+				if p.errorCodes == nil {
+					p.errorCodes = map[*Instance]map[string]string{}
+				}
+				if p.errorCodes[s.Instance] == nil {
+					p.errorCodes[s.Instance] = map[string]string{}
+				}
+				low := strings.ToLower(re.Code)
+				if other, ok := p.errorCodes[s.Instance][low]; ok && other != re.Code {
+					p.errf(ep, entry, "error code %s and %s (another script of instance %s) differ only in case: both would be one Go error; spell them alike", re.Code, other, s.Instance.Name)
+				}
+				p.errorCodes[s.Instance][low] = re.Code
+			}
 			s.Errors = append(s.Errors, &ScriptError{Pos: p.pos(ep), Code: re.Code, Doc: re.Doc})
 		}
 		p.spec.Scripts = append(p.spec.Scripts, s)
@@ -1374,7 +1396,7 @@ func (p *parser) scriptChannels(path, entry string, s *Script) {
 	}
 }
 
-var argTypes = "int, int64, bool, string, bytes, duration_ms, token, hex, uuid, name, key"
+var argTypes = "int, int64, bool, string, bytes, duration_ms, token, hex, uuid, name, key, enum"
 
 // specialArg resolves an argument that is unused (the wrapper sends "") or
 // carries a declared channel's name: it has no type of its own.
@@ -1514,6 +1536,11 @@ func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 		case ArgKey:
 			bad(ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.Len != 0 || ra.MaxLen != 0 || ra.TTLOf != "", "min/max/max_bytes/len/max_len/ttl_of")
 			p.argKey(ap, aentry, s, a, ra)
+		case ArgEnum:
+			bad(ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.Len != 0 || ra.MaxLen != 0 || ra.TTLOf != "" || ra.Optional, "min/max/max_bytes/len/max_len/ttl_of/optional")
+			if a.Enum = p.enums[ra.Enum]; a.Enum == nil {
+				p.errf(ap, aentry, "enum %q is not declared (type enum names one: enum: <name>)", ra.Enum)
+			}
 		case "":
 			p.errf(ap, aentry, "type is missing: want one of %s", argTypes)
 		default:
@@ -1521,6 +1548,9 @@ func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 		}
 		if ra.Key != "" && ra.Type != ArgKey {
 			p.errf(ap, aentry, "key applies to type key (a key's name passed in ARGV)")
+		}
+		if ra.Enum != "" && ra.Type != ArgEnum {
+			p.errf(ap, aentry, "enum applies to type enum (one value of a declared enum)")
 		}
 		s.Argv = append(s.Argv, a)
 	}

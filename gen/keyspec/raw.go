@@ -172,6 +172,7 @@ type rawTTL struct {
 	Exceeds   string `yaml:"exceeds"`
 	From      string `yaml:"from"`
 	Reason    string `yaml:"reason"`
+	Persist   string `yaml:"persist"`
 }
 
 type rawChannel struct {
@@ -236,6 +237,7 @@ type rawArg struct {
 	Repeat   *rawRepeat `yaml:"repeat"`
 	Unused   *rawUnused `yaml:"unused"`
 	Key      string     `yaml:"key"`
+	Enum     string     `yaml:"enum"`
 }
 
 type rawReply struct {

@@ -206,6 +206,8 @@ func forbiddenExpiry(k *keyspec.Key, in *keyspec.Instance, fb keyspec.Forbid) []
 		at = k.Pos
 	}
 	switch {
+	case fb.TTL == keyspec.ForbidTTLNone && k.Expires() && k.TTL.Persist != "":
+		return []Finding{{Pos: at, Rule: RuleForbiddenTTL, Msg: fmt.Sprintf("key %q may be kept without a TTL (ttl persist: %s), but %s says every key expires (%s): drop persist", k.Name, k.TTL.Persist, who, fb.Source)}}
 	case fb.TTL == keyspec.ForbidTTLNone && !k.Expires():
 		return []Finding{{Pos: at, Rule: RuleForbiddenTTL, Msg: fmt.Sprintf("key %q never expires (ttl none: %s), but %s says every key expires (%s): give it a TTL rule", k.Name, k.TTL.Reason, who, fb.Source)}}
 	case fb.TTL == keyspec.ForbidTTLUnbounded && !k.Expires() && !k.Bounded():

@@ -85,7 +85,7 @@ func TestBypassesHaveTheirRule(t *testing.T) {
 		"helper_called_with_argv": lint.RuleScriptKey, "helper_replaced_in_table": lint.RuleScriptKey,
 		"key_grown_in_loop": lint.RuleScriptKey, "load_chunk": lint.RuleLua, "metatable_call": lint.RuleScriptKey,
 		"metatable_index": lint.RuleScriptKey, "nested_helper_argv": lint.RuleScriptKey, "pcall_of_call": lint.RuleScriptKey,
-		"rcall_alias_retargeted": lint.RuleLua, "recursion": lint.RuleLua, "returned_call": lint.RuleScriptKey,
+		"rcall_alias_retargeted": lint.RuleLua, "recursion": lint.RuleScriptKey, "returned_call": lint.RuleScriptKey,
 		"string_format_key": lint.RuleScriptKey, "table_mutated_by_helper": lint.RuleScriptKey,
 		"table_of_keys_mutated": lint.RuleScriptKey, "varargs_key": lint.RuleScriptKey, "write_string_metatable": lint.RuleLua,
 	}

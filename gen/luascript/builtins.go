@@ -537,10 +537,13 @@ func (a *analyzer) arg(v value, e ast.Expr, sc *scope) Arg {
 		case aStr:
 			out.Alts = append(out.Alts, x.str)
 		case aData, aAny:
-			out.Alts = append(out.Alts, Str{Parts: []Part{{Kind: PartValue, Origin: x.name}}})
+			out.Alts = append(out.Alts, Str{Parts: []Part{{Kind: PartValue, Origin: x.name, Folded: x.folded || x.kind == aAny}}})
 		}
 	}
 	out.Kind, out.Text, out.Key, out.Argv, out.KeyAlts = classify(out.Alts)
+	if out.Kind == ArgArgv && out.Argv == 0 {
+		out.ArgvMin = int(out.Alts[0].Parts[0].Min)
+	}
 	out.Desc = a.describe(out, e, sc)
 	return out
 }

@@ -145,10 +145,12 @@ type analyzer struct {
 	tables   []*table
 	tableIDs map[siteKey]int
 	ctxIDs   map[ctxKey]int
-	stack    []*frame
-	steps    int
-	pass     int    // the walk under way, from 1
-	stopped  string // why the analysis gave up
+	// recursive are the contexts of functions called from their own body.
+	recursive map[int]*recursive
+	stack     []*frame
+	steps     int
+	pass      int    // the walk under way, from 1
+	stopped   string // why the analysis gave up
 	// without: while the right side of an assignment run once per declaration
 	// is evaluated, the variables it assigns, read without its own part.
 	without map[*binding]any
@@ -165,12 +167,13 @@ type analyzer struct {
 // follow, into info.
 func flow(info *Info, chunk []ast.Stmt) {
 	a := &analyzer{
-		info:     info,
-		bindings: map[bindKey]*binding{},
-		globals:  map[string]*binding{},
-		closeIDs: map[siteKey]int{},
-		tableIDs: map[siteKey]int{},
-		ctxIDs:   map[ctxKey]int{{parent: -1}: 0},
+		info:      info,
+		bindings:  map[bindKey]*binding{},
+		globals:   map[string]*binding{},
+		closeIDs:  map[siteKey]int{},
+		tableIDs:  map[siteKey]int{},
+		ctxIDs:    map[ctxKey]int{{parent: -1}: 0},
+		recursive: map[int]*recursive{},
 	}
 	var main *frame
 	for pass := 0; ; pass++ {
@@ -275,7 +278,12 @@ func (a *analyzer) step() bool {
 
 // binding is the variable declared by node (its i-th name) in the current context.
 func (a *analyzer) binding(node any, i int, name string) *binding {
-	k := bindKey{node: node, i: i, ctx: a.top().ctx}
+	return a.bindingIn(a.top().ctx, node, i, name)
+}
+
+// bindingIn is the variable declared by node (its i-th name) in context ctx.
+func (a *analyzer) bindingIn(ctx int, node any, i int, name string) *binding {
+	k := bindKey{node: node, i: i, ctx: ctx}
 	b := a.bindings[k]
 	if b == nil {
 		b = &binding{name: name}
@@ -456,8 +464,12 @@ func (a *analyzer) stmt(s ast.Stmt, sc *scope) {
 		inner := &scope{parent: sc, loop: true}
 		b := a.binding(s, 0, s.Name)
 		inner.add(s.Name, b)
-		a.declared(b, one(number("a loop counter")))
-		a.assign(b, one(number("a loop counter")), s.Line(), true)
+		counter := number("a loop counter")
+		if start := loopStart(s); start > 0 {
+			counter.str.Parts[0].Min = int32(start)
+		}
+		a.declared(b, one(counter))
+		a.assign(b, one(counter), s.Line(), true)
 		a.block(s.Stmts, inner)
 	case *ast.GenericForStmt:
 		a.genericFor(s, sc)
@@ -500,6 +512,49 @@ func (a *analyzer) stmt(s ast.Stmt, sc *scope) {
 			}
 		}
 	}
+}
+
+// loopStart is the first value of a numeric for loop's counter when it counts
+// up from a literal integer of at least 1 (for i = 2, #ARGV), so that the
+// counter never holds less; else 0. The loop's own assignments to the counter
+// are other alternatives of its variable, which then holds less than it.
+func loopStart(s *ast.NumberForStmt) int {
+	init, ok := s.Init.(*ast.NumberExpr)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(init.Value)
+	if err != nil || n < 1 {
+		return 0
+	}
+	if s.Step != nil {
+		step, ok := s.Step.(*ast.NumberExpr)
+		if !ok {
+			return 0
+		}
+		if k, err := strconv.Atoi(step.Value); err != nil || k < 1 {
+			return 0
+		}
+	}
+	return n
+}
+
+// leastIndex is the least value every alternative of an index may take (a
+// loop counter from a literal start), or 0.
+func leastIndex(key value) int {
+	least := 0
+	for _, k := range key {
+		if k.kind != aStr || len(k.str.Parts) != 1 || k.str.Parts[0].Kind != PartNumber || k.str.Parts[0].Min < 1 {
+			if k.kind == aNil {
+				continue // an index that is nil raises an error first
+			}
+			return 0
+		}
+		if m := int(k.str.Parts[0].Min); least == 0 || m < least {
+			least = m
+		}
+	}
+	return least
 }
 
 // nth is the i-th value of an adjusted list: beyond the values, the spread's
@@ -833,7 +888,9 @@ func (a *analyzer) indexDepth(obj, key value, line, depth int) value {
 			if n, err := strconv.Atoi(k); kind == 'n' && err == nil && n > 0 {
 				add(one(argvAlt(n)))
 			} else {
-				add(one(argvAlt(0)))
+				at := argvAlt(0)
+				at.str.Parts[0].Min = int32(leastIndex(key))
+				add(one(at))
 			}
 			add(nilValue)
 		case aTable:
@@ -1013,8 +1070,11 @@ func (a *analyzer) callClosure(id int, c *closure, args []value, sp *spread, sit
 	}
 	for _, f := range a.stack {
 		if f.fn != nil && f.fn.fn == c.fn {
-			a.refuse(line, fmt.Sprintf("%s calls itself (directly or through another helper): the reading follows each helper call with its own arguments and cannot follow a call that may repeat without end; write it as a loop", c.name))
-			return []value{one(anyAlt("the result of a recursive call"))}, &spread{v: one(anyAlt("the result of a recursive call"))}
+			if escaped || c.fn.ParList.HasVargs {
+				a.refuse(line, fmt.Sprintf("%s calls itself (directly or through another helper) with varargs or from code the reading does not follow: write it as a loop", c.name))
+				return []value{one(anyAlt("the result of a recursive call"))}, &spread{v: one(anyAlt("the result of a recursive call"))}
+			}
+			return a.recurse(f, c, args, sp)
 		}
 	}
 	if len(a.stack) > maxDepth {
@@ -1066,7 +1126,82 @@ func (a *analyzer) callClosure(id int, c *closure, args []value, sp *spread, sit
 		f.varSpread = sp
 	}
 	a.block(c.fn.Stmts, sc)
+	if r := a.recursive[ctx]; r != nil {
+		// What this call returns, a recursive call inside it returns too.
+		grew := false
+		for i, v := range f.returns {
+			if i >= len(r.returns) {
+				r.returns = append(r.returns, nil)
+			}
+			var g bool
+			r.returns[i], g = join(r.returns[i], v)
+			grew = grew || g
+		}
+		if f.retSpread != nil {
+			if r.retSpread == nil {
+				r.retSpread = &spread{keysFrom: f.retSpread.keysFrom}
+			}
+			var g bool
+			r.retSpread.v, g = join(r.retSpread.v, f.retSpread.v)
+			grew = grew || g
+			if r.retSpread.keysFrom != f.retSpread.keysFrom {
+				r.retSpread.keysFrom = 0
+			}
+		}
+		if grew {
+			a.changed = true
+		}
+		return joinReturns(f.returns, r.returns), f.retSpread
+	}
 	return f.returns, f.retSpread
+}
+
+// recursive is what a function called from its own body (directly or through
+// other helpers) returns, over every walk.
+type recursive struct {
+	returns   []value
+	retSpread *spread
+}
+
+// recurse reads a call of a function from inside its own body: rather than a
+// new context, it is the outer call's, whose parameters gain this call's
+// arguments (a variable holds every value ever assigned to it, so the body
+// read once covers every depth of the recursion); it returns what the outer
+// call returns, which the walks grow until they settle.
+func (a *analyzer) recurse(outer *frame, c *closure, args []value, sp *spread) ([]value, *spread) {
+	i := 0
+	if c.method {
+		b := a.bindingIn(outer.ctx, c.fn, -1, "self")
+		a.declared(b, nth(args, sp, 0))
+		a.assign(b, nth(args, sp, 0), c.fn.Line(), true)
+		i = 1
+	}
+	for j, name := range c.fn.ParList.Names {
+		b := a.bindingIn(outer.ctx, c.fn, j, name)
+		a.declared(b, nth(args, sp, i+j))
+		a.assign(b, nth(args, sp, i+j), c.fn.Line(), true)
+	}
+	r := a.recursive[outer.ctx]
+	if r == nil {
+		r = &recursive{}
+		a.recursive[outer.ctx] = r
+		a.changed = true // the outer call's returns are joined in from now on
+	}
+	return r.returns, r.retSpread
+}
+
+// joinReturns is the union of two lists of returned values.
+func joinReturns(a, b []value) []value {
+	out := make([]value, max(len(a), len(b)))
+	for i := range out {
+		if i < len(a) {
+			out[i] = a[i]
+		}
+		if i < len(b) {
+			out[i], _ = join(out[i], b[i])
+		}
+	}
+	return out
 }
 
 // escapeAll escapes every argument.

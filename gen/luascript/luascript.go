@@ -140,7 +140,11 @@ type Arg struct {
 	Text string // ArgString, ArgInteger
 	Key  int    // ArgKey
 	Argv int    // ArgArgv
-	Desc string // how messages name it: "ARGV[1]", "'app:x'", "local k (reassigned at line 7)", "an expression"
+	// ArgvMin, on an ArgArgv of a position the reading cannot tell (Argv 0),
+	// is the least position it may be (ARGV[i] in for i = 2, #ARGV); 0 or 1:
+	// any.
+	ArgvMin int
+	Desc    string // how messages name it: "ARGV[1]", "'app:x'", "local k (reassigned at line 7)", "an expression"
 	// Alts are the strings the argument may be (numbers as a PartNumber); for a
 	// spread, the values each of its elements may be. Values Redis refuses as
 	// arguments (nil, booleans, tables) are left out.

@@ -19,7 +19,17 @@ const (
 
 // Part is one piece of a Str.
 type Part struct {
-	Kind   PartKind
+	Kind PartKind
+	// Folded, on a PartValue, is a value the reading folded from several it
+	// stopped telling apart (too many alternatives, a variable that keeps
+	// changing, a value from code it does not follow): it may hold an
+	// argument or a key of the script's, not only data.
+	Folded bool
+	// Min is, for a PartNumber, the least value it may take when the reading
+	// knows one (a loop counter from a literal start, counting up); for a
+	// PartArgv of a position it cannot tell (N 0), the least position
+	// (ARGV[i] in for i = 2, #ARGV). 0: not known.
+	Min    int32
 	Text   string // PartText
 	N      int    // PartKey, PartArgv
 	Origin string // PartNumber, PartValue: where the value comes from ("HGET reply, line 12")
@@ -82,6 +92,9 @@ func (p Part) String() string {
 		}
 		return "KEYS[" + strconv.Itoa(p.N) + "]"
 	case PartArgv:
+		if p.N == 0 && p.Min > 1 {
+			return "ARGV[i>=" + strconv.Itoa(int(p.Min)) + "]"
+		}
 		if p.N == 0 {
 			return "ARGV[i]"
 		}
@@ -96,7 +109,7 @@ func (p Part) String() string {
 }
 
 func (p Part) equal(q Part) bool {
-	return p.Kind == q.Kind && p.Text == q.Text && p.N == q.N && p.Origin == q.Origin
+	return p.Kind == q.Kind && p.Text == q.Text && p.N == q.N && p.Origin == q.Origin && p.Min == q.Min && p.Folded == q.Folded
 }
 
 func (s Str) equal(t Str) bool {
@@ -133,13 +146,16 @@ const (
 // alt is one alternative of a value.
 type alt struct {
 	kind altKind
-	str  Str    // aStr
-	id   int    // aTable, aFunc
-	name string // aLib, aRedisCall; aData, aAny: where from
+	// folded: an aData folded from alternatives the reading stopped telling
+	// apart (collapse), which may have held arguments.
+	folded bool
+	str    Str    // aStr
+	id     int    // aTable, aFunc
+	name   string // aLib, aRedisCall; aData, aAny: where from
 }
 
 func (a alt) equal(b alt) bool {
-	if a.kind != b.kind || a.id != b.id || a.name != b.name {
+	if a.kind != b.kind || a.id != b.id || a.name != b.name || a.folded != b.folded {
 		return false
 	}
 	return a.kind != aStr || a.str.equal(b.str)
@@ -212,7 +228,7 @@ func collapse(v value, why string) value {
 		}
 	}
 	if data {
-		out = append(out, alt{kind: aData, name: why})
+		out = append(out, alt{kind: aData, name: why, folded: true})
 	}
 	return out
 }
@@ -293,7 +309,7 @@ func strParts(a alt) ([]Part, bool) {
 	case aStr:
 		return a.str.Parts, true
 	case aData:
-		return []Part{{Kind: PartValue, Origin: a.name}}, true
+		return []Part{{Kind: PartValue, Origin: a.name, Folded: a.folded}}, true
 	}
 	return nil, false
 }
@@ -320,7 +336,7 @@ func concat(l, r value) value {
 				parts = []Part{{Kind: PartText}}
 			}
 			if len(parts) > maxParts {
-				out, _ = join(out, one(data("a string built of many parts")))
+				out, _ = join(out, one(alt{kind: aData, name: "a string built of many parts", folded: true}))
 				continue
 			}
 			out, _ = join(out, one(alt{kind: aStr, str: Str{Parts: parts}}))

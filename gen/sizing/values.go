@@ -3,6 +3,7 @@ package sizing
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -155,6 +156,10 @@ func encodeArg(a *keyspec.Arg, v string) (string, error) {
 	case keyspec.ArgName:
 		if !keypart.Name(v, a.MaxLen) {
 			return "", fmt.Errorf("%q: want 1..%d of [A-Za-z0-9._-]", v, a.MaxLen)
+		}
+	case keyspec.ArgEnum:
+		if a.Enum == nil || !slices.Contains(a.Enum.Values, v) {
+			return "", fmt.Errorf("%q is not a value of the enum", v)
 		}
 	default:
 		return "", fmt.Errorf("argument type %s", a.Type)
