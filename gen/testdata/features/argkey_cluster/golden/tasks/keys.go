@@ -23,7 +23,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "5560cefddba111311c63dc23f9fb0876d180affc246513aee5dbc0dd20c0eb34"
+	SpecSHA256 = "4dca0aad4c9b86bcee9baf721d829e6ad7738a4a3c2443eada30cadce9fe8cb4"
 )
 
 // DB0 is database 0 of tasks, reached through TASKS_REDIS_URL as ACL user tasks.

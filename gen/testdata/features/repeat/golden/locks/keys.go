@@ -27,7 +27,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "517495047d243619309a2e085f1efffc4d4c92b3336c5dcdb5070a16322a61eb"
+	SpecSHA256 = "2fdbce46a04f43f5a6be1fecde7cc1c5c688524c8c9ed8ee99e570a62838af8a"
 )
 
 // DB0 is database 0 of locks, reached through LOCKS_URL as ACL user locks.

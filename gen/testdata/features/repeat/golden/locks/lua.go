@@ -3,10 +3,10 @@
 package locks
 
 // AcquireSHA1 is the SHA1 of lua/locks/acquire.lua, the name EVALSHA calls it by.
-const AcquireSHA1 = "f62a4d2db15e02b2cb5241932de7496913ee9895"
+const AcquireSHA1 = "f55c255d3465031e55d64dab505b65a82fd24039"
 
 // acquireSource is lua/locks/acquire.lua.
-const acquireSource = `-- acquire: every resource's lock or none (a multi-key lock as redislock takes it).
+const acquireSource = `-- acquire: every resource's lock or none (a multi-key lock as Go lock libraries take it).
 for i = 1, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then
     return 0

@@ -1,4 +1,4 @@
--- acquire: every resource's lock or none (a multi-key lock as redislock takes it).
+-- acquire: every resource's lock or none (a multi-key lock as Go lock libraries take it).
 for i = 1, #KEYS do
   if redis.call('EXISTS', KEYS[i]) == 1 then
     return 0
