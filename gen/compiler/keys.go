@@ -481,7 +481,18 @@ func argFits(s *keyspec.Script, n int, prm *keyspec.Param) string {
 	if ok {
 		return ""
 	}
-	return fmt.Sprintf("ARGV[%d] %q (%s) fills {%s}, a %s placeholder: declare ARGV[%d] with a type every value of which {%s} accepts", n, a.Name, a.Type, prm.Name, describeParam(prm), n, prm.Name)
+	fix := fmt.Sprintf("declare ARGV[%d] with a type every value of which {%s} accepts", n, prm.Name)
+	switch {
+	case a.Optional:
+		fix = fmt.Sprintf("an optional ARGV sends \"\" when left out, which {%s} refuses: make ARGV[%d] required", prm.Name, n)
+	case prm.Type == keyspec.TypeInt && a.Type == keyspec.ArgInt:
+		fix = fmt.Sprintf("ARGV[%d] allows %d..%d: give it min: %d and max: %d (or narrower)", n, a.Min, a.Max, prm.Min, prm.Max)
+	case prm.Type == keyspec.TypeName && a.Type == keyspec.ArgName:
+		fix = fmt.Sprintf("ARGV[%d] allows max_len %d: give it max_len: %d (or shorter)", n, a.MaxLen, prm.MaxLen)
+	case prm.Type == keyspec.TypeHex && a.Type == keyspec.ArgHex:
+		fix = fmt.Sprintf("ARGV[%d] has len %d: give it len: %d", n, a.Len, prm.Len)
+	}
+	return fmt.Sprintf("ARGV[%d] %q (%s) fills {%s}, a %s placeholder: %s", n, a.Name, a.Type, prm.Name, describeParam(prm), fix)
 }
 
 func argIndex(n int) string {
