@@ -188,6 +188,11 @@ type wrapperDecl struct {
 // function use besides the key parameters.
 var wrapperLocals = map[string]bool{"ctx": true, "s": true, "b": true, "a": true, "args": true, "in": true, "prefix": true, "k": true}
 
+// WrapperLocal reports whether a KEYS position named name would become a Go
+// parameter that a generated wrapper's own locals shadow (ctx, prefix, ...):
+// generate refuses such a name, and luagen import drafts another.
+func WrapperLocal(name string) bool { return wrapperLocals[unexported(name)] }
+
 func (b *modelBuilder) script(sc Script) scriptDecl {
 	s := sc.Spec
 	base, lname := exported(s.Name), unexported(s.Name)

@@ -3,13 +3,14 @@ package importer
 import (
 	"errors"
 	"fmt"
-	"github.com/hanchat/luagen/gen/compiler"
 	"regexp"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
 
+	"github.com/hanchat/luagen/gen/codegen"
+	"github.com/hanchat/luagen/gen/compiler"
 	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/gen/luascript"
 	"github.com/hanchat/luagen/gen/rediscmd"
@@ -283,6 +284,9 @@ func New(instance string, scripts []Script) (*Draft, error) {
 		// KEYS positions: a key each, shared by scripts that describe it alike.
 		for i := 1; i <= nkeys; i++ {
 			pname := nameFrom(kdocs[i], fmt.Sprintf("key%d", i))
+			if codegen.WrapperLocal(pname) {
+				pname += "_key" // generate refuses a position named as a wrapper's local
+			}
 			for j := 0; j < i-1; j++ {
 				if ds.keyNames[j] == pname {
 					pname = fmt.Sprintf("%s_%d", pname, i)

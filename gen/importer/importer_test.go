@@ -180,3 +180,27 @@ func TestDraftRepeatsVariadicPositions(t *testing.T) {
 		t.Errorf("a script reading no KEYS drafted with KEYS:\n%s", b)
 	}
 }
+
+// A KEYS position whose description names it as a generated wrapper's own
+// local (a queue's "prefix") is drafted under another name: generate refuses
+// a parameter the wrapper shadows. Other names stay as described.
+func TestDraftAvoidsTheWrappersOwnNames(t *testing.T) {
+	src := []byte(`-- KEYS[1] prefix
+-- KEYS[2] counter
+redis.call('INCR', KEYS[1])
+return redis.call('INCR', KEYS[2])
+`)
+	d, err := importer.New("q", []importer.Script{{Name: "bump", File: "bump.lua", Src: src}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := string(d.Spec)
+	for _, want := range []string{"{name: prefix_key, ", "{name: counter, "} {
+		if !strings.Contains(spec, want) {
+			t.Errorf("draft lacks %q:\n%s", want, spec)
+		}
+	}
+	if strings.Contains(spec, "{name: prefix, ") {
+		t.Errorf("draft names a KEYS position as a wrapper's local:\n%s", spec)
+	}
+}
