@@ -27,7 +27,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "4958c2f0dee30804c790c45f226e3721630bc90fc9bef0526fda079e4a426961"
+	SpecSHA256 = "63c656a7e8c4febff1a4d75af7ec745a09da48bfa4521f2d1a2ffd4c551b50d4"
 )
 
 // DB0 is database 0 of app, reached through REDIS_URL as ACL user app.
