@@ -133,6 +133,8 @@ var invalidCases = []invalidCase{
 		"keyspec.yaml:64: script \"put\" reply \"ids\": of: list: a list of lists nests no deeper than of: strings; for elements that are arrays of other values, declare fields"},
 	{"reply_fields_with_of", []edit{{"    reply: {type: bool, name: stored}\n", "    reply:\n      of: int\n      fields:\n        - {name: n, type: int}\n"}},
 		"keyspec.yaml:62: script \"put\": of applies only to type list (a list whose elements are each one value)"},
+	{"reply_strings_field", []edit{{"    reply: {type: bool, name: stored}\n", "    reply:\n      fields:\n        - {name: ids, type: strings}\n"}},
+		"keyspec.yaml:63: script \"put\" reply \"ids\": strings is a whole reply, not a field of one (a field holding a list of strings: type list, of: string)"},
 	{"reply_missing", []edit{{"    reply: {type: bool, name: stored}\n", "\n"}},
 		"keyspec.yaml:52: script \"put\": reply is missing: declare its fields, or its type and name"},
 	{"reply_type_unknown", []edit{{"    reply: {type: bool, name: stored}\n", "    reply: {type: float, name: stored}\n"}},
