@@ -95,3 +95,19 @@ func TestListOfErrorsNameTheElement(t *testing.T) {
 		}
 	}
 }
+
+// Decoding a list of n integers allocates the slice, not a reader or a
+// name per element.
+func TestListOfAllocatesTheSliceOnly(t *testing.T) {
+	v := []any{int64(1), int64(2), int64(3), int64(4), int64(5), int64(6), int64(7), int64(8)}
+	allocs := testing.AllocsPerRun(100, func() {
+		r := runtime.ValueReplyOf("x", v)
+		if got := runtime.ListOf(&r, "counts", (*runtime.Reply).Int); len(got) != 8 || r.Err() != nil {
+			t.Fatal(got, r.Err())
+		}
+	})
+	// The slice, the shared element reader and v boxed into the reply.
+	if allocs > 3 {
+		t.Errorf("%v allocations for 8 elements, want at most 3", allocs)
+	}
+}

@@ -242,12 +242,15 @@ func ListOf[T any](r *Reply, field string, read func(e *Reply, field string) T) 
 		return nil
 	}
 	out := make([]T, v.len())
+	// One element reader for all: read may keep it (it escapes), so a reader
+	// per element would cost an allocation each.
+	e := &Reply{script: r.script, path: r.path, one: true}
 	for i := range out {
-		e := Reply{script: r.script, path: r.path, single: v.at(i), one: true}
-		out[i] = read(&e, field)
+		e.single, e.next = v.at(i), 0
+		out[i] = read(e, field)
 		if e.err != nil {
 			// The element's error names field; name the element instead
-			// (built only here, so a good reply costs no string per element).
+			// (built only here: a good reply builds no name per element).
 			if re, ok := e.err.(*ReplyError); ok {
 				at := r.path + field
 				re.Field = at + "[" + strconv.Itoa(i) + "]" + strings.TrimPrefix(re.Field, at)
