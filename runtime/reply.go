@@ -3,6 +3,7 @@ package runtime
 import (
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -220,6 +221,40 @@ func List[T any](r *Reply, field string, n int, decode func(e *Reply) T) []T {
 		}
 		out[i] = decode(&e)
 		if e.err != nil {
+			r.err = e.err
+			return nil
+		}
+	}
+	return out
+}
+
+// ListOf reads a field holding an array whose elements are each one value,
+// which read reads as it reads a field of that type ((*Reply).Int,
+// (*Reply).Strings, ...). nil (false, or an empty table) reads as nil. Errors
+// name the element: "counts[2]".
+func ListOf[T any](r *Reply, field string, read func(e *Reply, field string) T) []T {
+	v, ok := r.take(field)
+	if !ok || v.kind == kindNil {
+		return nil
+	}
+	if v.kind != kindArray {
+		r.fail(field, "an array", v)
+		return nil
+	}
+	out := make([]T, v.len())
+	// One element reader for all: read may keep it (it escapes), so a reader
+	// per element would cost an allocation each.
+	e := &Reply{script: r.script, path: r.path, one: true}
+	for i := range out {
+		e.single, e.next = v.at(i), 0
+		out[i] = read(e, field)
+		if e.err != nil {
+			// The element's error names field; name the element instead
+			// (built only here: a good reply builds no name per element).
+			if re, ok := e.err.(*ReplyError); ok {
+				at := r.path + field
+				re.Field = at + "[" + strconv.Itoa(i) + "]" + strings.TrimPrefix(re.Field, at)
+			}
 			r.err = e.err
 			return nil
 		}

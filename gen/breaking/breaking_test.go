@@ -214,3 +214,28 @@ func TestNarrowingOfNewerForms(t *testing.T) {
 		}
 	}
 }
+
+// A list whose elements are each one value (of) is compared by its element
+// type: another of, or fields instead, is a change; an enum element that gains
+// a value is one too; the same of is none.
+func TestListOfElementsWidened(t *testing.T) {
+	tone := &keyspec.Enum{Name: "tone", Values: []string{"warm"}}
+	toneMore := &keyspec.Enum{Name: "tone", Values: []string{"warm", "cold"}}
+	list := func(of string, e *keyspec.Enum, fields ...*keyspec.Field) *keyspec.Field {
+		return &keyspec.Field{Name: "counts", Type: keyspec.ReplyList, Of: of, Enum: e, Fields: fields}
+	}
+	for _, c := range []struct {
+		old, new *keyspec.Field
+		want     string
+	}{
+		{list(keyspec.ReplyInt, nil), list(keyspec.ReplyInt, nil), ""},
+		{list(keyspec.ReplyInt, nil), list(keyspec.ReplyString, nil), "elements: of int -> string"},
+		{list(keyspec.ReplyInt, nil), list("", nil, &keyspec.Field{Name: "n", Type: keyspec.ReplyInt}), "elements: of int -> fields"},
+		{list(keyspec.ReplyEnum, tone), list(keyspec.ReplyEnum, toneMore), "elements: enum tone gains cold"},
+		{list(keyspec.ReplyEnum, toneMore), list(keyspec.ReplyEnum, tone), ""},
+	} {
+		if got := fieldWidened(c.old, c.new); got != c.want {
+			t.Errorf("%s -> %s: %q, want %q", ofText(c.old), ofText(c.new), got, c.want)
+		}
+	}
+}

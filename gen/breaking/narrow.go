@@ -157,7 +157,13 @@ func fieldWidened(o, n *keyspec.Field) string {
 				why = append(why, fmt.Sprintf("enum %s gains %s", n.Enum.Name, strings.Join(added, ", ")))
 			}
 		}
-		if o.Type == keyspec.ReplyList {
+		if o.Type == keyspec.ReplyList && o.Of != n.Of {
+			why = append(why, fmt.Sprintf("elements: of %s -> %s", ofText(o), ofText(n)))
+		} else if o.Type == keyspec.ReplyList && o.Of == keyspec.ReplyEnum && o.Enum != nil && n.Enum != nil {
+			if added := missing(n.Enum.Values, o.Enum.Values); len(added) > 0 {
+				why = append(why, fmt.Sprintf("elements: enum %s gains %s", n.Enum.Name, strings.Join(added, ", ")))
+			}
+		} else if o.Type == keyspec.ReplyList {
 			if d := fieldsChanged(o.Fields, n.Fields); d != "" {
 				why = append(why, "elements: "+d)
 			}
@@ -167,6 +173,14 @@ func fieldWidened(o, n *keyspec.Field) string {
 		why = append(why, "now nullable")
 	}
 	return strings.Join(why, ", ")
+}
+
+// ofText is a list's element type: of's type, or "fields" for a list of arrays.
+func ofText(f *keyspec.Field) string {
+	if f.Of == "" {
+		return "fields"
+	}
+	return f.Of
 }
 
 // fieldsChanged compares two field lists position by position (a field's

@@ -371,11 +371,19 @@ func ttlText(t keyspec.TTL) string {
 
 func replyText(r keyspec.Reply) string {
 	if r.Value != nil {
-		return r.Value.Name + " " + r.Value.Type
+		return fieldText(r.Value)
 	}
 	var parts []string
 	for _, f := range r.Fields {
-		parts = append(parts, f.Name+" "+f.Type)
+		parts = append(parts, fieldText(f))
 	}
 	return "[" + strings.Join(parts, ", ") + "]"
+}
+
+// fieldText is a reply field's name and type: "counts list of int".
+func fieldText(f *keyspec.Field) string {
+	if f.Of != "" {
+		return f.Name + " " + f.Type + " of " + f.Of
+	}
+	return f.Name + " " + f.Type
 }

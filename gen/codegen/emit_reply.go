@@ -57,6 +57,12 @@ func readCode(rd reader) jen.Code {
 	case readNullableEnum:
 		fn := jen.Func().Params(jen.Id("f").String()).Id(rd.Enum).Block(jen.Return(enum(jen.Id("f"))))
 		return jen.Qual(runtimePkg, "Nullable").Call(rp, jen.Lit(rd.Field), fn)
+	case readListOf:
+		return jen.Qual(runtimePkg, "ListOf").Call(rp, jen.Lit(rd.Field), jen.Parens(jen.Op("*").Qual(runtimePkg, "Reply")).Dot(rd.Method))
+	case readListOfEnum:
+		fn := jen.Func().Params(jen.Id("e").Op("*").Qual(runtimePkg, "Reply"), jen.Id("f").String()).Id(rd.Enum).Block(
+			jen.Return(jen.Id(rd.Enum).Call(jen.Id("e").Dot("Enum").Call(jen.Id("f"), jen.Id(rd.Labels)))))
+		return jen.Qual(runtimePkg, "ListOf").Call(rp, jen.Lit(rd.Field), fn)
 	case readList:
 		return jen.Qual(runtimePkg, "List").Call(rp, jen.Lit(rd.Field), jen.Lit(rd.Width), jen.Id(rd.Decoder))
 	}

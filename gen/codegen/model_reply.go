@@ -47,6 +47,8 @@ const (
 	readNullable                     // runtime.Nullable(r, field, r.<Method>)
 	readNullableEnum                 // runtime.Nullable(r, field, func(f string) <Enum> { return <Enum>(r.Enum(f, <Labels>)) })
 	readList                         // runtime.List(r, field, <Width>, <Decoder>)
+	readListOf                       // runtime.ListOf(r, field, (*runtime.Reply).<Method>)
+	readListOfEnum                   // runtime.ListOf(r, field, func(e *runtime.Reply, f string) <Enum> { return <Enum>(e.Enum(f, <Labels>)) })
 )
 
 // reader reads one field of a runtime.Reply r.
@@ -95,6 +97,8 @@ func resultType(s *keyspec.Script) goType {
 // fieldType is a field's Go type; owner names list element types.
 func fieldType(fl *keyspec.Field, owner string) goType {
 	switch {
+	case fl.Type == keyspec.ReplyList && fl.Of != "":
+		return listOfType(fl)
 	case fl.Type == keyspec.ReplyList:
 		return goType{Name: elemTypeName(fl, owner), Slice: true}
 	case fl.Nullable && fl.Type != keyspec.ReplyStrings:
@@ -103,6 +107,17 @@ func fieldType(fl *keyspec.Field, owner string) goType {
 		return t
 	}
 	return plainFieldType(fl)
+}
+
+// listOfType is the Go type of a list field declared with of: a slice of its
+// element's type ([]int64, [][]string).
+func listOfType(fl *keyspec.Field) goType {
+	t := plainFieldType(&keyspec.Field{Type: fl.Of, Enum: fl.Enum})
+	if t.Slice {
+		t.Name = "[]" + t.Name // bytes, strings: builtin element types
+	}
+	t.Slice = true
+	return t
 }
 
 // elemTypeName is the Go type of a list field's elements: its type_name, or the
@@ -159,6 +174,10 @@ func readerOf(fl *keyspec.Field, owner string, ref bool) reader {
 	r := reader{Field: fl.Name, Ref: ref}
 	nullable := fl.Nullable && fl.Type != keyspec.ReplyStrings
 	switch {
+	case fl.Type == keyspec.ReplyList && fl.Of == keyspec.ReplyEnum:
+		r.Kind, r.Enum, r.Labels = readListOfEnum, exported(fl.Enum.Name), unexported(fl.Enum.Name)+"Strings"
+	case fl.Type == keyspec.ReplyList && fl.Of != "":
+		r.Kind, r.Method = readListOf, replyMethod(fl.Of)
 	case fl.Type == keyspec.ReplyList:
 		r.Kind, r.Width = readList, len(fl.Fields)
 		r.Decoder = "decode" + elemTypeName(fl, owner)
@@ -180,7 +199,7 @@ func readerOf(fl *keyspec.Field, owner string, ref bool) reader {
 func (b *modelBuilder) elemDecls(fields []*keyspec.Field, owner, script string) []elemDecl {
 	var out []elemDecl
 	for _, fl := range fields {
-		if fl.Type != keyspec.ReplyList {
+		if fl.Type != keyspec.ReplyList || fl.Of != "" {
 			continue
 		}
 		t := elemTypeName(fl, owner)

@@ -1,6 +1,7 @@
 package codegen
 
 import (
+	"fmt"
 	"os"
 	"slices"
 	"strconv"
@@ -239,3 +240,38 @@ func TestReplyReaders(t *testing.T) {
 		t.Errorf("doc_sections returns %+v, want []Section", r)
 	}
 }
+
+// A list declared with of reads each element with the reader of its type
+// (runtime.ListOf and a method expression; an enum through its labels), its Go
+// type is a slice of the element's, and it declares no element type.
+func TestListOfReaders(t *testing.T) {
+	m := mustModel(t, specFrom(t, "../testdata/features/replies/keyspec.yaml"), "app")
+	counts, fields := scriptNamed(t, m, "doc_counts"), scriptNamed(t, m, "doc_fields")
+	if got, want := *counts.Decode.Value, (reader{Kind: readListOf, Field: "counts", Method: "Int", Ref: true}); got != want {
+		t.Errorf("doc_counts reads %+v, want %+v", got, want)
+	}
+	if r := counts.Wrapper.Result; !r.Slice || r.Name != "int64" {
+		t.Errorf("doc_counts returns %+v, want []int64", r)
+	}
+	want := []fieldRead{
+		{"Groups", reader{Kind: readListOf, Field: "groups", Method: "Strings", Ref: true}},
+		{"Tones", reader{Kind: readListOfEnum, Field: "tones", Enum: "Tone", Labels: "toneStrings", Ref: true}},
+		{"Total", reader{Kind: readValue, Field: "total", Method: "Int", Ref: true}},
+	}
+	if diff := cmp.Diff(want, fields.Decode.Fields); diff != "" {
+		t.Errorf("doc_fields's decoder (-want +got):\n%s", diff)
+	}
+	if len(fields.Elems) != 0 || len(counts.Elems) != 0 {
+		t.Errorf("lists of values declare element types: %v %v", counts.Elems, fields.Elems)
+	}
+	var types []string
+	for _, f := range fields.Result.Fields {
+		types = append(types, f.Name+" "+goSource(f.Type))
+	}
+	if got := strings.Join(types, ", "); got != "Groups [][]string, Tones []Tone, Total int64" {
+		t.Errorf("DocFieldsResult fields: %s", got)
+	}
+}
+
+// goSource is t as Go source.
+func goSource(t goType) string { return fmt.Sprintf("%#v", typeCode(t)) }

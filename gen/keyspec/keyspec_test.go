@@ -1,6 +1,8 @@
 package keyspec_test
 
 import (
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/hanchat/luagen/gen/keyspec"
@@ -59,5 +61,41 @@ func TestExpectation(t *testing.T) {
 	}
 	if e := spec.Key("w_item").Expectation(); !e.Expires || e.MaxTTL.String() != "720h0m0s" {
 		t.Errorf("clamped Expectation = %+v", e)
+	}
+}
+
+// A list declared with of keeps its element type (and an enum element's enum),
+// as the whole reply, as a field, and inside a list element.
+func TestListOfParses(t *testing.T) {
+	base, err := os.ReadFile("testdata/valid.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := strings.Replace(string(base), "    reply: {type: bool, name: stored}\n", `    reply:
+      fields:
+        - {name: counts, type: list, of: int}
+        - {name: colors, type: list, of: enum, enum: color}
+        - name: groups
+          type: list
+          fields:
+            - {name: ids, type: list, of: strings}
+`, 1)
+	spec, err := keyspec.Parse("keyspec.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := spec.Script("put").Reply.Fields
+	if len(f) != 3 || f[0].Of != keyspec.ReplyInt || f[1].Of != keyspec.ReplyEnum || f[1].Enum == nil || f[1].Enum.Name != "color" {
+		t.Fatalf("fields: %+v", f)
+	}
+	if e := f[2].Fields; len(e) != 1 || e[0].Type != keyspec.ReplyList || e[0].Of != keyspec.ReplyStrings || len(e[0].Fields) != 0 {
+		t.Errorf("list element fields: %+v", e)
+	}
+	whole := strings.Replace(string(base), "    reply: {type: bool, name: stored}\n", "    reply: {type: list, name: counts, of: duration_ms}\n", 1)
+	if spec, err = keyspec.Parse("keyspec.yaml", []byte(whole)); err != nil {
+		t.Fatal(err)
+	}
+	if v := spec.Script("put").Reply.Value; v == nil || v.Type != keyspec.ReplyList || v.Of != keyspec.ReplyDurationMS {
+		t.Errorf("whole reply: %+v", v)
 	}
 }

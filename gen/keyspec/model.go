@@ -841,6 +841,9 @@ func writeSignature(b *strings.Builder, fields []*Field) {
 		if f.Nullable {
 			b.WriteString(" nullable")
 		}
+		if f.Of != "" {
+			b.WriteString(" of " + f.Of)
+		}
 		if f.Type == ReplyList {
 			b.WriteString(" " + f.TypeName + " [")
 			writeSignature(b, f.Fields)
@@ -862,6 +865,10 @@ type Field struct {
 	// set, names the element's type.
 	Fields   []*Field
 	TypeName string
+	// Of is a list field whose elements are each one value: their type (a
+	// scalar type or strings; Enum is the enum of an enum element), instead
+	// of Fields.
+	Of string
 }
 
 // ScriptError is an error reply a script declares: redis.error_reply("CODE message").

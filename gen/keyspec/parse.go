@@ -1563,7 +1563,7 @@ const maxReplyDepth = 4
 
 // replyField resolves one reply field; a list field's element fields recursively.
 func (p *parser) replyField(fp, entry string, r rawField, inArray bool, depth int) *Field {
-	f := &Field{Pos: p.pos(fp), Name: r.Name, Type: r.Type, Doc: r.Doc, Nullable: r.Nullable, TypeName: r.TypeName}
+	f := &Field{Pos: p.pos(fp), Name: r.Name, Type: r.Type, Doc: r.Doc, Nullable: r.Nullable, TypeName: r.TypeName, Of: r.Of}
 	fentry := fmt.Sprintf("%s reply %q", entry, r.Name)
 	if !identOK(r.Name) {
 		p.errf(fp, fentry, "name must be [a-z][a-z0-9_]*")
@@ -1572,11 +1572,15 @@ func (p *parser) replyField(fp, entry string, r rawField, inArray bool, depth in
 	case ReplyInt, ReplyBool, ReplyString, ReplyBytes, ReplyDurationMS, ReplyTimeMS:
 	case ReplyStrings:
 		if inArray {
-			p.errf(fp, fentry, "strings is a whole reply, not a field of one (a list of strings field: type list with one string field)")
+			p.errf(fp, fentry, "strings is a whole reply, not a field of one (a field holding a list of strings: type list, of: string)")
 		}
 	case ReplyList:
+		if r.Of != "" {
+			p.listOf(fp, fentry, r, f)
+			break
+		}
 		if len(r.Fields) == 0 {
-			p.errf(fp, fentry, "a list needs fields: each element is an array of them")
+			p.errf(fp, fentry, "a list needs fields (each element an array of them) or of (each element one value of that type)")
 		}
 		if depth >= maxReplyDepth {
 			p.errf(fp, fentry, "lists nest at most %d deep", maxReplyDepth)
@@ -1601,16 +1605,48 @@ func (p *parser) replyField(fp, entry string, r rawField, inArray bool, depth in
 	default:
 		p.errf(fp+".type", fentry, "reply type %q does not exist: want one of %s", r.Type, replyTypes)
 	}
-	if r.Type != ReplyEnum && r.Enum != "" {
-		p.errf(fp, fentry, "enum applies only to type enum")
+	if r.Type != ReplyEnum && r.Enum != "" && !(r.Type == ReplyList && r.Of == ReplyEnum) {
+		p.errf(fp, fentry, "enum applies only to type enum (or a list of: enum)")
 	}
 	if r.Type != ReplyList && (len(r.Fields) > 0 || r.TypeName != "") {
 		p.errf(fp, fentry, "fields and type_name apply only to type list")
+	}
+	if r.Type != ReplyList && r.Of != "" {
+		p.errf(fp+".of", fentry, "of applies only to type list (a list whose elements are each one value)")
 	}
 	if r.TypeName != "" && !identOK(r.TypeName) {
 		p.errf(fp, fentry, "type_name %q: want [a-z][a-z0-9_]*", r.TypeName)
 	}
 	return f
+}
+
+// listOfTypes are the element types of a list declared with of.
+var listOfTypes = "int, bool, string, bytes, duration_ms, time_ms, enum, strings"
+
+// listOf resolves a list field whose elements are each one value of type r.Of.
+func (p *parser) listOf(fp, fentry string, r rawField, f *Field) {
+	if len(r.Fields) > 0 {
+		p.errf(fp+".of", fentry, "a list has of (each element one value) or fields (each element an array of them), not both")
+		return
+	}
+	if r.TypeName != "" {
+		p.errf(fp+".type_name", fentry, "type_name names a list element of fields; the elements of a list with of are %s values", r.Of)
+	}
+	switch r.Of {
+	case ReplyInt, ReplyBool, ReplyString, ReplyBytes, ReplyDurationMS, ReplyTimeMS, ReplyStrings:
+	case ReplyEnum:
+		f.Enum = p.enums[r.Enum]
+		switch {
+		case r.Enum == "":
+			p.errf(fp, fentry, "a list of: enum names its enum (enum: <name>)")
+		case f.Enum == nil:
+			p.errf(fp, fentry, "enum %q is not declared", r.Enum)
+		}
+	case ReplyList:
+		p.errf(fp+".of", fentry, "of: list: a list of lists nests no deeper than of: strings; for elements that are arrays of other values, declare fields")
+	default:
+		p.errf(fp+".of", fentry, "list element type %q does not exist: want one of %s", r.Of, listOfTypes)
+	}
 }
 
 func (p *parser) scriptReply(path, entry string, s *Script, r *rawReply) {
@@ -1631,7 +1667,7 @@ func (p *parser) scriptReply(path, entry string, s *Script, r *rawReply) {
 // reply the script gives for it.
 func (p *parser) replyByArg(rp, entry string, s *Script, r *rawReply) {
 	s.Reply.Pos = p.pos(rp)
-	if r.TypeName != "" || len(r.Fields) > 0 || r.Type != "" || r.Name != "" || r.Enum != "" || r.Nullable || r.Doc != "" {
+	if r.TypeName != "" || len(r.Fields) > 0 || r.Type != "" || r.Name != "" || r.Enum != "" || r.Nullable || r.Doc != "" || r.Of != "" {
 		p.errf(rp, entry, "a reply with by_arg has only shapes: each shape declares its own type, name and fields")
 	}
 	switch {
@@ -1681,14 +1717,14 @@ func (p *parser) replyInto(rp, entry string, r *rawReply, reply *Reply) {
 	switch {
 	case r.Type == ReplyList:
 		// One value: a list of elements, each an array of the fields.
-		reply.Value = p.replyField(rp, entry, rawField{Name: r.Name, Type: r.Type, Doc: r.Doc, Nullable: r.Nullable, TypeName: r.TypeName, Fields: r.Fields}, false, 0)
-		if r.Enum != "" {
-			p.errf(rp, entry, "enum applies only to type enum")
-		}
+		reply.Value = p.replyField(rp, entry, rawField{Name: r.Name, Type: r.Type, Doc: r.Doc, Enum: r.Enum, Nullable: r.Nullable, TypeName: r.TypeName, Fields: r.Fields, Of: r.Of}, false, 0)
 	case len(r.Fields) > 0 && (r.Type != "" || r.Name != ""):
 		p.errf(rp, entry, "reply has both fields and type/name: choose an array of fields, one value, or type list with fields")
 	case len(r.Fields) > 0:
 		reply.TypeName = r.TypeName
+		if r.Of != "" {
+			p.errf(rp+".of", entry, "of applies only to type list (a list whose elements are each one value)")
+		}
 		if r.TypeName != "" && !identOK(r.TypeName) {
 			p.errf(rp, entry, "type_name %q: want [a-z][a-z0-9_]*", r.TypeName)
 		}
@@ -1708,7 +1744,7 @@ func (p *parser) replyInto(rp, entry string, r *rawReply, reply *Reply) {
 		if r.TypeName != "" {
 			p.errf(rp, entry, "type_name names an array reply's type; a one-value reply has none")
 		}
-		reply.Value = p.replyField(rp, entry, rawField{Name: r.Name, Type: r.Type, Doc: r.Doc, Enum: r.Enum, Nullable: r.Nullable}, false, 0)
+		reply.Value = p.replyField(rp, entry, rawField{Name: r.Name, Type: r.Type, Doc: r.Doc, Enum: r.Enum, Nullable: r.Nullable, Of: r.Of}, false, 0)
 	default:
 		p.errf(rp, entry, "reply is empty: declare its fields, or its type and name")
 	}

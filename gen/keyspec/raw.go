@@ -250,6 +250,7 @@ type rawReply struct {
 	Doc      string              `yaml:"doc"`
 	Enum     string              `yaml:"enum"`
 	Nullable bool                `yaml:"nullable"`
+	Of       string              `yaml:"of"`
 }
 
 type rawField struct {
@@ -260,6 +261,7 @@ type rawField struct {
 	Nullable bool       `yaml:"nullable"`
 	TypeName string     `yaml:"type_name"`
 	Fields   []rawField `yaml:"fields"`
+	Of       string     `yaml:"of"`
 }
 
 type rawError struct {

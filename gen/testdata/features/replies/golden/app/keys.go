@@ -27,7 +27,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "9976b21ee87df3dc046261570fb0c0b02eaf81ce956af852370b8803297c6381"
+	SpecSHA256 = "63c656a7e8c4febff1a4d75af7ec745a09da48bfa4521f2d1a2ffd4c551b50d4"
 )
 
 // DB0 is database 0 of app, reached through REDIS_URL as ACL user app.

@@ -2,6 +2,42 @@
 
 package app
 
+// DocCountsSHA1 is the SHA1 of lua/app/doc_counts.lua, the name EVALSHA calls it by.
+const DocCountsSHA1 = "03cd5e3ac2524609d2b63b0bee0d254cc2283809"
+
+// docCountsSource is lua/app/doc_counts.lua.
+const docCountsSource = `#!lua flags=no-writes
+-- One count per question, in a fixed order: an array of integers.
+local results = {}
+results[1] = redis.call('EXISTS', KEYS[1])
+results[2] = redis.call('HLEN', KEYS[1])
+results[3] = redis.call('HSTRLEN', KEYS[1], 'title')
+return results
+`
+
+// DocFieldsSHA1 is the SHA1 of lua/app/doc_fields.lua, the name EVALSHA calls it by.
+const DocFieldsSHA1 = "dfd18dbcd4d646c613a5700c5ae029501ae4788f"
+
+// docFieldsSource is lua/app/doc_fields.lua.
+const docFieldsSource = `#!lua flags=no-writes
+-- The hash's field names grouped by first letter (an array of arrays of
+-- strings), a tone per group, and the number of fields.
+local names = redis.call('HKEYS', KEYS[1])
+table.sort(names)
+local groups, tones, first = {}, {}, nil
+for _, name in ipairs(names) do
+  local letter = string.sub(name, 1, 1)
+  if letter ~= first then
+    first = letter
+    groups[#groups + 1] = {}
+    tones[#tones + 1] = (#groups % 2 == 1) and 'neutral' or 'warm'
+  end
+  local g = groups[#groups]
+  g[#g + 1] = name
+end
+return {groups, tones, #names}
+`
+
 // DocGetSHA1 is the SHA1 of lua/app/doc_get.lua, the name EVALSHA calls it by.
 const DocGetSHA1 = "def3de24a0842154ef641bbda86976ef5a026462"
 

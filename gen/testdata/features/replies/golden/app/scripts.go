@@ -41,9 +41,74 @@ func NewScripts(c Clients) (*Scripts, error) {
 // server, so one Preload covers every database.
 func AllScripts() []*runtime.Script {
 	return []*runtime.Script{
+		DocCountsScript,
+		DocFieldsScript,
 		DocGetScript,
 		DocSectionsScript,
 	}
+}
+
+// DocCountsScript is lua/app/doc_counts.lua, read-only (EVALSHA_RO).
+var DocCountsScript = runtime.MustScript("doc_counts", docCountsSource, DocCountsSHA1, true)
+
+func docCountsInput(doc DocKey) runtime.Input {
+	in := DocCountsScript.Input(1, 0)
+	in.Key("doc", doc.key)
+	return in
+}
+
+func decodeDocCounts(v any) ([]int64, error) {
+	r := DocCountsScript.ValueReply(v)
+	out := runtime.ListOf(&r, "counts", (*runtime.Reply).Int)
+	return out, r.Err()
+}
+
+// DocCounts runs doc_counts on db0.
+func (s *Scripts) DocCounts(ctx context.Context, doc DocKey) ([]int64, error) {
+	return runtime.Run(ctx, s.db0, docCountsInput(doc), decodeDocCounts)
+}
+
+// QueueDocCounts is DocCounts in a batch, run on a client of db0.
+func QueueDocCounts(b *runtime.Batch, doc DocKey) *runtime.Pending[[]int64] {
+	return runtime.Queue(b, docCountsInput(doc), decodeDocCounts)
+}
+
+// DocFieldsScript is lua/app/doc_fields.lua, read-only (EVALSHA_RO).
+var DocFieldsScript = runtime.MustScript("doc_fields", docFieldsSource, DocFieldsSHA1, true)
+
+// DocFieldsResult is the reply of doc_fields.
+type DocFieldsResult struct {
+	// Groups: The field names by first letter.
+	Groups [][]string
+	Tones  []Tone
+	Total  int64
+}
+
+func docFieldsInput(doc DocKey) runtime.Input {
+	in := DocFieldsScript.Input(1, 0)
+	in.Key("doc", doc.key)
+	return in
+}
+
+func decodeDocFields(v any) (DocFieldsResult, error) {
+	r := DocFieldsScript.ArrayReply(v, 3)
+	var out DocFieldsResult
+	out.Groups = runtime.ListOf(&r, "groups", (*runtime.Reply).Strings)
+	out.Tones = runtime.ListOf(&r, "tones", func(e *runtime.Reply, f string) Tone {
+		return Tone(e.Enum(f, toneStrings))
+	})
+	out.Total = r.Int("total")
+	return out, r.Err()
+}
+
+// DocFields runs doc_fields on db0.
+func (s *Scripts) DocFields(ctx context.Context, doc DocKey) (DocFieldsResult, error) {
+	return runtime.Run(ctx, s.db0, docFieldsInput(doc), decodeDocFields)
+}
+
+// QueueDocFields is DocFields in a batch, run on a client of db0.
+func QueueDocFields(b *runtime.Batch, doc DocKey) *runtime.Pending[DocFieldsResult] {
+	return runtime.Queue(b, docFieldsInput(doc), decodeDocFields)
 }
 
 // DocGetScript is lua/app/doc_get.lua, read-only (EVALSHA_RO).
