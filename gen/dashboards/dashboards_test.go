@@ -1,63 +1,17 @@
 package dashboards_test
 
 import (
-	"bytes"
-	"strings"
 	"testing"
 
-	"github.com/hanchat/luagen/gen/dashboards"
 	"github.com/hanchat/luagen/gen/keyspec"
+	"github.com/hanchat/luagen/internal/promtest"
 )
 
-// A dashboard per instance: a stable uid, unique panel ids, a row for the
-// server, one per live database, one per script and the users' denials;
-// building it twice gives the same bytes.
+// A dashboard per instance follows the spec (promtest.CheckDashboards).
 func TestDashboardRowsFollowTheSpec(t *testing.T) {
 	spec, err := keyspec.Load("../testdata/small/keyspec.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, in := range spec.Instances {
-		d, err := dashboards.Build(spec, in, dashboards.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.UID != "luagen-"+in.Name {
-			t.Errorf("uid %q", d.UID)
-		}
-		ids := map[int]bool{}
-		rows := map[string]bool{}
-		for _, p := range d.Panels {
-			if ids[p.ID] {
-				t.Errorf("%s: panel id %d twice", in.Name, p.ID)
-			}
-			ids[p.ID] = true
-			if p.Type == "row" {
-				rows[p.Title] = true
-			}
-			for _, q := range p.Targets {
-				if strings.Contains(q.Expr, "redis_") && !strings.Contains(q.Expr, `luagen_instance="`+in.Name+`"`) {
-					t.Errorf("%s: %s does not select the instance", in.Name, q.Expr)
-				}
-			}
-		}
-		want := 2 + len(in.LiveDBs()) + len(spec.ScriptsOf(in))
-		if len(rows) != want {
-			t.Errorf("%s: %d rows, want %d (server, databases, scripts, users)", in.Name, len(rows), want)
-		}
-		for _, s := range spec.ScriptsOf(in) {
-			if !rows["Script "+s.Name] {
-				t.Errorf("%s: no row for script %s", in.Name, s.Name)
-			}
-		}
-		a, _ := d.JSON()
-		d2, _ := dashboards.Build(spec, in, dashboards.Options{})
-		b, _ := d2.JSON()
-		if !bytes.Equal(a, b) {
-			t.Errorf("%s: two builds differ", in.Name)
-		}
-	}
-	if _, err := dashboards.Build(spec, spec.Instance("a"), dashboards.Options{Server: "nope"}); err == nil {
-		t.Error("an unknown server is accepted")
-	}
+	promtest.CheckDashboards(t, spec, "a")
 }

@@ -1,4 +1,6 @@
-// Package promtest reads Prometheus metrics back from a registry in tests.
+// Package promtest is what tests share about monitoring: reading Prometheus
+// metrics back from a registry, checking generated alert rules with promtool
+// and generated dashboards against their spec.
 package promtest
 
 import (
