@@ -3,11 +3,12 @@
 // budget (the deployed maxmemory, else the sizing estimate, else a declared
 // default), its eviction policy, which of its keys must expire, its users,
 // every script with its declared error codes and at-most-once outcome, its
-// channels, and the metrics this repository exports: the generated wrappers'
-// luagen_script_* (runtime/scriptmetrics), the services' own, and the
-// standard Redis exporter's (prometheus-redis-exporter). Every rule carries
-// the spec entry it comes from (label source) and a runbook line; Tests
-// writes promtool unit tests with synthetic series for each alert.
+// channels, over the generated wrappers' luagen_script_* metrics
+// (runtime/scriptmetrics) and the standard Redis exporter's
+// (prometheus-redis-exporter); beside them, the rules the spec declares about
+// its services' own metrics (alerts:, keyspec.Alert), as declared. Every rule
+// carries the spec entry it comes from (label source) and a runbook line;
+// Tests writes promtool unit tests with synthetic series for each alert.
 //
 // The rules select the exporter's series of the instance by the labels the
 // scrape configuration gives its targets: luagen_instance="<instance>" and,

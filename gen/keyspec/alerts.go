@@ -23,9 +23,9 @@ type Alert struct {
 	For     time.Duration // 0: fires at once
 	Summary string
 	Runbook string
-	// About is the path of the spec entry the alert watches ("channels.rt_dialog",
-	// "keys.outbox_stream", "scripts.lock_acquire", "instances.vm1"); AboutPos
-	// is that entry's line, which the rule's source label names.
+	// About is the path of the spec entry the alert watches ("channels.NAME",
+	// "keys.NAME", "scripts.NAME" or "instances.NAME"); AboutPos is that
+	// entry's line, which the rule's source label names.
 	About    string
 	AboutPos Pos
 	// Source is the text of the source label after the entry's file and line:
