@@ -230,7 +230,7 @@ func (p *parser) alertTest(path, entry string, r *rawAlertTest) AlertTest {
 			if strings.TrimSpace(s.Series) == "" || strings.TrimSpace(s.Values) == "" {
 				p.errf(sp, entry, "test %s[%d]: set series (a selector, name{label=\"v\"}) and values (promtool's notation, 0+1x40)", c.field, i)
 			}
-			*c.out = append(*c.out, AlertSeries{Series: s.Series, Values: s.Values})
+			*c.out = append(*c.out, AlertSeries(s))
 		}
 	}
 	for _, l := range slices.Sorted(maps.Keys(r.Labels)) {
