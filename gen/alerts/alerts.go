@@ -3,11 +3,12 @@
 // budget (the deployed maxmemory, else the sizing estimate, else a declared
 // default), its eviction policy, which of its keys must expire, its users,
 // every script with its declared error codes and at-most-once outcome, its
-// channels, and the metrics this repository exports: the generated wrappers'
-// luagen_script_* (runtime/scriptmetrics), the services' own, and the
-// standard Redis exporter's (prometheus-redis-exporter). Every rule carries
-// the spec entry it comes from (label source) and a runbook line; Tests
-// writes promtool unit tests with synthetic series for each alert.
+// channels, over the generated wrappers' luagen_script_* metrics
+// (runtime/scriptmetrics) and the standard Redis exporter's
+// (prometheus-redis-exporter); beside them, the rules the spec declares about
+// its services' own metrics (alerts:, keyspec.Alert), as declared. Every rule
+// carries the spec entry it comes from (label source) and a runbook line;
+// Tests writes promtool unit tests with synthetic series for each alert.
 //
 // The rules select the exporter's series of the instance by the labels the
 // scrape configuration gives its targets: luagen_instance="<instance>" and,
@@ -143,7 +144,7 @@ func Rules(spec *keyspec.Spec, in *keyspec.Instance, o Options) (*File, []Note, 
 	if s := r.scripts(); len(s) > 0 {
 		f.Groups = append(f.Groups, Group{Name: name + "-scripts", Rules: s})
 	}
-	if s := r.services(); len(s) > 0 {
+	if s := r.declared(); len(s) > 0 {
 		f.Groups = append(f.Groups, Group{Name: name + "-services", Rules: s})
 	}
 	f.Groups = append(f.Groups, Group{Name: name + "-recording", Rules: r.recording()})
@@ -206,10 +207,17 @@ func (r *rules) s(extra ...string) string {
 	return "{" + strings.Join(append([]string{r.sel}, extra...), ",") + "}"
 }
 
+// alert is a rule luagen derives: its runbook links its section in
+// docs/operations.md.
 func (r *rules) alert(name, severity, source, expr string, forD time.Duration, summary, runbook string, pr *probe) *Rule {
+	return r.rule(name, severity, source, expr, forD, summary, oneLine(runbook)+" (docs/operations.md#"+strings.ToLower(name)+")", pr)
+}
+
+// rule is an alerting rule of this server with its labels and annotations.
+func (r *rules) rule(name, severity, source, expr string, forD time.Duration, summary, runbook string, pr *probe) *Rule {
 	rl := &Rule{Alert: name, Expr: expr, For: r.forD(forD),
 		Labels:      map[string]string{"severity": severity, "luagen_instance": r.in.Name, "source": oneLine(source)},
-		Annotations: map[string]string{"summary": oneLine(summary), "runbook": oneLine(runbook) + " (docs/operations.md#" + strings.ToLower(name) + ")"},
+		Annotations: map[string]string{"summary": oneLine(summary), "runbook": runbook},
 		probe:       pr}
 	if r.srv.Name != "" {
 		rl.Labels["luagen_server"] = r.srv.Name

@@ -9,7 +9,9 @@ import (
 )
 
 // Every alert carries its source (a spec file and line), a severity and a
-// runbook that links its section in docs/operations.md, which exists.
+// runbook that links its section in docs/operations.md, which exists; every
+// derived alert's name starts with Redis or Luagen, the prefixes the spec may
+// not give an alert of its own (alerts:).
 func TestEveryAlertHasSourceRunbookAndDocs(t *testing.T) {
 	spec := fixture(t)
 	doc, err := os.ReadFile("../../docs/operations.md")
@@ -31,6 +33,9 @@ func TestEveryAlertHasSourceRunbookAndDocs(t *testing.T) {
 				}
 				if !strings.Contains(r.Annotations["runbook"], "docs/operations.md#"+strings.ToLower(r.Alert)) || r.Annotations["summary"] == "" {
 					t.Errorf("%s %s: annotations %v", in.Name, r.Alert, r.Annotations)
+				}
+				if !strings.HasPrefix(r.Alert, "Redis") && !strings.HasPrefix(r.Alert, "Luagen") {
+					t.Errorf("%s: a derived alert's name starts with Redis or Luagen (keyspec refuses them in alerts:)", r.Alert)
 				}
 				if !strings.Contains(string(doc), "\n### "+r.Alert+"\n") {
 					t.Errorf("docs/operations.md has no section ### %s", r.Alert)

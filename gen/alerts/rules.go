@@ -318,62 +318,23 @@ func (r *rules) scripts() []*Rule {
 	return out
 }
 
-// services: what this repository's services export about spec entries of
-// the instance (each rule is made only when its entry is declared here).
-func (r *rules) services() []*Rule {
+// declared: the alerts the spec declares about its services' own metrics
+// (alerts:), those about entries this server holds, with their windows filled
+// in.
+func (r *rules) declared() []*Rule {
 	var out []*Rule
-	has := func(name string) *keyspec.Channel {
-		for _, c := range r.channels() {
-			if c.Name == name {
-				return c
-			}
-		}
-		return nil
+	windows := strings.NewReplacer("$window", r.w(), "$long_window", r.lw())
+	for _, a := range r.spec.AlertsOf(r.in, r.srv) {
+		pr := &probe{fire: seriesOf(a.Test.Fire), quiet: seriesOf(a.Test.Quiet), want: with(a.Test.Labels)}
+		out = append(out, r.rule(a.Name, a.Severity, r.src(a.AboutPos, a.Source), windows.Replace(a.Expr), a.For, a.Summary, oneLine(a.Runbook), pr))
 	}
-	none := map[string]string{}
-	if c := has("rt_dialog"); c != nil {
-		out = append(out, r.alert("HANRealtimeSubscribersGone", "critical", r.src(c.Pos, "channels.rt_dialog, rt_user (services/vm1/pubsub: han_rt_pubsub_subscribers)"),
-			`sum(han_rt_pubsub_subscribers) < 1 and sum(max_over_time(han_rt_pubsub_subscribers[`+r.lw()+`])) > 0`, 2*time.Minute,
-			"No realtime gateway is subscribed to its dialog and user channels",
-			"Messages are stored but pushed to nobody: check the gateways' Redis connections (han_rt_pubsub_reconnects_total); clients reconcile over REST once subscribed again.",
-			&probe{fire: []series{{"han_rt_pubsub_subscribers", "2x20 0x20"}}, quiet: []series{{"han_rt_pubsub_subscribers", "2x40"}}, want: none}))
-	}
-	if c := has("safety_wakeup"); c != nil {
-		out = append(out, r.alert("HANSafetyWakeupSubscribersGone", "warning", r.src(c.Pos, "channels.safety_wakeup (services/vm2/waker: han_safety_wakeup_subscribers)"),
-			`sum(han_safety_wakeup_subscribers) < 1 and sum(max_over_time(han_safety_wakeup_subscribers[`+r.lw()+`])) > 0`, 5*time.Minute,
-			"No Message Safety worker listens on han:safety:wakeup",
-			"Workers fall back to polling PostgreSQL every poll interval, so tasks wait longer; check the workers' Redis connection.",
-			&probe{fire: []series{{"han_safety_wakeup_subscribers", "1x20 0x20"}}, quiet: []series{{"han_safety_wakeup_subscribers", "1x40"}}, want: none}))
-		out = append(out, r.alert("HANSafetyClaimLoopBehind", "warning", r.src(c.Pos, "channels.safety_wakeup: the claim loop it wakes (services/vm2/worker: han_safety_task_claims_total{trigger=\"backlog\"}); PostgreSQL is the queue (HAN VM2 spec §1, §4)"),
-			fmt.Sprintf(`sum(rate(han_safety_task_claims_total{trigger="backlog"}[%[1]s])) / sum(rate(han_safety_task_claims_total[%[1]s])) > 0.5`, r.w()), 10*time.Minute,
-			"Most safety-task claims take a full batch: the workers fall behind the queue",
-			"Tasks arrive faster than the workers finish them: add workers or raise the batch; check han_safety_tasks_finished_total{result=\"failed\"} for a handler that keeps failing.",
-			&probe{fire: []series{{`han_safety_task_claims_total{trigger="backlog"}`, "0+9x40"}, {`han_safety_task_claims_total{trigger="wakeup"}`, "0+1x40"}},
-				quiet: []series{{`han_safety_task_claims_total{trigger="backlog"}`, "0+1x40"}, {`han_safety_task_claims_total{trigger="wakeup"}`, "0+9x40"}}, want: none}))
-		out = append(out, r.alert("HANSafetyClaimErrors", "warning", r.src(c.Pos, "channels.safety_wakeup: the claim loop (services/vm2/worker: han_safety_task_claim_errors_total)"),
-			fmt.Sprintf(`sum(increase(han_safety_task_claim_errors_total[%s])) > 0`, r.w()), 5*time.Minute,
-			"Message Safety workers cannot claim tasks from PostgreSQL",
-			"PostgreSQL is the queue: while claims fail no task advances; check the database and the workers' connection.",
-			&probe{fire: []series{{"han_safety_task_claim_errors_total", "0+1x40"}}, quiet: []series{{"han_safety_task_claim_errors_total", "4x40"}}, want: none}))
-	}
-	for _, k := range r.spec.KeysOf(r.in) {
-		if k.Name != "outbox_stream" || k.DB.ServerOf() != r.srv {
-			continue
-		}
-		limit := 1000
-		if k.MaxLen > 0 {
-			limit = max(1, k.MaxLen/10)
-		}
-		out = append(out, r.alert("ElangOutboxBacklog", "warning", r.src(k.Pos, fmt.Sprintf("keys.outbox_stream (max_len %d; services/elang/outbox: elang_outbox_pending)", k.MaxLen)),
-			fmt.Sprintf(`max(elang_outbox_pending) > %d`, limit), 5*time.Minute,
-			fmt.Sprintf("More than %d outbox rows wait for the relay (a tenth of the stream's MAXLEN)", limit),
-			"The relay is down or failing (elang_outbox_relay_failures_total): rows stay safe in SQL, but consumers see them late; past MAXLEN unread notifications are trimmed and consumers must catch up from SQL.",
-			&probe{fire: []series{{"elang_outbox_pending", fmt.Sprintf("%dx40", limit+1)}}, quiet: []series{{"elang_outbox_pending", fmt.Sprintf("%dx40", limit)}}, want: none}))
-		out = append(out, r.alert("ElangOutboxRelayFailing", "warning", r.src(k.Pos, "keys.outbox_stream (services/elang/outbox: elang_outbox_relay_failures_total)"),
-			fmt.Sprintf(`sum(increase(elang_outbox_relay_failures_total[%s])) > 0`, r.w()), 5*time.Minute,
-			"The Elang outbox relay keeps failing",
-			"Redis or PostgreSQL is unreachable for the relay: its rows stay pending and are relayed once it recovers.",
-			&probe{fire: []series{{"elang_outbox_relay_failures_total", "0+1x40"}}, quiet: []series{{"elang_outbox_relay_failures_total", "4x40"}}, want: none}))
+	return out
+}
+
+func seriesOf(ss []keyspec.AlertSeries) []series {
+	out := make([]series, len(ss))
+	for i, s := range ss {
+		out[i] = series{s.Series, s.Values}
 	}
 	return out
 }

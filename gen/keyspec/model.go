@@ -38,6 +38,9 @@ type Spec struct {
 	Forbid []Forbid
 	// Breaking is how luagen breaking treats changes of this spec (breaking:).
 	Breaking Breaking
+	// Alerts are the alerting rules the spec declares about its services'
+	// own metrics (alerts:), in the order it declares them.
+	Alerts []*Alert
 	// Deprecated lists the uses of deprecated spec fields (seed for source), for
 	// luagen lint to report; the spec is valid with them.
 	Deprecated []Deprecation

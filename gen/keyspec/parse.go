@@ -196,6 +196,7 @@ func (p *parser) build(raw *rawSpec) {
 	p.checkOverlaps()
 	p.checkReplyTypes()
 	p.buildBreaking(raw)
+	p.buildAlerts(raw)
 }
 
 // deploymentFamilies sets, on each instance with a deployment prefix, the

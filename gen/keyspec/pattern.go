@@ -144,8 +144,8 @@ func (p Pattern) LiteralPrefix() string {
 }
 
 // Family is the pattern's family as an ACL glob: its literal text up to and
-// including its first ':' and "*" ("cache:*" of cache:{name}, "outbox:*" of
-// outbox:stream); with no ':' before its first placeholder, the literal text
+// including its first ':' and "*" ("cache:*" of cache:{name}, "jobs:*" of
+// jobs:stream); with no ':' before its first placeholder, the literal text
 // before it and "*" ("b_*" of b_{id}_settings); the pattern itself when it is
 // literal text without ':'; "" when it starts with a placeholder.
 func (p Pattern) Family() string {

@@ -29,6 +29,7 @@ type rawSpec struct {
 	Channels  map[string]rawChannel  `yaml:"channels"`
 	Scripts   map[string]rawScript   `yaml:"scripts"`
 	Breaking  *rawBreaking           `yaml:"breaking"`
+	Alerts    []rawAlert             `yaml:"alerts"`
 }
 
 // Every entry that can cite where it comes from has Source and its deprecated
@@ -284,6 +285,7 @@ var rawTypeNames = strings.NewReplacer(
 	"keyspec.rawDeploymentPrefix", "deployment_prefix", "keyspec.rawRepeat", "repeat", "keyspec.rawUnused", "unused", "keyspec.rawDerived", "a derived entry",
 	"keyspec.rawBreaking", "breaking",
 	"keyspec.rawIgnore", "an ignore entry", "keyspec.rawCoverageFloor", "coverage_floor",
+	"keyspec.rawAlertTest", "an alert's test", "keyspec.rawAlertSeries", "a test series", "keyspec.rawAlert", "an alert",
 )
 
 // renamed are fields that changed name, with what to write instead.

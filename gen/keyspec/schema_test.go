@@ -24,7 +24,7 @@ const (
 // itself). HAN's and the examples' are checked in tests/han/keyspec.
 func specsInRepo(t *testing.T) []string {
 	t.Helper()
-	out := []string{"../../cmd/luagen/template/keyspec.yaml", "../../cmd/luagen/template/durable/keyspec.yaml", "testdata/valid.yaml"}
+	out := []string{"../../cmd/luagen/template/keyspec.yaml", "../../cmd/luagen/template/durable/keyspec.yaml", "testdata/valid.yaml", "testdata/alerts.yaml"}
 	for _, glob := range []string{"../testdata/*/keyspec.yaml", "../testdata/features/*/keyspec.yaml", "../lint/testdata/*/keyspec.yaml"} {
 		m, err := filepath.Glob(glob)
 		if err != nil {

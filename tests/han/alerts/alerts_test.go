@@ -113,7 +113,8 @@ func TestRulesFollowTheSpec(t *testing.T) {
 }
 
 // A split instance gets rules per server, each selecting its server's
-// targets and placing each database on its own server.
+// targets and placing each database (and the alerts the spec declares about
+// its entries) on its own server.
 func TestRulesOfASplitInstance(t *testing.T) {
 	src, err := os.ReadFile("../../../keyspec.yaml")
 	if err != nil {
@@ -138,6 +139,11 @@ func TestRulesOfASplitInstance(t *testing.T) {
 	}
 	if no, nr := alertNames(own)["RedisKeysWithoutExpiry"], alertNames(rt)["RedisKeysWithoutExpiry"]; no+nr != 3 || nr != 1 {
 		t.Errorf("keys rules: own %d, realtime %d", no, nr)
+	}
+	// HAN's own alert about the realtime channels (keyspec.yaml's alerts:)
+	// follows rt_dialog onto the realtime server.
+	if no, nr := alertNames(own)["HANRealtimeSubscribersGone"], alertNames(rt)["HANRealtimeSubscribersGone"]; no != 0 || nr != 1 {
+		t.Errorf("HANRealtimeSubscribersGone: own %d, realtime %d", no, nr)
 	}
 	for _, g := range rt.Groups {
 		for _, r := range g.Rules {

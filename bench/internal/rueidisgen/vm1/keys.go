@@ -29,7 +29,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "05662cd0afcea41a34b41c0d11161c45e0546f3a731a289cea107404011f24d2"
+	SpecSHA256 = "809703a4a43580bafec31b17122563f3407595b288fc87ef80e8194efb977938"
 )
 
 // DB0 is database 0 of vm1 (source: HAN VM1 spec §2, §3, §4), reached through REDIS_URL
