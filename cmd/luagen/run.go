@@ -56,29 +56,29 @@ func run(args []string, stdout, stderr io.Writer) int {
 	case "lint":
 		return runLint(args[1:], stdout, stderr)
 	case "acl":
-		return runACL(args[1:], stdout, stderr)
+		return runCommand("acl", &aclCommand{}, args[1:], stdout, stderr)
 	case "config":
-		return runConfig(args[1:], stdout, stderr)
+		return runCommand("config", &configCommand{}, args[1:], stdout, stderr)
 	case "init":
-		return runInit(args[1:], stdout, stderr)
+		return runCommand("init", &initCommand{}, args[1:], stdout, stderr)
 	case "sizing":
-		return runSizing(args[1:], stdout, stderr)
+		return runCommand("sizing", &sizingCommand{}, args[1:], stdout, stderr)
 	case "load":
-		return runLoad(args[1:], stdout, stderr)
+		return runCommand("load", &loadCommand{}, args[1:], stdout, stderr)
 	case "alerts":
-		return runAlerts(args[1:], stdout, stderr)
+		return runCommand("alerts", &alertsCommand{}, args[1:], stdout, stderr)
 	case "dashboards":
-		return runDashboards(args[1:], stdout, stderr)
+		return runCommand("dashboards", &dashboardsCommand{}, args[1:], stdout, stderr)
 	case "breaking":
 		return runBreaking(args[1:], stdout, stderr)
 	case "diff":
 		return runDiff(args[1:], stdout, stderr)
 	case "doc":
-		return runDoc(args[1:], stdout, stderr)
+		return runCommand("doc", &docCommand{}, args[1:], stdout, stderr)
 	case "cover":
-		return runCover(args[1:], stdout, stderr)
+		return runCommand("cover", &coverCommand{}, args[1:], stdout, stderr)
 	case "import":
-		return runImport(args[1:], stdout, stderr)
+		return runCommand("import", &importCommand{}, args[1:], stdout, stderr)
 	case "schema":
 		return runSchema(args[1:], stdout, stderr)
 	case "version", "--version":
