@@ -48,6 +48,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
+	if newCommand, ok := commands[args[0]]; ok {
+		return runCommand(args[0], newCommand(), args[1:], stdout, stderr)
+	}
 	switch args[0] {
 	case "generate":
 		return runGenerate(args[1:], stdout, stderr)
@@ -55,30 +58,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCheck(args[1:], stdout, stderr)
 	case "lint":
 		return runLint(args[1:], stdout, stderr)
-	case "acl":
-		return runCommand("acl", &aclCommand{}, args[1:], stdout, stderr)
-	case "config":
-		return runCommand("config", &configCommand{}, args[1:], stdout, stderr)
-	case "init":
-		return runCommand("init", &initCommand{}, args[1:], stdout, stderr)
-	case "sizing":
-		return runCommand("sizing", &sizingCommand{}, args[1:], stdout, stderr)
-	case "load":
-		return runCommand("load", &loadCommand{}, args[1:], stdout, stderr)
-	case "alerts":
-		return runCommand("alerts", &alertsCommand{}, args[1:], stdout, stderr)
-	case "dashboards":
-		return runCommand("dashboards", &dashboardsCommand{}, args[1:], stdout, stderr)
-	case "breaking":
-		return runBreaking(args[1:], stdout, stderr)
-	case "diff":
-		return runDiff(args[1:], stdout, stderr)
-	case "doc":
-		return runCommand("doc", &docCommand{}, args[1:], stdout, stderr)
-	case "cover":
-		return runCommand("cover", &coverCommand{}, args[1:], stdout, stderr)
-	case "import":
-		return runCommand("import", &importCommand{}, args[1:], stdout, stderr)
 	case "schema":
 		return runSchema(args[1:], stdout, stderr)
 	case "version", "--version":
@@ -89,6 +68,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	fmt.Fprintf(stderr, "luagen: unknown command %q\n\n%s", args[0], usage)
 	return exitUsage
+}
+
+// commands are the subcommands runCommand runs, by name: each makes the
+// command afresh.
+var commands = map[string]func() command{
+	"acl":        func() command { return new(aclCommand) },
+	"config":     func() command { return new(configCommand) },
+	"init":       func() command { return new(initCommand) },
+	"load":       func() command { return new(loadCommand) },
+	"sizing":     func() command { return new(sizingCommand) },
+	"alerts":     func() command { return new(alertsCommand) },
+	"dashboards": func() command { return new(dashboardsCommand) },
+	"breaking":   comparison("breaking", reportBreaking, "text (FILE:LINE: rule: message [category], the default) or json", "text", "json"),
+	"cover":      func() command { return new(coverCommand) },
+	"doc":        func() command { return new(docCommand) },
+	"diff":       comparison("diff", reportDiff, "markdown (for a pull request comment, the default) or json", "markdown", "json"),
+	"import":     func() command { return new(importCommand) },
 }
 
 // multi is a repeatable string flag.
