@@ -48,8 +48,12 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
-	if newCommand, ok := commands[args[0]]; ok {
-		return runCommand(args[0], newCommand(), args[1:], stdout, stderr)
+	name := args[0]
+	if name == "--version" {
+		name = "version"
+	}
+	if newCommand, ok := commands[name]; ok {
+		return runCommand(name, newCommand(), args[1:], stdout, stderr)
 	}
 	switch args[0] {
 	case "generate":
@@ -58,10 +62,6 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runCheck(args[1:], stdout, stderr)
 	case "lint":
 		return runLint(args[1:], stdout, stderr)
-	case "schema":
-		return runSchema(args[1:], stdout, stderr)
-	case "version", "--version":
-		return runVersion(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -85,6 +85,8 @@ var commands = map[string]func() command{
 	"doc":        func() command { return new(docCommand) },
 	"diff":       comparison("diff", reportDiff, "markdown (for a pull request comment, the default) or json", "markdown", "json"),
 	"import":     func() command { return new(importCommand) },
+	"schema":     func() command { return schemaCommand{} },
+	"version":    func() command { return versionCommand{} },
 }
 
 // multi is a repeatable string flag.
