@@ -2,6 +2,7 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,74 +17,74 @@ import (
 	"github.com/hanchat/luagen/runtime"
 )
 
-// runACL prints an instance's aclfile. Passwords come only from the files named
-// and appear only as their SHA-256.
-func runACL(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("acl", stderr)
-	specPath := specFlag(fs)
-	luaDir := luaFlag(fs)
-	instance := instanceFlag(fs)
-	var pwFiles multi
-	fs.Var(&pwFiles, "password-file", "USER=PATH: the file holding USER's password (repeatable)")
-	prefix := fs.String("prefix", "", "the deployment prefix (\"acme:production:\"): required for, and only for, an instance with a deployment_prefix")
-	server := fs.String("server", "", "one server of an instance split over several (servers: in the spec); default: the instance's own server")
-	client := fs.String("client", "", "the Go client the instance's services run on, as for luagen generate --client: go-redis or rueidis (default: the instance's client: in the spec); it decides what the runtime needs (rueidis: CLIENT INFO)")
-	adminUser := fs.String("admin-user", "", "add user NAME holding SHUTDOWN (and PING) only, to stop the server without a signal (tests, operators); its password comes from --password-file NAME=PATH (required). Default: no such user, and no user can SHUTDOWN")
-	allowReadable := fs.Bool("allow-readable", false, "accept password files with mode bits beyond 0600 (readable by group or others), with a warning; refused without it")
-	if code, ok := parse(fs, args, stderr); !ok {
-		return code
-	}
-	if !required(fs, stderr, "instance", *instance, "") {
+// aclCommand prints an instance's aclfile. Passwords come only from the files
+// named and appear only as their SHA-256.
+type aclCommand struct {
+	inputs
+	pwFiles                           multi
+	prefix, server, client, adminUser string
+	allowReadable                     bool
+}
+
+func (c *aclCommand) declare(fs *flag.FlagSet) {
+	c.declareInputs(fs, withLua|withInstance)
+	fs.Var(&c.pwFiles, "password-file", "USER=PATH: the file holding USER's password (repeatable)")
+	fs.StringVar(&c.prefix, "prefix", "", "the deployment prefix (\"acme:production:\"): required for, and only for, an instance with a deployment_prefix")
+	fs.StringVar(&c.server, "server", "", "one server of an instance split over several (servers: in the spec); default: the instance's own server")
+	fs.StringVar(&c.client, "client", "", "the Go client the instance's services run on, as for luagen generate --client: go-redis or rueidis (default: the instance's client: in the spec); it decides what the runtime needs (rueidis: CLIENT INFO)")
+	fs.StringVar(&c.adminUser, "admin-user", "", "add user NAME holding SHUTDOWN (and PING) only, to stop the server without a signal (tests, operators); its password comes from --password-file NAME=PATH (required). Default: no such user, and no user can SHUTDOWN")
+	fs.BoolVar(&c.allowReadable, "allow-readable", false, "accept password files with mode bits beyond 0600 (readable by group or others), with a warning; refused without it")
+}
+
+func (c *aclCommand) run(fs *flag.FlagSet, stdout, stderr io.Writer) int {
+	if !c.requireInstance(fs, stderr) {
 		return exitUsage
 	}
-	switch *client {
+	switch c.client {
 	case "", keyspec.ClientGoRedis, keyspec.ClientRueidis:
 	default:
-		fmt.Fprintf(stderr, "luagen acl: --client %q: want go-redis or rueidis\n", *client)
+		fmt.Fprintf(stderr, "luagen acl: --client %q: want go-redis or rueidis\n", c.client)
 		return exitUsage
 	}
-	spec, in, code := loadInstance(*specPath, *instance, stderr)
+	spec, in, code := c.loadServer(c.server, stderr)
 	if in == nil {
 		return code
 	}
-	if *client != "" {
-		in.Client = *client
-	}
-	if code, ok := checkServer(in, *server, *specPath, stderr); !ok {
-		return code
+	if c.client != "" {
+		in.Client = c.client
 	}
 	switch {
-	case in.Prefix != nil && *prefix == "":
+	case in.Prefix != nil && c.prefix == "":
 		fmt.Fprintf(stderr, "luagen acl: instance %s has a deployment prefix: name the deployment with --prefix (the aclfile grants exactly one)\n", in.Name)
 		return exitUsage
-	case in.Prefix == nil && *prefix != "":
-		fmt.Fprintf(stderr, "luagen acl: --prefix: instance %s has no deployment_prefix in %s\n", in.Name, *specPath)
+	case in.Prefix == nil && c.prefix != "":
+		fmt.Fprintf(stderr, "luagen acl: --prefix: instance %s has no deployment_prefix in %s\n", in.Name, c.spec)
 		return exitUsage
 	case in.Prefix != nil:
-		if err := runtime.CheckPrefix(*prefix, in.Prefix.MaxLen, in.Prefix.Reserved...); err != nil {
+		if err := runtime.CheckPrefix(c.prefix, in.Prefix.MaxLen, in.Prefix.Reserved...); err != nil {
 			fmt.Fprintf(stderr, "luagen acl: --prefix: %v\n", err)
 			return exitUsage
 		}
 	}
-	if *adminUser != "" {
-		if err := acl.CheckAdminName(spec, in, *adminUser); err != nil {
+	if c.adminUser != "" {
+		if err := acl.CheckAdminName(spec, in, c.adminUser); err != nil {
 			fmt.Fprintf(stderr, "luagen acl: --admin-user: %v\n", err)
 			return exitUsage
 		}
 	}
-	passwords, code, ok := readPasswordFiles(spec, in, pwFiles, *adminUser, *allowReadable, stderr)
+	passwords, code, ok := readPasswordFiles(spec, in, c.pwFiles, c.adminUser, c.allowReadable, stderr)
 	if !ok {
 		return code
 	}
-	if *adminUser != "" && passwords[*adminUser] == "" {
-		fmt.Fprintf(stderr, "luagen acl: --admin-user: admin user %q has no password: give it one (--password-file %s=PATH)\n", *adminUser, *adminUser)
+	if c.adminUser != "" && passwords[c.adminUser] == "" {
+		fmt.Fprintf(stderr, "luagen acl: --admin-user: admin user %q has no password: give it one (--password-file %s=PATH)\n", c.adminUser, c.adminUser)
 		return exitUsage
 	}
-	srcs, ok := loadLua(spec, *luaDir, stderr)
+	srcs, ok := c.loadLua(spec, stderr)
 	if !ok {
 		return exitProblem
 	}
-	users, warnings, err := acl.DeriveServer(spec, in, *server, srcs, passwords)
+	users, warnings, err := acl.DeriveServer(spec, in, c.server, srcs, passwords)
 	if err != nil {
 		fmt.Fprintf(stderr, "luagen acl: %v\n", err)
 		return exitProblem
@@ -92,10 +93,10 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "luagen acl: warning: %s\n", w)
 	}
 	if in.Prefix != nil {
-		users = acl.Deploy(users, *prefix)
+		users = acl.Deploy(users, c.prefix)
 	}
-	if *adminUser != "" {
-		admin, err := acl.AdminUser(users, *adminUser, passwords[*adminUser])
+	if c.adminUser != "" {
+		admin, err := acl.AdminUser(users, c.adminUser, passwords[c.adminUser])
 		if err != nil {
 			fmt.Fprintf(stderr, "luagen acl: --admin-user: %v\n", err)
 			return exitUsage
@@ -106,12 +107,17 @@ func runACL(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-// runConfig prints an instance's hardened redis.conf fragment.
-func runConfig(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("config", stderr)
-	specPath := specFlag(fs)
-	instance := instanceFlag(fs)
-	o := serverconf.DefaultOptions
+// configCommand prints an instance's hardened redis.conf fragment.
+type configCommand struct {
+	inputs
+	o      serverconf.Options
+	server string
+}
+
+func (c *configCommand) declare(fs *flag.FlagSet) {
+	c.declareInputs(fs, withInstance)
+	o := &c.o
+	*o = serverconf.DefaultOptions
 	fs.StringVar(&o.Bind, "bind", o.Bind, "addresses to listen on: loopback or private only")
 	fs.IntVar(&o.Port, "port", o.Port, "the port")
 	fs.StringVar(&o.ACLFile, "aclfile", o.ACLFile, "the path of the aclfile luagen acl wrote")
@@ -120,74 +126,40 @@ func runConfig(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.TLSCAFile, "tls-ca-file", "", "with --tls-cert-file (required): the CA trusted for replicas, cluster peers and, with --tls-auth-clients, clients")
 	fs.BoolVar(&o.TLSAuthClients, "tls-auth-clients", false, "with --tls-cert-file: require client certificates of --tls-ca-file (mutual TLS)")
 	fs.StringVar(&o.ClusterConfigFile, "cluster-config-file", "", "on a topology: cluster instance: the file the node keeps the cluster's state in, a file name in its working directory or an absolute path (default nodes-<port>.conf)")
-	server := fs.String("server", "", "one server of an instance split over several (servers: in the spec); default: the instance's own server")
-	if code, ok := parse(fs, args, stderr); !ok {
-		return code
-	}
-	if !required(fs, stderr, "instance", *instance, "") {
+	fs.StringVar(&c.server, "server", "", "one server of an instance split over several (servers: in the spec); default: the instance's own server")
+}
+
+func (c *configCommand) run(fs *flag.FlagSet, stdout, stderr io.Writer) int {
+	if !c.requireInstance(fs, stderr) {
 		return exitUsage
 	}
 	// Every flag is checked before anything is read or written: a value that
 	// reaches the config unchecked can add directives of its own.
-	for name, v := range map[string]string{"spec": *specPath, "instance": *instance, "server": *server} {
+	for name, v := range map[string]string{"spec": c.spec, "instance": c.instance, "server": c.server} {
 		if strings.ContainsFunc(v, unsafeRune) {
 			fmt.Fprintf(stderr, "luagen config: --%s %q: no control character\n", name, v)
 			return exitUsage
 		}
 	}
-	if err := o.Validate(); err != nil {
+	if err := c.o.Validate(); err != nil {
 		fmt.Fprintf(stderr, "luagen config: --%v\n", err)
 		return exitUsage
 	}
-	spec, in, code := loadInstance(*specPath, *instance, stderr)
+	spec, in, code := c.loadServer(c.server, stderr)
 	if in == nil {
 		return code
 	}
-	if code, ok := checkServer(in, *server, *specPath, stderr); !ok {
-		return code
-	}
-	if o.ClusterConfigFile != "" && in.Topology != keyspec.TopologyCluster {
-		fmt.Fprintf(stderr, "luagen config: --cluster-config-file: instance %s is %s in %s, not a cluster\n", in.Name, in.Topology, *specPath)
+	if c.o.ClusterConfigFile != "" && in.Topology != keyspec.TopologyCluster {
+		fmt.Fprintf(stderr, "luagen config: --cluster-config-file: instance %s is %s in %s, not a cluster\n", in.Name, in.Topology, c.spec)
 		return exitUsage
 	}
-	out, err := serverconf.RenderServer(spec, in, *server, o)
+	out, err := serverconf.RenderServer(spec, in, c.server, c.o)
 	if err != nil {
 		fmt.Fprintf(stderr, "luagen config: %v\n", err)
 		return exitProblem
 	}
 	fmt.Fprint(stdout, out)
 	return exitOK
-}
-
-func loadInstance(specPath, name string, stderr io.Writer) (*keyspec.Spec, *keyspec.Instance, int) {
-	spec, err := keyspec.Load(specPath)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return nil, nil, exitProblem
-	}
-	in := spec.Instance(name)
-	if in == nil {
-		fmt.Fprintf(stderr, "luagen: instance %q is not declared in %s\n", name, specPath)
-		return nil, nil, exitProblem
-	}
-	return spec, in, 0
-}
-
-// checkServer refuses a --server the instance does not declare, and says, for a
-// split instance without --server, which server the output is for.
-func checkServer(in *keyspec.Instance, server, specPath string, stderr io.Writer) (int, bool) {
-	if in.ServerNamed(server) == nil {
-		if !in.Split() {
-			fmt.Fprintf(stderr, "luagen: --server %s: instance %s is on one server (no servers: in %s)\n", server, in.Name, specPath)
-		} else {
-			fmt.Fprintf(stderr, "luagen: --server %s: instance %s has no such server in %s (servers: %s)\n", server, in.Name, specPath, strings.Join(in.ServerNames()[1:], ", "))
-		}
-		return exitProblem, false
-	}
-	if server == "" && in.Split() {
-		fmt.Fprintf(stderr, "luagen: instance %s is split: this is for its own server; its other servers (--server NAME): %s\n", in.Name, strings.Join(in.ServerNames()[1:], ", "))
-	}
-	return 0, true
 }
 
 // readPasswordFiles reads the --password-file USER=PATH arguments into

@@ -1,43 +1,46 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/hanchat/luagen/gen/cover"
-	"github.com/hanchat/luagen/gen/keyspec"
 	"github.com/hanchat/luagen/luatest/coverprofile"
 )
 
-// runCover reports the Lua coverage the tests recorded (LUAGEN_COVER=DIR).
-func runCover(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("cover", stderr)
-	specPath := specFlag(fs)
-	luaDir := luaFlag(fs)
-	profile := fs.String("profile", "", "the directory go test wrote the coverage into with LUAGEN_COVER=DIR (required)")
-	htmlOut := fs.String("html", "", "also write the Lua with hit counts as one HTML page to this file")
-	check := fs.Bool("check", false, "exit 1 when an instance's scripts are below its coverage_floor")
-	if code, ok := parse(fs, args, stderr); !ok {
-		return code
-	}
-	if !required(fs, stderr, "profile", *profile, ": the directory of LUAGEN_COVER=DIR go test ./...") {
+// coverCommand reports the Lua coverage the tests recorded (LUAGEN_COVER=DIR).
+type coverCommand struct {
+	inputs
+	profile, htmlOut string
+	check            bool
+}
+
+func (c *coverCommand) declare(fs *flag.FlagSet) {
+	c.declareInputs(fs, withLua)
+	fs.StringVar(&c.profile, "profile", "", "the directory go test wrote the coverage into with LUAGEN_COVER=DIR (required)")
+	fs.StringVar(&c.htmlOut, "html", "", "also write the Lua with hit counts as one HTML page to this file")
+	fs.BoolVar(&c.check, "check", false, "exit 1 when an instance's scripts are below its coverage_floor")
+}
+
+func (c *coverCommand) run(fs *flag.FlagSet, stdout, stderr io.Writer) int {
+	if !required(fs, stderr, "profile", c.profile, ": the directory of LUAGEN_COVER=DIR go test ./...") {
 		return exitUsage
 	}
-	if fi, err := os.Stat(*profile); err != nil || !fi.IsDir() {
-		fmt.Fprintf(stderr, "luagen cover: --profile %s: not a directory (record with LUAGEN_COVER=%s go test ./...)\n", *profile, *profile)
+	if fi, err := os.Stat(c.profile); err != nil || !fi.IsDir() {
+		fmt.Fprintf(stderr, "luagen cover: --profile %s: not a directory (record with LUAGEN_COVER=%s go test ./...)\n", c.profile, c.profile)
 		return exitUsage
 	}
-	spec, err := keyspec.Load(*specPath)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitProblem
-	}
-	srcs, ok := loadLua(spec, *luaDir, stderr)
+	spec, ok := c.loadSpec(stderr)
 	if !ok {
 		return exitProblem
 	}
-	p, err := coverprofile.Read(*profile)
+	srcs, ok := c.loadLua(spec, stderr)
+	if !ok {
+		return exitProblem
+	}
+	p, err := coverprofile.Read(c.profile)
 	if err != nil {
 		fmt.Fprintf(stderr, "luagen cover: %v\n", err)
 		return exitProblem
@@ -48,17 +51,17 @@ func runCover(args []string, stdout, stderr io.Writer) int {
 		return exitProblem
 	}
 	fmt.Fprint(stdout, r.Text())
-	if *htmlOut != "" {
+	if c.htmlOut != "" {
 		page, err := r.HTML()
 		if err == nil {
-			err = os.WriteFile(*htmlOut, page, 0o644)
+			err = os.WriteFile(c.htmlOut, page, 0o644)
 		}
 		if err != nil {
 			fmt.Fprintf(stderr, "luagen cover: --html: %v\n", err)
 			return exitProblem
 		}
 	}
-	if !*check {
+	if !c.check {
 		return exitOK
 	}
 	findings := r.Check()

@@ -5,22 +5,15 @@ import (
 	"io"
 
 	"github.com/hanchat/luagen/gen/diff"
+	"github.com/hanchat/luagen/gen/snapshot"
 )
 
-// runDiff prints what changed since an older revision for a reviewer:
+// reportDiff prints what changed since an older revision for a reviewer:
 // scripts' commands and key access, and the aclfile lines that change.
-func runDiff(args []string, stdout, stderr io.Writer) int {
-	f, code, ok := parseComparisonFlags("diff", args, stderr, []string{"markdown", "json"}, "markdown (for a pull request comment, the default) or json")
-	if !ok {
-		return code
-	}
-	old, cur, code, ok := f.load("diff", stderr)
-	if !ok {
-		return code
-	}
-	old.Label = f.against
+func reportDiff(c *comparisonCommand, old, cur *snapshot.Snapshot, stdout, stderr io.Writer) int {
+	old.Label = c.against
 	r := diff.Compare(old, cur)
-	if f.format == "json" {
+	if c.format == "json" {
 		return writeJSON("diff", stdout, stderr, r)
 	}
 	fmt.Fprint(stdout, r.Markdown())

@@ -1,43 +1,45 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 
 	"github.com/hanchat/luagen/gen/catalog"
-	"github.com/hanchat/luagen/gen/keyspec"
 )
 
-// runDoc writes the keyspace catalogue, one static HTML page.
-func runDoc(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("doc", stderr)
-	specPath := specFlag(fs)
-	luaDir := luaFlag(fs)
-	out := fs.String("out", "", "the directory to write index.html into (required)")
-	var instances multi
-	fs.Var(&instances, "instance", "show only this instance (repeatable)")
-	if code, ok := parse(fs, args, stderr); !ok {
-		return code
-	}
-	if !required(fs, stderr, "out", *out, " (the directory index.html goes into)") {
+// docCommand writes the keyspace catalogue, one static HTML page.
+type docCommand struct {
+	inputs
+	out       string
+	instances multi
+}
+
+func (c *docCommand) declare(fs *flag.FlagSet) {
+	c.declareInputs(fs, withLua)
+	fs.StringVar(&c.out, "out", "", "the directory to write index.html into (required)")
+	fs.Var(&c.instances, "instance", "show only this instance (repeatable)")
+}
+
+func (c *docCommand) run(fs *flag.FlagSet, stdout, stderr io.Writer) int {
+	if !required(fs, stderr, "out", c.out, " (the directory index.html goes into)") {
 		return exitUsage
 	}
-	spec, err := keyspec.Load(*specPath)
-	if err != nil {
-		fmt.Fprintln(stderr, err)
-		return exitProblem
-	}
-	for _, name := range instances {
-		if spec.Instance(name) == nil {
-			fmt.Fprintf(stderr, "luagen doc: --instance %s: %s declares no such instance\n", name, *specPath)
-			return exitUsage
-		}
-	}
-	srcs, ok := loadLua(spec, *luaDir, stderr)
+	spec, ok := c.loadSpec(stderr)
 	if !ok {
 		return exitProblem
 	}
-	path, err := catalog.Write(*out, spec, srcs, catalog.Options{Instances: instances})
+	for _, name := range c.instances {
+		if spec.Instance(name) == nil {
+			fmt.Fprintf(stderr, "luagen doc: --instance %s: %s declares no such instance\n", name, c.spec)
+			return exitUsage
+		}
+	}
+	srcs, ok := c.loadLua(spec, stderr)
+	if !ok {
+		return exitProblem
+	}
+	path, err := catalog.Write(c.out, spec, srcs, catalog.Options{Instances: c.instances})
 	if err != nil {
 		fmt.Fprintf(stderr, "luagen doc: %v\n", err)
 		return exitProblem

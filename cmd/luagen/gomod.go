@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/hanchat/luagen/gen"
 )
@@ -49,7 +50,9 @@ func findGoMod(dir string) (*goMod, error) {
 			m.path = p
 			return m, nil
 		}
-		if !errors.Is(err, fs.ErrNotExist) {
+		// No go.mod here, or no directory yet (a part of the path is a
+		// file: what reads it says so).
+		if !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR) {
 			return nil, err
 		}
 		if filepath.Dir(d) == d {

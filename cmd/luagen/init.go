@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"embed"
 	"errors"
+	"flag"
 	"fmt"
 	"go/parser"
 	"go/token"
@@ -11,8 +12,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
-	"strconv"
 	"strings"
 	"text/template"
 
@@ -22,7 +21,7 @@ import (
 //go:embed template
 var templates embed.FS
 
-// runInit writes a minimal spec, one script and a Go test of it into --dir: a
+// initCommand writes a minimal spec, one script and a Go test of it into --dir: a
 // page-hit counter with a TTL, or with --durable a job queue whose keys the
 // service keeps (ttl none) within a bound. Beside the spec it writes the JSON
 // Schema the spec's first line points editors at, and generate.go, whose
@@ -30,14 +29,18 @@ var templates embed.FS
 // already runs luagen generate). It refuses to overwrite anything: when one of
 // its files exists it writes none. It ends with the commands to run next, each
 // of which works as printed from the directory init ran in.
-func runInit(args []string, stdout, stderr io.Writer) int {
-	fset := newFlags("init", stderr)
-	dir := fset.String("dir", ".", "the directory to write keyspec.yaml, its keyspec.schema.json, lua/, generate.go and the test into (inside a Go module)")
-	durable := fset.Bool("durable", false, "write a job queue whose keys never expire (ttl none, bounded by max_len) instead of the page-hit counter")
-	if code, ok := parse(fset, args, stderr); !ok {
-		return code
-	}
-	abs, err := filepath.Abs(*dir)
+type initCommand struct {
+	dir     string
+	durable bool
+}
+
+func (c *initCommand) declare(fs *flag.FlagSet) {
+	fs.StringVar(&c.dir, "dir", ".", "the directory to write keyspec.yaml, its keyspec.schema.json, lua/, generate.go and the test into (inside a Go module)")
+	fs.BoolVar(&c.durable, "durable", false, "write a job queue whose keys never expire (ttl none, bounded by max_len) instead of the page-hit counter")
+}
+
+func (c *initCommand) run(_ *flag.FlagSet, stdout, stderr io.Writer) int {
+	abs, err := filepath.Abs(c.dir)
 	if err != nil {
 		fmt.Fprintf(stderr, "luagen init: %v\n", err)
 		return exitProblem
@@ -52,7 +55,7 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "luagen init: %v\n", err)
 		return exitProblem
 	}
-	example := initExamples[*durable]
+	example := initExamples[c.durable]
 	files := map[string][]byte{}
 	for name, from := range example.files {
 		b, err := fs.ReadFile(templates, from)
@@ -83,32 +86,11 @@ func runInit(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "luagen init: %v\n", err)
 		return exitProblem
 	}
-	var exists []string
-	for name := range files {
-		if _, err := os.Lstat(filepath.Join(abs, name)); err == nil {
-			exists = append(exists, name)
-		} else if !errors.Is(err, fs.ErrNotExist) {
-			fmt.Fprintf(stderr, "luagen init: %v\n", err)
-			return exitProblem
-		}
+	wrote := func(name string) { fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(c.dir, name)) }
+	if code := writeNew("init", abs, c.dir, files, stderr, wrote); code != exitOK {
+		return code
 	}
-	if len(exists) > 0 {
-		fmt.Fprintf(stderr, "luagen init: %s already has %s; nothing written\n", *dir, strings.Join(sortedStrings(exists), ", "))
-		return exitProblem
-	}
-	for _, name := range sortedNames(files) {
-		full := filepath.Join(abs, name)
-		if err := os.MkdirAll(filepath.Dir(full), 0o755); err != nil {
-			fmt.Fprintf(stderr, "luagen init: %v\n", err)
-			return exitProblem
-		}
-		if err := os.WriteFile(full, files[name], 0o644); err != nil {
-			fmt.Fprintf(stderr, "luagen init: %v\n", err)
-			return exitProblem
-		}
-		fmt.Fprintf(stdout, "wrote %s\n", filepath.Join(*dir, name))
-	}
-	fmt.Fprint(stdout, nextSteps(*dir, mod, wired))
+	fmt.Fprint(stdout, nextSteps(c.dir, mod, wired))
 	return exitOK
 }
 
@@ -227,23 +209,21 @@ var initExamples = map[bool]initExample{
 // generatedImport is the import path of generated/app under dir, from the go.mod
 // at or above dir.
 func generatedImport(dir string) (string, error) {
-	for d := dir; ; d = filepath.Dir(d) {
-		b, err := os.ReadFile(filepath.Join(d, "go.mod"))
-		if err == nil {
-			mod := modulePath(b)
-			if mod == "" {
-				return "", fmt.Errorf("%s has no module line", filepath.Join(d, "go.mod"))
-			}
-			rel, err := filepath.Rel(d, dir)
-			if err != nil {
-				return "", err
-			}
-			return strings.TrimSuffix(mod+"/"+filepath.ToSlash(rel), "/.") + "/generated/app", nil
-		}
-		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("no go.mod at or above %s: run go mod init first (the test luagen init writes imports the generated package)", dir)
-		}
+	mod, err := findGoMod(dir)
+	if err != nil {
+		return "", err
 	}
+	if mod == nil {
+		return "", fmt.Errorf("no go.mod at or above %s: run go mod init first (the test luagen init writes imports the generated package)", dir)
+	}
+	if mod.module == "" {
+		return "", fmt.Errorf("%s has no module line", mod.path)
+	}
+	rel, err := filepath.Rel(filepath.Dir(mod.path), dir)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSuffix(mod.module+"/"+filepath.ToSlash(rel), "/.") + "/generated/app", nil
 }
 
 // testPackage is the package clause of the test: the external test package of
@@ -276,35 +256,4 @@ func testPackage(dir string) (string, error) {
 		name = "service" + name
 	}
 	return name + "_test", nil
-}
-
-// modulePath is the path of go.mod's module line ("" when there is none).
-func modulePath(gomod []byte) string {
-	for _, line := range strings.Split(string(gomod), "\n") {
-		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "module"); ok && (rest == "" || rest[0] == ' ' || rest[0] == '\t') {
-			rest = strings.TrimSpace(rest)
-			if i := strings.Index(rest, "//"); i >= 0 {
-				rest = strings.TrimSpace(rest[:i])
-			}
-			if uq, err := strconv.Unquote(rest); err == nil {
-				return uq
-			}
-			return rest
-		}
-	}
-	return ""
-}
-
-func sortedNames(m map[string][]byte) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
-}
-
-func sortedStrings(s []string) []string {
-	sort.Strings(s)
-	return s
 }

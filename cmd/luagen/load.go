@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net"
@@ -16,66 +17,71 @@ import (
 	"github.com/redis/go-redis/v9"
 )
 
-// runLoad is the deploy step of an instance: as its loader user, on every
+// loadCommand is the deploy step of an instance: as its loader user, on every
 // primary named, it loads the instance's Functions library with FUNCTION LOAD
 // REPLACE and checks the version it answers (mode: functions), or loads every
 // script with SCRIPT LOAD (mode: evalsha). The code comes from the spec and
 // the Lua, exactly as generate embeds it, so run it from the commit the
 // services were built from (luagen check passes there).
-func runLoad(args []string, stdout, stderr io.Writer) int {
-	fs := newFlags("load", stderr)
-	specPath := specFlag(fs)
-	luaDir := luaFlag(fs)
-	instance := instanceFlag(fs)
-	var addrs multi
-	fs.Var(&addrs, "addr", "HOST:PORT of a primary (repeatable; with --cluster, any node of the cluster)")
-	cluster := fs.Bool("cluster", false, "the addresses are nodes of one Redis Cluster: load on each of its primaries")
-	user := fs.String("user", "", "the ACL user (default: the instance's loader user, <instance>_loader)")
-	pwFile := fs.String("password-file", "", "the file holding the user's password (required)")
-	timeout := fs.Duration("timeout", 30*time.Second, "how long the whole step may take")
-	allowReadable := fs.Bool("allow-readable", false, "accept a password file with mode bits beyond 0600 (readable by group or others), with a warning; refused without it")
-	if code, ok := parse(fs, args, stderr); !ok {
-		return code
-	}
-	if *instance == "" || len(addrs) == 0 || *pwFile == "" {
+type loadCommand struct {
+	inputs
+	addrs         multi
+	cluster       bool
+	user, pwFile  string
+	timeout       time.Duration
+	allowReadable bool
+}
+
+func (c *loadCommand) declare(fs *flag.FlagSet) {
+	c.declareInputs(fs, withLua|withInstance)
+	fs.Var(&c.addrs, "addr", "HOST:PORT of a primary (repeatable; with --cluster, any node of the cluster)")
+	fs.BoolVar(&c.cluster, "cluster", false, "the addresses are nodes of one Redis Cluster: load on each of its primaries")
+	fs.StringVar(&c.user, "user", "", "the ACL user (default: the instance's loader user, <instance>_loader)")
+	fs.StringVar(&c.pwFile, "password-file", "", "the file holding the user's password (required)")
+	fs.DurationVar(&c.timeout, "timeout", 30*time.Second, "how long the whole step may take")
+	fs.BoolVar(&c.allowReadable, "allow-readable", false, "accept a password file with mode bits beyond 0600 (readable by group or others), with a warning; refused without it")
+}
+
+func (c *loadCommand) run(_ *flag.FlagSet, stdout, stderr io.Writer) int {
+	if c.instance == "" || len(c.addrs) == 0 || c.pwFile == "" {
 		fmt.Fprintln(stderr, "luagen load: --instance, --addr and --password-file are required")
 		return exitUsage
 	}
-	for i, a := range addrs {
+	for i, a := range c.addrs {
 		host, port, err := net.SplitHostPort(a)
 		if err != nil || host == "" || port == "" || strings.ContainsFunc(a, unsafeRune) {
 			fmt.Fprintf(stderr, "luagen load: --addr #%d: want HOST:PORT\n", i+1)
 			return exitUsage
 		}
 	}
-	spec, in, code := loadInstance(*specPath, *instance, stderr)
+	spec, in, code := c.loadInstance(stderr)
 	if in == nil {
 		return code
 	}
-	if *user == "" {
-		*user = acl.LoaderUser(in)
+	if c.user == "" {
+		c.user = acl.LoaderUser(in)
 	}
-	password, ok := readPassword(*pwFile, *user, *allowReadable, stderr)
+	password, ok := readPassword(c.pwFile, c.user, c.allowReadable, stderr)
 	if !ok {
 		return exitProblem
 	}
-	srcs, ok := loadLua(spec, *luaDir, stderr)
+	srcs, ok := c.loadLua(spec, stderr)
 	if !ok {
 		return exitProblem
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), *timeout)
+	ctx, cancel := context.WithTimeout(context.Background(), c.timeout)
 	defer cancel()
 	var clients []redis.UniversalClient
-	if *cluster {
-		clients = append(clients, redis.NewClusterClient(&redis.ClusterOptions{Addrs: addrs, Username: *user, Password: password}))
+	if c.cluster {
+		clients = append(clients, redis.NewClusterClient(&redis.ClusterOptions{Addrs: c.addrs, Username: c.user, Password: password}))
 	} else {
-		for _, a := range addrs {
-			clients = append(clients, redis.NewClient(&redis.Options{Addr: a, Username: *user, Password: password, MaxRetries: -1}))
+		for _, a := range c.addrs {
+			clients = append(clients, redis.NewClient(&redis.Options{Addr: a, Username: c.user, Password: password, MaxRetries: -1}))
 		}
 	}
 	defer func() {
-		for _, c := range clients {
-			_ = c.Close()
+		for _, client := range clients {
+			_ = client.Close()
 		}
 	}()
 	failed := false
@@ -86,8 +92,8 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 			return exitProblem
 		}
 		rl := runtime.Library{Name: lib.Name, Version: lib.Version, VersionFunction: functions.VersionFunction(in), Source: lib.Source}
-		for _, c := range clients {
-			r, err := runtime.LoadLibrary(ctx, c, rl)
+		for _, client := range clients {
+			r, err := runtime.LoadLibrary(ctx, client, rl)
 			for _, n := range r.Nodes {
 				if n.Err != nil {
 					fmt.Fprintf(stderr, "luagen load: %s: %v\n", n.Addr, n.Err)
@@ -112,8 +118,8 @@ func runLoad(args []string, stdout, stderr io.Writer) int {
 			}
 			scripts = append(scripts, sc)
 		}
-		for _, c := range clients {
-			r, err := runtime.PreloadNodes(ctx, c, scripts...)
+		for _, client := range clients {
+			r, err := runtime.PreloadNodes(ctx, client, scripts...)
 			for _, n := range r.Nodes {
 				if n.Err != nil {
 					fmt.Fprintf(stderr, "luagen load: %s %s: %v\n", n.Role, n.Addr, n.Err)

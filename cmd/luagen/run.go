@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -48,41 +49,14 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, usage)
 		return exitUsage
 	}
-	switch args[0] {
-	case "generate":
-		return runGenerate(args[1:], stdout, stderr)
-	case "check":
-		return runCheck(args[1:], stdout, stderr)
-	case "lint":
-		return runLint(args[1:], stdout, stderr)
-	case "acl":
-		return runACL(args[1:], stdout, stderr)
-	case "config":
-		return runConfig(args[1:], stdout, stderr)
-	case "init":
-		return runInit(args[1:], stdout, stderr)
-	case "sizing":
-		return runSizing(args[1:], stdout, stderr)
-	case "load":
-		return runLoad(args[1:], stdout, stderr)
-	case "alerts":
-		return runAlerts(args[1:], stdout, stderr)
-	case "dashboards":
-		return runDashboards(args[1:], stdout, stderr)
-	case "breaking":
-		return runBreaking(args[1:], stdout, stderr)
-	case "diff":
-		return runDiff(args[1:], stdout, stderr)
-	case "doc":
-		return runDoc(args[1:], stdout, stderr)
-	case "cover":
-		return runCover(args[1:], stdout, stderr)
-	case "import":
-		return runImport(args[1:], stdout, stderr)
-	case "schema":
-		return runSchema(args[1:], stdout, stderr)
-	case "version", "--version":
-		return runVersion(args[1:], stdout, stderr)
+	name := args[0]
+	if name == "--version" {
+		name = "version"
+	}
+	if newCommand, ok := commands[name]; ok {
+		return runCommand(name, newCommand(), args[1:], stdout, stderr)
+	}
+	switch name {
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, usage)
 		return exitOK
@@ -91,36 +65,60 @@ func run(args []string, stdout, stderr io.Writer) int {
 	return exitUsage
 }
 
+// commands are the subcommands runCommand runs, by name: each makes the
+// command afresh.
+var commands = map[string]func() command{
+	"generate":   func() command { return &genCommand{withOut: true, do: runGenerate} },
+	"check":      func() command { return &genCommand{withOut: true, do: runCheck} },
+	"lint":       func() command { return &genCommand{do: runLint} },
+	"acl":        func() command { return new(aclCommand) },
+	"config":     func() command { return new(configCommand) },
+	"init":       func() command { return new(initCommand) },
+	"load":       func() command { return new(loadCommand) },
+	"sizing":     func() command { return new(sizingCommand) },
+	"alerts":     func() command { return new(alertsCommand) },
+	"dashboards": func() command { return new(dashboardsCommand) },
+	"breaking":   comparison("breaking", reportBreaking, "text (FILE:LINE: rule: message [category], the default) or json", "text", "json"),
+	"cover":      func() command { return new(coverCommand) },
+	"doc":        func() command { return new(docCommand) },
+	"diff":       comparison("diff", reportDiff, "markdown (for a pull request comment, the default) or json", "markdown", "json"),
+	"import":     func() command { return new(importCommand) },
+	"schema":     func() command { return schemaCommand{} },
+	"version":    func() command { return versionCommand{} },
+}
+
 // multi is a repeatable string flag.
 type multi []string
 
 func (m *multi) String() string     { return strings.Join(*m, ",") }
 func (m *multi) Set(v string) error { *m = append(*m, v); return nil }
 
-type genFlags struct {
-	spec, lua, out string
-	instances      multi
-	client         string
+// genCommand is generate, check or lint: --spec and --lua, and for generate
+// and check (withOut) the flags of what is generated; do is the command.
+type genCommand struct {
+	inputs
+	out       string
+	instances multi
+	client    string
+	withOut   bool
+	do        func(g *genCommand, stdout, stderr io.Writer) int
 }
 
-func parseGenFlags(name string, args []string, stderr io.Writer, withOut bool) (*genFlags, int) {
-	fs := newFlags(name, stderr)
-	g := &genFlags{}
-	specVar(fs, &g.spec)
-	luaVar(fs, &g.lua)
-	if withOut {
+func (g *genCommand) declare(fs *flag.FlagSet) {
+	g.declareInputs(fs, withLua)
+	if g.withOut {
 		fs.StringVar(&g.out, "out", "generated", "the directory of the generated packages")
 		fs.Var(&g.instances, "instance", "generate only this instance (repeatable)")
 		fs.StringVar(&g.client, "client", "", "the Go client the wrappers run on, for every instance generated: go-redis or rueidis (default: each instance's client: in the spec)")
 	}
-	if code, ok := parse(fs, args, stderr); !ok {
-		return nil, code
-	}
-	return g, -1
+}
+
+func (g *genCommand) run(_ *flag.FlagSet, stdout, stderr io.Writer) int {
+	return g.do(g, stdout, stderr)
 }
 
 // generate parses the spec and renders the packages in memory.
-func (g *genFlags) generate() (gen.Files, error) {
+func (g *genCommand) generate() (gen.Files, error) {
 	spec, err := keyspec.Load(g.spec)
 	if err != nil {
 		return nil, err
@@ -137,25 +135,21 @@ func (g *genFlags) generate() (gen.Files, error) {
 	return gen.Generate(spec, os.DirFS(g.lua), gen.Options{LuaDir: g.lua, Instances: g.instances})
 }
 
-// generateFromFlags parses generate's or check's flags and renders the
-// packages; g is nil when the command is over (with its exit status).
-func generateFromFlags(name string, args []string, stderr io.Writer) (g *genFlags, files gen.Files, code int) {
-	g, code = parseGenFlags(name, args, stderr, true)
-	if g == nil {
-		return nil, nil, code
-	}
+// render is generate for generate and check: the packages, or ok false
+// when the command is over (exit 1).
+func (g *genCommand) render(stderr io.Writer) (files gen.Files, ok bool) {
 	files, err := g.generate()
 	if err != nil {
 		fmt.Fprintln(stderr, err)
-		return nil, nil, exitProblem
+		return nil, false
 	}
-	return g, files, 0
+	return files, true
 }
 
-func runGenerate(args []string, stdout, stderr io.Writer) int {
-	g, files, code := generateFromFlags("generate", args, stderr)
-	if g == nil {
-		return code
+func runGenerate(g *genCommand, stdout, stderr io.Writer) int {
+	files, ok := g.render(stderr)
+	if !ok {
+		return exitProblem
 	}
 	if err := gen.Write(g.out, files, len(g.instances) == 0); err != nil {
 		fmt.Fprintf(stderr, "luagen generate: %v\n", err)
@@ -166,10 +160,10 @@ func runGenerate(args []string, stdout, stderr io.Writer) int {
 	return exitOK
 }
 
-func runCheck(args []string, stdout, stderr io.Writer) int {
-	g, files, code := generateFromFlags("check", args, stderr)
-	if g == nil {
-		return code
+func runCheck(g *genCommand, stdout, stderr io.Writer) int {
+	files, ok := g.render(stderr)
+	if !ok {
+		return exitProblem
 	}
 	drift, err := gen.Diff(g.out, files, len(g.instances) == 0)
 	if err != nil {
@@ -190,11 +184,7 @@ func runCheck(args []string, stdout, stderr io.Writer) int {
 	return exitProblem
 }
 
-func runLint(args []string, stdout, stderr io.Writer) int {
-	g, code := parseGenFlags("lint", args, stderr, false)
-	if g == nil {
-		return code
-	}
+func runLint(g *genCommand, stdout, stderr io.Writer) int {
 	src, err := keyspec.ReadFile(g.spec)
 	if err != nil {
 		fmt.Fprintf(stderr, "luagen lint: %v\n", err)

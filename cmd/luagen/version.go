@@ -8,15 +8,15 @@ import (
 	"strings"
 )
 
-// runVersion prints luagen's module version and, when the binary was built
-// from a Git checkout with VCS stamping on, the revision, its time and whether
-// the work tree had changes: what a bug report needs to name the build.
-func runVersion(args []string, stdout, stderr io.Writer) int {
-	fset := flag.NewFlagSet("luagen version", flag.ContinueOnError)
-	fset.SetOutput(stderr)
-	if code, ok := parse(fset, args, stderr); !ok {
-		return code
-	}
+// versionCommand prints luagen's module version and, when the binary was
+// built from a Git checkout with VCS stamping on, the revision, its time and
+// whether the work tree had changes: what a bug report needs to name the
+// build.
+type versionCommand struct{}
+
+func (versionCommand) declare(*flag.FlagSet) {}
+
+func (versionCommand) run(_ *flag.FlagSet, stdout, _ io.Writer) int {
 	info, ok := debug.ReadBuildInfo()
 	if !ok {
 		fmt.Fprintln(stdout, "luagen (no build information: a binary built without module support)")
