@@ -1,6 +1,7 @@
 // Package msgpackcheck checks MessagePack bytes that crossed Redis before a
 // service decodes them, so a hostile or corrupt value cannot make the decoder
-// allocate what its headers claim.
+// allocate what its headers claim. EncodeCompact writes the services' own
+// payloads in the form they store.
 package msgpackcheck
 
 import (
@@ -31,4 +32,17 @@ func Check(b []byte, maxBytes int) error {
 		return fmt.Errorf("%d bytes after the value: %w", r.Len(), ErrMalformed)
 	}
 	return nil
+}
+
+// EncodeCompact is what write encodes, with integers in their shortest form
+// (msgpack's UseCompactInts), as the services store their payloads. The error
+// is write's.
+func EncodeCompact(write func(enc *msgpack.Encoder) error) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := msgpack.NewEncoder(&buf)
+	enc.UseCompactInts(true)
+	if err := write(enc); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
 }

@@ -17,11 +17,9 @@ package cache
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"time"
 
-	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/elang/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -49,12 +47,10 @@ type Options struct {
 // Cache is the application cache of one deployment prefix. It is safe for
 // concurrent use.
 type Cache struct {
-	st       *store.Store
-	timeout  time.Duration
-	batch    int
-	log      *slog.Logger
-	ops      *prometheus.CounterVec
-	failures *prometheus.CounterVec
+	st      *store.Store
+	timeout time.Duration
+	batch   int
+	m       *store.Meter
 }
 
 // New returns the cache on st. Options out of range fall back to their defaults.
@@ -68,26 +64,13 @@ func New(st *store.Store, o Options) *Cache {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	set := promreg.On(o.Registerer)
-	c := &Cache{
-		st: st, timeout: o.Timeout, batch: o.ClearBatch, log: o.Logger,
-		ops:      set.CounterVec("elang_cache_operations_total", "Cache operations by op (get, set, delete, clear) and result (hit, miss, ok, failure, invalid).", "store", "op", "result"),
-		failures: set.CounterVec("elang_cache_failures_total", "Cache store failures by op; a get failure was answered as a miss. Alert on any increase.", "store", "op"),
-	}
-	set.LogErr(o.Logger, "cache:")
-	return c
+	return &Cache{st: st, timeout: o.Timeout, batch: o.ClearBatch, m: store.NewMeter(st, "cache", o.Registerer, o.Logger,
+		"Cache operations by op (get, set, delete, clear) and result (hit, miss, ok, failure, invalid).",
+		"Cache store failures by op; a get failure was answered as a miss. Alert on any increase.")}
 }
 
 // Local reports whether the cache lives in the local directory (one host only).
 func (c *Cache) Local() bool { return c.st.Local() }
-
-func (c *Cache) count(op, result string) { c.ops.WithLabelValues(c.st.Kind(), op, result).Inc() }
-
-func (c *Cache) failed(op string, err error) {
-	c.failures.WithLabelValues(c.st.Kind(), op).Inc()
-	c.count(op, "failure")
-	c.log.Warn("elang cache: store failure", "store", c.st.Kind(), "op", op, "prefix", c.st.Prefix().String(), "err", err)
-}
 
 // Get reads the entry key (1..128 characters of [A-Za-z0-9._-]): its value and
 // true, or nil and false when there is none, it expired, or the store failed.
@@ -101,16 +84,16 @@ func (c *Cache) Get(ctx context.Context, key string) ([]byte, bool, error) {
 	v, ok, err := c.st.Get(ctx, key)
 	switch {
 	case errors.Is(err, store.ErrInvalid):
-		c.count("get", "invalid")
+		c.m.Count("get", "invalid")
 		return nil, false, err
 	case err != nil:
-		c.failed("get", err)
+		c.m.Failed("get", err)
 		return nil, false, nil
 	case !ok:
-		c.count("get", "miss")
+		c.m.Count("get", "miss")
 		return nil, false, nil
 	}
-	c.count("get", "hit")
+	c.m.Count("get", "hit")
 	return v, true, nil
 }
 
@@ -131,16 +114,10 @@ func (c *Cache) Delete(ctx context.Context, key string) (bool, error) {
 }
 
 func (c *Cache) result(op string, err error) error {
-	switch {
-	case errors.Is(err, store.ErrInvalid):
-		c.count(op, "invalid")
-		return err
-	case err != nil:
-		c.failed(op, err)
-		return fmt.Errorf("cache %s: %w: %w", op, ErrUnavailable, err)
+	if err == nil {
+		c.m.Count(op, "ok")
 	}
-	c.count(op, "ok")
-	return nil
+	return c.m.Err(op, err, ErrUnavailable)
 }
 
 // Clear makes every entry of this deployment prefix read as absent and returns
@@ -168,7 +145,7 @@ func (c *Cache) Clear(ctx context.Context) (int, error) {
 			return total, c.result("clear", err)
 		}
 		if next == 0 {
-			c.count("clear", "ok")
+			c.m.Count("clear", "ok")
 			return total, nil
 		}
 		cursor = next

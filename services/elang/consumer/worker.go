@@ -11,6 +11,7 @@ import (
 
 	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/elang/outbox"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -207,16 +208,11 @@ func (w *Worker) claim(ctx context.Context) ([]Job, error) {
 	if err != nil {
 		return nil, fmt.Errorf("consumer: claim jobs: %w", err)
 	}
-	defer rows.Close()
-	var out []Job
-	for rows.Next() {
+	out, err := pgx.AppendRows([]Job(nil), rows, func(row pgx.CollectableRow) (Job, error) {
 		var j Job
-		if err := rows.Scan(&j.ID, &j.Queue, &j.Payload, &j.Attempt); err != nil {
-			return nil, fmt.Errorf("consumer: claim jobs: %w", err)
-		}
-		out = append(out, j)
-	}
-	if err := rows.Err(); err != nil {
+		return j, row.Scan(&j.ID, &j.Queue, &j.Payload, &j.Attempt)
+	})
+	if err != nil {
 		return nil, fmt.Errorf("consumer: claim jobs: %w", err)
 	}
 	slices.SortFunc(out, func(a, b Job) int { return cmp.Compare(a.ID, b.ID) })

@@ -24,7 +24,6 @@ import (
 	"time"
 
 	"github.com/hanchat/luagen/generated/elang"
-	"github.com/hanchat/luagen/internal/promreg"
 	"github.com/hanchat/luagen/services/elang/store"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -64,11 +63,9 @@ type Options struct {
 
 // Locker makes the locks of one deployment prefix. It is safe for concurrent use.
 type Locker struct {
-	st       *store.Store
-	timeout  time.Duration
-	log      *slog.Logger
-	ops      *prometheus.CounterVec
-	failures *prometheus.CounterVec
+	st      *store.Store
+	timeout time.Duration
+	m       *store.Meter
 }
 
 // New returns the Locker on st.
@@ -79,14 +76,9 @@ func New(st *store.Store, o Options) *Locker {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
-	set := promreg.On(o.Registerer)
-	l := &Locker{
-		st: st, timeout: o.Timeout, log: o.Logger,
-		ops:      set.CounterVec("elang_lock_operations_total", "Lock operations by op (acquire, refresh, release) and result (acquired, busy, ok, expired, other_owner, failure, invalid).", "store", "op", "result"),
-		failures: set.CounterVec("elang_lock_failures_total", "Lock store failures by op: the caller got ErrUnavailable. Alert on any increase.", "store", "op"),
-	}
-	set.LogErr(o.Logger, "lock:")
-	return l
+	return &Locker{st: st, timeout: o.Timeout, m: store.NewMeter(st, "lock", o.Registerer, o.Logger,
+		"Lock operations by op (acquire, refresh, release) and result (acquired, busy, ok, expired, other_owner, failure, invalid).",
+		"Lock store failures by op: the caller got ErrUnavailable. Alert on any increase.")}
 }
 
 // Local reports whether the locks live in the local directory (one host only).
@@ -123,9 +115,9 @@ func (k *Lock) Acquire(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	if ok {
-		k.l.count("acquire", "acquired")
+		k.l.m.Count("acquire", "acquired")
 	} else {
-		k.l.count("acquire", "busy")
+		k.l.m.Count("acquire", "busy")
 	}
 	return ok, nil
 }
@@ -153,27 +145,13 @@ func (k *Lock) outcome(op string, out elang.LockOutcome, err error) error {
 	if err := k.l.fail(op, err); err != nil {
 		return err
 	}
-	k.l.count(op, string(out))
+	k.l.m.Count(op, string(out))
 	if out != elang.LockOutcomeOk {
 		return &NotHeldError{Op: op, Outcome: out}
 	}
 	return nil
 }
 
-func (l *Locker) count(op, result string) { l.ops.WithLabelValues(l.st.Kind(), op, result).Inc() }
-
 // fail turns a store error into the caller's: ErrInvalid as it is, anything
 // else ErrUnavailable, counted and logged (the lock's name is not logged).
-func (l *Locker) fail(op string, err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, store.ErrInvalid):
-		l.count(op, "invalid")
-		return err
-	}
-	l.count(op, "failure")
-	l.failures.WithLabelValues(l.st.Kind(), op).Inc()
-	l.log.Warn("elang lock: store failure", "store", l.st.Kind(), "op", op, "prefix", l.st.Prefix().String(), "err", err)
-	return fmt.Errorf("lock %s: %w: %w", op, ErrUnavailable, err)
-}
+func (l *Locker) fail(op string, err error) error { return l.m.Err(op, err, ErrUnavailable) }

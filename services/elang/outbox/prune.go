@@ -34,15 +34,10 @@ type Pruned struct {
 // pending, a job not finished, or a channel's last-id row (ids stay monotonic).
 // progress, if set, is called after every batch with the running totals.
 func Prune(ctx context.Context, db *pgxpool.Pool, r Retention, progress func(Pruned)) (Pruned, error) {
-	const week = 7 * 24 * time.Hour
-	if r.Delivered <= 0 {
-		r.Delivered = week
-	}
-	if r.History <= 0 {
-		r.History = week
-	}
-	if r.Jobs <= 0 {
-		r.Jobs = week
+	for _, age := range []*time.Duration{&r.Delivered, &r.History, &r.Jobs} {
+		if *age <= 0 {
+			*age = 7 * 24 * time.Hour // every retention's default
+		}
 	}
 	if r.Batch <= 0 {
 		r.Batch = 1000

@@ -174,16 +174,11 @@ func (r *Relay) pass(ctx context.Context) (Pass, error) {
 	if err != nil {
 		return p, fmt.Errorf("outbox: relay: read: %w", err)
 	}
-	var batch []row
-	for rows.Next() {
+	batch, err := pgx.AppendRows([]row(nil), rows, func(sc pgx.CollectableRow) (row, error) {
 		var w row
-		if err := rows.Scan(&w.id, &w.messageID, &w.kind, &w.channel, &w.ref); err != nil {
-			rows.Close()
-			return p, fmt.Errorf("outbox: relay: read: %w", err)
-		}
-		batch = append(batch, w)
-	}
-	if err := rows.Err(); err != nil {
+		return w, sc.Scan(&w.id, &w.messageID, &w.kind, &w.channel, &w.ref)
+	})
+	if err != nil {
 		return p, fmt.Errorf("outbox: relay: read: %w", err)
 	}
 	p.Read = len(batch)

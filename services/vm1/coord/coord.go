@@ -23,6 +23,7 @@
 package coord
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -169,10 +170,7 @@ type Locker struct {
 // New returns a Locker on scripts, which need a DB1 client (without one, every
 // call fails with runtime.ErrNoClient).
 func New(scripts *vm1.Scripts) *Locker {
-	if scripts == nil {
-		scripts = &vm1.Scripts{}
-	}
-	return &Locker{scripts: scripts}
+	return &Locker{scripts: cmp.Or(scripts, &vm1.Scripts{})}
 }
 
 // Obtain takes the lock for a new random owner, or fails with a

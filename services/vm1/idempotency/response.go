@@ -173,27 +173,27 @@ func (r Response) MarshalMsgpack() ([]byte, error) {
 		return nil, err
 	}
 	hdr := sanitizedHeader(r.Header)
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.UseCompactInts(true)
-	err := errors.Join(
-		enc.EncodeArrayLen(5),
-		enc.EncodeInt(responseFormat),
-		enc.EncodeInt(int64(r.Status)),
-		enc.EncodeString(r.ResourceID),
-		enc.EncodeString(r.ErrorCode),
-		enc.EncodeArrayLen(len(hdr)),
-	)
-	for _, kv := range hdr {
-		err = errors.Join(err, enc.EncodeArrayLen(2), enc.EncodeString(kv[0]), enc.EncodeString(kv[1]))
-	}
+	b, err := msgpackcheck.EncodeCompact(func(enc *msgpack.Encoder) error {
+		err := errors.Join(
+			enc.EncodeArrayLen(5),
+			enc.EncodeInt(responseFormat),
+			enc.EncodeInt(int64(r.Status)),
+			enc.EncodeString(r.ResourceID),
+			enc.EncodeString(r.ErrorCode),
+			enc.EncodeArrayLen(len(hdr)),
+		)
+		for _, kv := range hdr {
+			err = errors.Join(err, enc.EncodeArrayLen(2), enc.EncodeString(kv[0]), enc.EncodeString(kv[1]))
+		}
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("encode idempotent response: %w", err)
 	}
-	if buf.Len() > MaxResponseBytes {
-		return nil, fmt.Errorf("%d bytes, the limit is %d: %w", buf.Len(), MaxResponseBytes, ErrResponseTooLarge)
+	if len(b) > MaxResponseBytes {
+		return nil, fmt.Errorf("%d bytes, the limit is %d: %w", len(b), MaxResponseBytes, ErrResponseTooLarge)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // UnmarshalMsgpack decodes what MarshalMsgpack wrote. Anything else (corrupt or

@@ -182,22 +182,18 @@ func (s *Store) recentCompleted(ctx context.Context, limit int) ([]completedRow,
 	if err != nil {
 		return nil, fmt.Errorf("idempotency: list completed records: %w", err)
 	}
-	defer rows.Close()
-	var out []completedRow
-	for rows.Next() {
+	out, err := pgx.AppendRows([]completedRow(nil), rows, func(row pgx.CollectableRow) (completedRow, error) {
 		var c completedRow
 		var scope, hmac string
 		var ttlMS int64
-		if err := rows.Scan(&scope, &c.id.userID, &hmac, &c.rec.fingerprint, &c.rec.status, &c.rec.response,
-			&c.rec.resourceID, &c.rec.version, &ttlMS); err != nil {
-			return nil, fmt.Errorf("idempotency: list completed records: %w", err)
-		}
+		err := row.Scan(&scope, &c.id.userID, &hmac, &c.rec.fingerprint, &c.rec.status, &c.rec.response,
+			&c.rec.resourceID, &c.rec.version, &ttlMS)
 		c.id.scope, c.id.keyHMAC = vm1.IdemScope(scope), runtime.HMAC(hmac)
 		c.rec.state = vm1.IdemStateCompleted
 		c.rec.ttl = time.Duration(ttlMS) * time.Millisecond
-		out = append(out, c)
-	}
-	if err := rows.Err(); err != nil {
+		return c, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("idempotency: list completed records: %w", err)
 	}
 	return out, nil

@@ -6,6 +6,7 @@
 package jwks
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -28,10 +29,7 @@ type NegativeCache struct {
 // New returns a NegativeCache running vm1's scripts, which need a DB0 client
 // (without one, every call fails with runtime.ErrNoClient).
 func New(scripts *vm1.Scripts) *NegativeCache {
-	if scripts == nil {
-		scripts = &vm1.Scripts{}
-	}
-	return &NegativeCache{scripts: scripts}
+	return &NegativeCache{scripts: cmp.Or(scripts, &vm1.Scripts{})}
 }
 
 func checkKID(kid string) error {

@@ -25,6 +25,7 @@
 package legacystub
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -71,10 +72,7 @@ type Stub struct {
 // New returns a Stub on scripts, which need a DB2 client (without one, every
 // call fails with runtime.ErrNoClient).
 func New(scripts *vm1.Scripts) *Stub {
-	if scripts == nil {
-		scripts = &vm1.Scripts{}
-	}
-	return &Stub{scripts: scripts, drained: make(chan struct{})}
+	return &Stub{scripts: cmp.Or(scripts, &vm1.Scripts{}), drained: make(chan struct{})}
 }
 
 // Close stops the stub for the cutover: Create and Poll fail with ErrCutOver from

@@ -145,24 +145,23 @@ func (c *Contract) Encode(ev Event, maxBytes int) ([]byte, error) {
 	if !dto.IsValid() || dto.Type() != want {
 		return nil, fmt.Errorf("event type %s: DTO of type %T, the contract allows %v: %w", ev.Type, ev.DTO, want, ErrNotAllowed)
 	}
-	var buf bytes.Buffer
-	enc := msgpack.NewEncoder(&buf)
-	enc.UseCompactInts(true)
-	err := errors.Join(
-		enc.EncodeArrayLen(5),
-		enc.EncodeInt(formatVersion),
-		enc.EncodeBytes(id[:]),
-		enc.EncodeString(string(ev.Type)),
-		enc.EncodeBytes(entity[:]),
-		enc.EncodeValue(dto),
-	)
+	b, err := msgpackcheck.EncodeCompact(func(enc *msgpack.Encoder) error {
+		return errors.Join(
+			enc.EncodeArrayLen(5),
+			enc.EncodeInt(formatVersion),
+			enc.EncodeBytes(id[:]),
+			enc.EncodeString(string(ev.Type)),
+			enc.EncodeBytes(entity[:]),
+			enc.EncodeValue(dto),
+		)
+	})
 	if err != nil {
 		return nil, fmt.Errorf("event type %s: encode: %w", ev.Type, err)
 	}
-	if buf.Len() > maxBytes {
-		return nil, fmt.Errorf("event type %s: %d bytes, the limit is %d: %w", ev.Type, buf.Len(), maxBytes, ErrTooLarge)
+	if len(b) > maxBytes {
+		return nil, fmt.Errorf("event type %s: %d bytes, the limit is %d: %w", ev.Type, len(b), maxBytes, ErrTooLarge)
 	}
-	return buf.Bytes(), nil
+	return b, nil
 }
 
 // Decode reads a payload made by Encode. Anything else, a payload above

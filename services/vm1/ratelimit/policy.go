@@ -184,53 +184,30 @@ func (p Policy) Validate() error {
 // routes fall back to a local limiter, and the internal inbox uses a token
 // bucket per service.
 func DefaultPolicy() Policy {
-	minute := time.Minute
+	slidingClosed := func(limits ...Limit) Route {
+		return Route{Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: limits}
+	}
+	fixedOpen := func(limits ...Limit) Route {
+		return Route{Algorithm: FixedWindow, Degraded: degraded.FailOpen, Limits: limits}
+	}
+	local := func(a Algorithm, limits ...Limit) Route {
+		return Route{Algorithm: a, Degraded: degraded.LocalLimit, Limits: limits}
+	}
+	perMinute := func(s Scope, n int64) Limit { return Limit{Scope: s, Limit: n, Window: time.Minute} }
 	return Policy{
-		vm1.APIRouteAuthLogin: {Algorithm: SlidingWindow, Degraded: degraded.LocalLimit, Limits: []Limit{
-			{Scope: ScopeIP, Limit: 10, Window: minute},
-			{Scope: ScopeIP, Limit: 50, Window: time.Hour},
-		}},
-		vm1.APIRouteAuthRefresh: {Algorithm: SlidingWindow, Degraded: degraded.LocalLimit, Limits: []Limit{
-			{Scope: ScopeIP, Limit: 60, Window: minute},
-		}},
-		vm1.APIRouteMessagesSend: {Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: []Limit{
-			{Scope: ScopeUser, Limit: 30, Window: minute},
-			{Scope: ScopeDialog, Limit: 60, Window: minute},
-			{Scope: ScopeIP, Limit: 120, Window: minute},
-		}},
-		vm1.APIRouteMessagesList: {Algorithm: FixedWindow, Degraded: degraded.FailOpen, Limits: []Limit{
-			{Scope: ScopeUser, Limit: 120, Window: minute},
-		}},
-		vm1.APIRouteDialogsList: {Algorithm: FixedWindow, Degraded: degraded.FailOpen, Limits: []Limit{
-			{Scope: ScopeUser, Limit: 60, Window: minute},
-		}},
-		vm1.APIRouteDialogsCreate: {Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: []Limit{
-			{Scope: ScopeUser, Limit: 10, Window: minute},
-		}},
-		vm1.APIRouteAttachmentsInit: {Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: []Limit{
-			{Scope: ScopeUser, Limit: 20, Window: minute},
-		}},
-		vm1.APIRouteAttachmentsDownloadURL: {Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: []Limit{
-			{Scope: ScopeUser, Limit: 60, Window: minute},
-		}},
-		vm1.APIRouteProfileGet: {Algorithm: FixedWindow, Degraded: degraded.FailOpen, Limits: []Limit{
-			{Scope: ScopeUser, Limit: 60, Window: minute},
-		}},
-		vm1.APIRouteProfileUpdate: {Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: []Limit{
-			{Scope: ScopeUser, Limit: 10, Window: minute},
-		}},
-		vm1.APIRouteHistoryGet: {Algorithm: FixedWindow, Degraded: degraded.FailOpen, Limits: []Limit{
-			{Scope: ScopeUser, Limit: 60, Window: minute},
-		}},
-		vm1.APIRoutePublicGet: {Algorithm: FixedWindow, Degraded: degraded.LocalLimit, Limits: []Limit{
-			{Scope: ScopeIP, Limit: 120, Window: minute},
-		}},
-		vm1.APIRouteRealtimeConnect: {Algorithm: SlidingWindow, Degraded: degraded.FailClosed, Limits: []Limit{
-			{Scope: ScopeUser, Limit: 10, Window: minute},
-			{Scope: ScopeIP, Limit: 30, Window: minute},
-		}},
-		vm1.APIRouteInternalInbox: {Algorithm: TokenBucket, Degraded: degraded.FailOpen, Limits: []Limit{
-			{Scope: ScopeService, Limit: 600, Window: minute},
-		}},
+		vm1.APIRouteAuthLogin:              local(SlidingWindow, perMinute(ScopeIP, 10), Limit{Scope: ScopeIP, Limit: 50, Window: time.Hour}),
+		vm1.APIRouteAuthRefresh:            local(SlidingWindow, perMinute(ScopeIP, 60)),
+		vm1.APIRouteMessagesSend:           slidingClosed(perMinute(ScopeUser, 30), perMinute(ScopeDialog, 60), perMinute(ScopeIP, 120)),
+		vm1.APIRouteMessagesList:           fixedOpen(perMinute(ScopeUser, 120)),
+		vm1.APIRouteDialogsList:            fixedOpen(perMinute(ScopeUser, 60)),
+		vm1.APIRouteDialogsCreate:          slidingClosed(perMinute(ScopeUser, 10)),
+		vm1.APIRouteAttachmentsInit:        slidingClosed(perMinute(ScopeUser, 20)),
+		vm1.APIRouteAttachmentsDownloadURL: slidingClosed(perMinute(ScopeUser, 60)),
+		vm1.APIRouteProfileGet:             fixedOpen(perMinute(ScopeUser, 60)),
+		vm1.APIRouteProfileUpdate:          slidingClosed(perMinute(ScopeUser, 10)),
+		vm1.APIRouteHistoryGet:             fixedOpen(perMinute(ScopeUser, 60)),
+		vm1.APIRoutePublicGet:              local(FixedWindow, perMinute(ScopeIP, 120)),
+		vm1.APIRouteRealtimeConnect:        slidingClosed(perMinute(ScopeUser, 10), perMinute(ScopeIP, 30)),
+		vm1.APIRouteInternalInbox:          {Algorithm: TokenBucket, Degraded: degraded.FailOpen, Limits: []Limit{perMinute(ScopeService, 600)}},
 	}
 }

@@ -9,6 +9,7 @@
 package settings
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -40,10 +41,7 @@ type Store[T any] struct {
 // New returns a Store on scripts, which need a DB1 client (without one, every
 // call fails with runtime.ErrNoClient).
 func New[T any](scripts *vm1.Scripts) *Store[T] {
-	if scripts == nil {
-		scripts = &vm1.Scripts{}
-	}
-	return &Store[T]{scripts: scripts}
+	return &Store[T]{scripts: cmp.Or(scripts, &vm1.Scripts{})}
 }
 
 // Put stores v as the snapshot of version (1..2^53-1) for 5 minutes, replacing

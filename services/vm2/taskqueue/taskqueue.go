@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -143,18 +144,14 @@ func (q *Queue) Claim(ctx context.Context, owner string, n int, lease time.Durat
 	if err != nil {
 		return nil, fmt.Errorf("safety: claim: %w", err)
 	}
-	defer rows.Close()
-	var out []Task
-	for rows.Next() {
+	out, err := pgx.AppendRows([]Task(nil), rows, func(row pgx.CollectableRow) (Task, error) {
 		t := Task{owner: owner}
 		var kind string
-		if err := rows.Scan(&t.ID, &kind, &t.SubjectID, &t.Generation, &t.Attempts); err != nil {
-			return nil, fmt.Errorf("safety: claim: %w", err)
-		}
+		err := row.Scan(&t.ID, &kind, &t.SubjectID, &t.Generation, &t.Attempts)
 		t.Kind = Kind(kind)
-		out = append(out, t)
-	}
-	if err := rows.Err(); err != nil {
+		return t, err
+	})
+	if err != nil {
 		return nil, fmt.Errorf("safety: claim: %w", err)
 	}
 	return out, nil
