@@ -437,10 +437,7 @@ func cmdHSet(c *cmdCtx) reply {
 		return arityError(c.argv[0])
 	}
 	key := c.argv[1]
-	o, errr := hashOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(hashOf(c, key))
 	if o == nil {
 		o = &object{typ: "hash", hash: newHash()}
 		c.s.db.keys[key] = o
@@ -456,10 +453,7 @@ func cmdHSet(c *cmdCtx) reply {
 }
 
 func cmdHGet(c *cmdCtx) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(hashOf(c, c.argv[1]))
 	if o == nil {
 		return nilReply{}
 	}
@@ -470,10 +464,7 @@ func cmdHGet(c *cmdCtx) reply {
 }
 
 func cmdHMGet(c *cmdCtx) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(hashOf(c, c.argv[1]))
 	out := make(arrayReply, 0, len(c.argv)-2)
 	for _, f := range c.argv[2:] {
 		if o != nil {
@@ -488,10 +479,7 @@ func cmdHMGet(c *cmdCtx) reply {
 }
 
 func cmdHGetAll(c *cmdCtx) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(hashOf(c, c.argv[1]))
 	out := arrayReply{}
 	if o != nil {
 		for _, f := range o.hash.order {
@@ -503,10 +491,7 @@ func cmdHGetAll(c *cmdCtx) reply {
 
 func cmdHDel(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := hashOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(hashOf(c, key))
 	if o == nil {
 		return intReply(0)
 	}
@@ -531,10 +516,7 @@ func cmdHIncrBy(c *cmdCtx) reply {
 	if !ok {
 		return errNotInt
 	}
-	o, errr := hashOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(hashOf(c, key))
 	var value int64
 	if o != nil {
 		if v, ok := o.hash.get(field); ok {
@@ -557,10 +539,7 @@ func cmdHIncrBy(c *cmdCtx) reply {
 }
 
 func cmdHExists(c *cmdCtx) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(hashOf(c, c.argv[1]))
 	if o != nil {
 		if _, ok := o.hash.get(c.argv[2]); ok {
 			return intReply(1)
@@ -570,10 +549,7 @@ func cmdHExists(c *cmdCtx) reply {
 }
 
 func cmdHLen(c *cmdCtx) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(hashOf(c, c.argv[1]))
 	if o == nil {
 		return intReply(0)
 	}

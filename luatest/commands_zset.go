@@ -60,10 +60,7 @@ options:
 		}
 		scores[j] = v
 	}
-	o, errr := zsetOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(zsetOf(c, key))
 	var added, updated, processed int
 	var score float64
 	if o == nil && !xx {
@@ -122,10 +119,7 @@ options:
 
 func cmdZRem(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := zsetOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(zsetOf(c, key))
 	if o == nil {
 		return intReply(0)
 	}
@@ -145,10 +139,7 @@ func cmdZRem(c *cmdCtx) reply {
 }
 
 func cmdZCard(c *cmdCtx) reply {
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(zsetOf(c, c.argv[1]))
 	if o == nil {
 		return intReply(0)
 	}
@@ -182,10 +173,7 @@ func cmdZCount(c *cmdCtx) reply {
 	if !ok {
 		return errMinMax
 	}
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(zsetOf(c, c.argv[1]))
 	if o == nil {
 		return intReply(0)
 	}
@@ -193,10 +181,7 @@ func cmdZCount(c *cmdCtx) reply {
 }
 
 func cmdZScore(c *cmdCtx) reply {
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(zsetOf(c, c.argv[1]))
 	if o == nil {
 		return nilReply{}
 	}
@@ -312,10 +297,7 @@ func zrangeVariant(c *cmdCtx, preset int, rev bool) reply {
 			return errReply("ERR min or max not valid string range item")
 		}
 	}
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(zsetOf(c, c.argv[1]))
 	if o == nil {
 		return arrayReply{}
 	}
@@ -384,10 +366,7 @@ func zremrangeGeneric(c *cmdCtx, byScore bool) reply {
 			return errNotInt
 		}
 	}
-	o, errr := zsetOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(zsetOf(c, key))
 	if o == nil {
 		return intReply(0)
 	}

@@ -112,3 +112,37 @@ const (
 	errScriptNoScript = errReply("ERR " + rediscmd.ScriptErrNoScript)
 	errReadOnlyScript = errReply("ERR Write commands are not allowed from read-only scripts.")
 )
+
+// commandFailure carries an error reply from where a handler meets it (an
+// argument that does not parse, a key holding the wrong type) to call, which
+// answers with it: a handler reads as the steps Redis takes, each failing step
+// ending the command as Redis's addReplyError-and-return does.
+type commandFailure struct{ errr reply }
+
+// must gives v, or ends the command with errr when errr is not nil.
+func must[T any](v T, errr reply) T {
+	check(errr)
+	return v
+}
+
+// check ends the command with errr when errr is not nil.
+func check(errr reply) {
+	if errr != nil {
+		panic(commandFailure{errr})
+	}
+}
+
+// call runs the command on c; a failure it raised with must or check is its
+// reply. Any other panic goes on up.
+func (rt *route) call(c *cmdCtx) (r reply) {
+	defer func() {
+		if p := recover(); p != nil {
+			f, ok := p.(commandFailure)
+			if !ok {
+				panic(p)
+			}
+			r = f.errr
+		}
+	}()
+	return rt.fn(c)
+}

@@ -331,7 +331,7 @@ func (s *Server) clientCall(argv []string, now int64, run *runState) reply {
 	}
 	spelled := argv[0]
 	argv[0] = strings.ToLower(argv[0])
-	return rt.fn(&cmdCtx{s: s, argv: argv, now: now, run: run, keys: rt.keys(argv), name: spelled})
+	return rt.call(&cmdCtx{s: s, argv: argv, now: now, run: run, keys: rt.keys(argv), name: spelled})
 }
 
 const errSelect = errReply("ERR luatest: SELECT is refused: a script must stay in the database its caller chose")
@@ -494,7 +494,7 @@ func (r *runState) exec(argv []string) reply {
 	if rt.fn == nil {
 		return notImplemented(rt)
 	}
-	return rt.fn(&cmdCtx{s: r.s, argv: argv, now: r.now, run: r, keys: keys, name: spelled})
+	return rt.call(&cmdCtx{s: r.s, argv: argv, now: r.now, run: r, keys: keys, name: spelled})
 }
 
 func (r *runState) timeout() time.Duration {

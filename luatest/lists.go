@@ -76,10 +76,7 @@ func (c *cmdCtx) deleteIfEmpty(key string, o *object) {
 
 func pushGeneric(c *cmdCtx, head, xx bool) reply {
 	key := c.argv[1]
-	o, errr := listOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(listOf(c, key))
 	if o == nil {
 		if xx {
 			return intReply(0)
@@ -111,10 +108,7 @@ func cmdLInsert(c *cmdCtx) reply {
 		return errSyntax
 	}
 	key := c.argv[1]
-	o, errr := listOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(listOf(c, key))
 	if o == nil {
 		return intReply(0)
 	}
@@ -137,10 +131,7 @@ func cmdLInsert(c *cmdCtx) reply {
 }
 
 func cmdLLen(c *cmdCtx) reply {
-	o, errr := listOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(listOf(c, c.argv[1]))
 	if o == nil {
 		return intReply(0)
 	}
@@ -160,17 +151,11 @@ func listIndex(index int64, n int) (int, bool) {
 }
 
 func cmdLIndex(c *cmdCtx) reply {
-	o, errr := listOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(listOf(c, c.argv[1]))
 	if o == nil {
 		return nilReply{}
 	}
-	index, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
+	index := must(getLong(c.argv[2], ""))
 	i, ok := listIndex(index, len(o.list.items))
 	if !ok {
 		return nilReply{}
@@ -180,17 +165,11 @@ func cmdLIndex(c *cmdCtx) reply {
 
 func cmdLSet(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := listOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(listOf(c, key))
 	if o == nil {
 		return errNoSuchKey
 	}
-	index, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
+	index := must(getLong(c.argv[2], ""))
 	i, ok := listIndex(index, len(o.list.items))
 	if !ok {
 		return errOutOfRange
@@ -258,16 +237,10 @@ func popGeneric(c *cmdCtx, head bool) reply {
 	hasCount := len(c.argv) == 3
 	var count int64
 	if hasCount {
-		var errr reply
-		if count, errr = getPositiveLong(c.argv[2], ""); errr != nil {
-			return errr
-		}
+		count = must(getPositiveLong(c.argv[2], ""))
 	}
 	key := c.argv[1]
-	o, errr := listOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(listOf(c, key))
 	if o == nil {
 		return nilReply{}
 	}
@@ -288,18 +261,9 @@ func popGeneric(c *cmdCtx, head bool) reply {
 }
 
 func cmdLRange(c *cmdCtx) reply {
-	start, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
-	end, errr := getLong(c.argv[3], "")
-	if errr != nil {
-		return errr
-	}
-	o, errr := listOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	start := must(getLong(c.argv[2], ""))
+	end := must(getLong(c.argv[3], ""))
+	o := must(listOf(c, c.argv[1]))
 	if o == nil {
 		return arrayReply{}
 	}
@@ -311,19 +275,10 @@ func cmdLRange(c *cmdCtx) reply {
 }
 
 func cmdLTrim(c *cmdCtx) reply {
-	start, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
-	end, errr := getLong(c.argv[3], "")
-	if errr != nil {
-		return errr
-	}
+	start := must(getLong(c.argv[2], ""))
+	end := must(getLong(c.argv[3], ""))
 	key := c.argv[1]
-	o, errr := listOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(listOf(c, key))
 	if o == nil {
 		return okReply
 	}
@@ -344,26 +299,19 @@ func cmdLPos(c *cmdCtx) reply {
 	for j := 3; j < len(c.argv); j++ {
 		opt := strings.ToLower(c.argv[j])
 		more := j < len(c.argv)-1
-		var errr reply
 		switch {
 		case opt == "rank" && more:
 			j++
-			if rank, errr = getLong(c.argv[j], ""); errr != nil {
-				return errr
-			}
+			rank = must(getLong(c.argv[j], ""))
 			if rank == 0 {
 				return errReply("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
 			}
 		case opt == "count" && more:
 			j++
-			if count, errr = getPositiveLong(c.argv[j], "COUNT can't be negative"); errr != nil {
-				return errr
-			}
+			count = must(getPositiveLong(c.argv[j], "COUNT can't be negative"))
 		case opt == "maxlen" && more:
 			j++
-			if maxlen, errr = getPositiveLong(c.argv[j], "MAXLEN can't be negative"); errr != nil {
-				return errr
-			}
+			maxlen = must(getPositiveLong(c.argv[j], "MAXLEN can't be negative"))
 		default:
 			return errSyntax
 		}
@@ -421,15 +369,9 @@ func cmdLPos(c *cmdCtx) reply {
 }
 
 func cmdLRem(c *cmdCtx) reply {
-	toRemove, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
+	toRemove := must(getLong(c.argv[2], ""))
 	key := c.argv[1]
-	o, errr := listOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(listOf(c, key))
 	if o == nil {
 		return intReply(0)
 	}
@@ -482,30 +424,18 @@ func listWhere(s string) (head bool, errr reply) {
 }
 
 func cmdLMove(c *cmdCtx) reply {
-	from, errr := listWhere(c.argv[3])
-	if errr != nil {
-		return errr
-	}
-	to, errr := listWhere(c.argv[4])
-	if errr != nil {
-		return errr
-	}
+	from := must(listWhere(c.argv[3]))
+	to := must(listWhere(c.argv[4]))
 	return lmoveGeneric(c, from, to)
 }
 
 func lmoveGeneric(c *cmdCtx, fromHead, toHead bool) reply {
 	src, dst := c.argv[1], c.argv[2]
-	so, errr := listOf(c, src)
-	if errr != nil {
-		return errr
-	}
+	so := must(listOf(c, src))
 	if so == nil || len(so.list.items) == 0 {
 		return nilReply{}
 	}
-	do, errr := listOf(c, dst)
-	if errr != nil {
-		return errr
-	}
+	do := must(listOf(c, dst))
 	v := popRange(so, fromHead, 1)[0]
 	if do == nil {
 		do = newList(c, dst)
@@ -522,25 +452,17 @@ func lmoveGeneric(c *cmdCtx, fromHead, toHead bool) reply {
 }
 
 func lmpopGeneric(c *cmdCtx, numkeysIdx int) reply {
-	numkeys, errr := getRangeLong(c.argv[numkeysIdx], 1, math.MaxInt64, "numkeys should be greater than 0")
-	if errr != nil {
-		return errr
-	}
+	numkeys := must(getRangeLong(c.argv[numkeysIdx], 1, math.MaxInt64, "numkeys should be greater than 0"))
 	whereIdx := int64(numkeysIdx) + numkeys + 1
 	if whereIdx >= int64(len(c.argv)) || whereIdx < 0 {
 		return errSyntax
 	}
-	head, errr := listWhere(c.argv[whereIdx])
-	if errr != nil {
-		return errr
-	}
+	head := must(listWhere(c.argv[whereIdx]))
 	count := int64(-1)
 	for j := int(whereIdx) + 1; j < len(c.argv); j++ {
 		if count == -1 && strings.EqualFold(c.argv[j], "count") && j < len(c.argv)-1 {
 			j++
-			if count, errr = getRangeLong(c.argv[j], 1, math.MaxInt64, "count should be greater than 0"); errr != nil {
-				return errr
-			}
+			count = must(getRangeLong(c.argv[j], 1, math.MaxInt64, "count should be greater than 0"))
 			continue
 		}
 		return errSyntax
@@ -550,15 +472,10 @@ func lmpopGeneric(c *cmdCtx, numkeysIdx int) reply {
 	}
 	if numkeysIdx == 2 {
 		// BLMPOP's timeout: parsed, never waited on in a script.
-		if errr := checkTimeout(c.argv[1]); errr != nil {
-			return errr
-		}
+		check(checkTimeout(c.argv[1]))
 	}
 	for _, key := range c.argv[numkeysIdx+1 : whereIdx] {
-		o, errr := listOf(c, key)
-		if errr != nil {
-			return errr
-		}
+		o := must(listOf(c, key))
 		if o == nil || len(o.list.items) == 0 {
 			continue
 		}

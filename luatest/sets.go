@@ -109,10 +109,7 @@ func setOf(c *cmdCtx, key string) (*object, reply) {
 
 func cmdSAdd(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := setOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(setOf(c, key))
 	if o == nil {
 		o = &object{typ: "set", set: newSetFor(c.argv[2])}
 		c.s.db.keys[key] = o
@@ -131,10 +128,7 @@ func cmdSAdd(c *cmdCtx) reply {
 
 func cmdSRem(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := setOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(setOf(c, key))
 	if o == nil {
 		return intReply(0)
 	}
@@ -188,10 +182,7 @@ func cmdSMove(c *cmdCtx) reply {
 }
 
 func cmdSIsMember(c *cmdCtx) reply {
-	o, errr := setOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(setOf(c, c.argv[1]))
 	if o != nil && o.set.has(c.argv[2]) {
 		return intReply(1)
 	}
@@ -199,10 +190,7 @@ func cmdSIsMember(c *cmdCtx) reply {
 }
 
 func cmdSMIsMember(c *cmdCtx) reply {
-	o, errr := setOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(setOf(c, c.argv[1]))
 	out := make(arrayReply, 0, len(c.argv)-2)
 	for _, m := range c.argv[2:] {
 		if o != nil && o.set.has(m) {
@@ -215,10 +203,7 @@ func cmdSMIsMember(c *cmdCtx) reply {
 }
 
 func cmdSMembers(c *cmdCtx) reply {
-	o, errr := setOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(setOf(c, c.argv[1]))
 	if o == nil {
 		return arrayReply{}
 	}
@@ -226,10 +211,7 @@ func cmdSMembers(c *cmdCtx) reply {
 }
 
 func cmdSCard(c *cmdCtx) reply {
-	o, errr := setOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(setOf(c, c.argv[1]))
 	if o == nil {
 		return intReply(0)
 	}
@@ -251,14 +233,8 @@ func cmdSPop(c *cmdCtx) reply {
 	}
 	key := c.argv[1]
 	if len(c.argv) == 3 {
-		count, errr := getPositiveLong(c.argv[2], "")
-		if errr != nil {
-			return errr
-		}
-		o, errr := setOf(c, key)
-		if errr != nil {
-			return errr
-		}
+		count := must(getPositiveLong(c.argv[2], ""))
+		o := must(setOf(c, key))
 		if o == nil || count == 0 {
 			return arrayReply{}
 		}
@@ -276,10 +252,7 @@ func cmdSPop(c *cmdCtx) reply {
 		c.wrote(key)
 		return bulkArray(popped, false)
 	}
-	o, errr := setOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(setOf(c, key))
 	if o == nil {
 		return nilReply{}
 	}
@@ -296,14 +269,8 @@ func cmdSRandMember(c *cmdCtx) reply {
 		return errSyntax
 	}
 	if len(c.argv) == 3 {
-		l, errr := getRangeLong(c.argv[2], -math.MaxInt64, math.MaxInt64, "")
-		if errr != nil {
-			return errr
-		}
-		o, errr := setOf(c, c.argv[1])
-		if errr != nil {
-			return errr
-		}
+		l := must(getRangeLong(c.argv[2], -math.MaxInt64, math.MaxInt64, ""))
+		o := must(setOf(c, c.argv[1]))
 		if o == nil || l == 0 {
 			return arrayReply{}
 		}
@@ -321,10 +288,7 @@ func cmdSRandMember(c *cmdCtx) reply {
 		c.s.random().Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
 		return bulkArray(members[:l], false)
 	}
-	o, errr := setOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(setOf(c, c.argv[1]))
 	if o == nil {
 		return nilReply{}
 	}
@@ -405,10 +369,7 @@ func sinterGeneric(c *cmdCtx, keys []string, dst string, cardOnly bool, limit in
 }
 
 func cmdSInterCard(c *cmdCtx) reply {
-	numkeys, errr := getRangeLong(c.argv[1], 1, math.MaxInt64, "numkeys should be greater than 0")
-	if errr != nil {
-		return errr
-	}
+	numkeys := must(getRangeLong(c.argv[1], 1, math.MaxInt64, "numkeys should be greater than 0"))
 	if numkeys > int64(len(c.argv)-2) {
 		return errReply("ERR Number of keys can't be greater than number of args")
 	}
@@ -416,9 +377,7 @@ func cmdSInterCard(c *cmdCtx) reply {
 	for j := 2 + int(numkeys); j < len(c.argv); j++ {
 		if strings.EqualFold(c.argv[j], "limit") && j < len(c.argv)-1 {
 			j++
-			if limit, errr = getPositiveLong(c.argv[j], "LIMIT can't be negative"); errr != nil {
-				return errr
-			}
+			limit = must(getPositiveLong(c.argv[j], "LIMIT can't be negative"))
 			continue
 		}
 		return errSyntax

@@ -67,13 +67,8 @@ func sortGeneric(c *cmdCtx, readOnly bool) reply {
 		case opt == "alpha":
 			alpha = true
 		case opt == "limit" && left >= 2:
-			var errr reply
-			if limitStart, errr = getLong(c.argv[j+1], ""); errr != nil {
-				return errr
-			}
-			if limitCount, errr = getLong(c.argv[j+2], ""); errr != nil {
-				return errr
-			}
+			limitStart = must(getLong(c.argv[j+1], ""))
+			limitCount = must(getLong(c.argv[j+2], ""))
 			j += 2
 		case !readOnly && opt == "store" && left >= 1:
 			storeKey, hasStore = c.argv[j+1], true

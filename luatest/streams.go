@@ -715,10 +715,7 @@ func cmdXAdd(c *cmdCtx) reply {
 		return errReply("ERR The ID specified in XADD must be greater than 0-0")
 	}
 	key := c.argv[1]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(streamOf(c, key))
 	if o == nil {
 		if noMk {
 			return nilReply{}
@@ -788,9 +785,7 @@ func xrangeGeneric(c *cmdCtx, rev bool) reply {
 	count := int64(-1)
 	for j := 4; j < len(c.argv); j++ {
 		if strings.EqualFold(c.argv[j], "count") && j+1 < len(c.argv) {
-			if count, errr = getLong(c.argv[j+1], ""); errr != nil {
-				return errr
-			}
+			count = must(getLong(c.argv[j+1], ""))
 			if count < 0 {
 				count = 0
 			}
@@ -799,10 +794,7 @@ func xrangeGeneric(c *cmdCtx, rev bool) reply {
 		}
 		return errSyntax
 	}
-	o, errr := streamOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(streamOf(c, c.argv[1]))
 	if o == nil {
 		return arrayReply{}
 	}
@@ -825,10 +817,7 @@ func entryReply(it *streamItem) arrayReply {
 }
 
 func cmdXLen(c *cmdCtx) reply {
-	o, errr := streamOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(streamOf(c, c.argv[1]))
 	if o == nil {
 		return intReply(0)
 	}
@@ -841,10 +830,7 @@ func cmdXTrim(c *cmdCtx) reply {
 		return errr
 	}
 	key := c.argv[1]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(streamOf(c, key))
 	if o == nil {
 		return intReply(0)
 	}
@@ -857,19 +843,13 @@ func cmdXTrim(c *cmdCtx) reply {
 
 func cmdXDel(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(streamOf(c, key))
 	if o == nil {
 		return intReply(0)
 	}
 	ids := make([]streamID, 0, len(c.argv)-2)
 	for _, a := range c.argv[2:] {
-		id, errr := parseStreamID(a, 0, true, nil)
-		if errr != nil {
-			return errr
-		}
+		id := must(parseStreamID(a, 0, true, nil))
 		ids = append(ids, id)
 	}
 	s := o.stream
@@ -925,17 +905,12 @@ func cmdXRead(c *cmdCtx) reply {
 				return errReply(fmt.Sprintf("ERR %s command is not allowed with BLOCK option from scripts", c.name))
 			}
 			i++
-			if v, errr := getLong(c.argv[i], "timeout is not an integer or out of range"); errr != nil {
-				return errr
-			} else if v < 0 {
+			if v := must(getLong(c.argv[i], "timeout is not an integer or out of range")); v < 0 {
 				return errReply("ERR timeout is negative")
 			}
 		case o == "count" && more > 0:
 			i++
-			var errr reply
-			if count, errr = getLong(c.argv[i], ""); errr != nil {
-				return errr
-			}
+			count = must(getLong(c.argv[i], ""))
 			if count < 0 {
 				count = 0
 			}
@@ -973,10 +948,7 @@ func cmdXRead(c *cmdCtx) reply {
 	for k := 0; k < streamsCount; k++ {
 		key := c.argv[streamsArg+k]
 		arg := c.argv[streamsArg+streamsCount+k]
-		o, errr := streamOf(c, key)
-		if errr != nil {
-			return errr
-		}
+		o := must(streamOf(c, key))
 		if hasGroup {
 			var g *streamGroup
 			if o != nil {
@@ -1003,10 +975,7 @@ func cmdXRead(c *cmdCtx) reply {
 			ids[k] = maxStreamID
 			continue
 		}
-		id, errr := parseStreamID(arg, 0, true, nil)
-		if errr != nil {
-			return errr
-		}
+		id := must(parseStreamID(arg, 0, true, nil))
 		ids[k] = id
 	}
 	var out arrayReply
@@ -1132,10 +1101,7 @@ func cmdXGroup(c *cmdCtx) reply {
 			mkstream = true
 			i++
 		case (opt == "create" || opt == "setid") && strings.EqualFold(c.argv[i], "entriesread") && i+1 < len(c.argv):
-			var errr reply
-			if entriesRead, errr = getLong(c.argv[i+1], ""); errr != nil {
-				return errr
-			}
+			entriesRead = must(getLong(c.argv[i+1], ""))
 			if entriesRead < 0 && entriesRead != -1 {
 				return errReply("ERR value for ENTRIESREAD must be positive or -1")
 			}
@@ -1144,10 +1110,7 @@ func cmdXGroup(c *cmdCtx) reply {
 			return subcommandSyntaxError(c)
 		}
 	}
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o = must(streamOf(c, key))
 	if o != nil {
 		s = o.stream
 	}
@@ -1167,8 +1130,8 @@ func cmdXGroup(c *cmdCtx) reply {
 			if s != nil {
 				id = s.lastID
 			}
-		} else if id, errr = parseStreamID(c.argv[4], 0, true, nil); errr != nil {
-			return errr
+		} else {
+			id = must(parseStreamID(c.argv[4], 0, true, nil))
 		}
 		if s == nil {
 			o = &object{typ: "stream", stream: newStream()}
@@ -1189,8 +1152,8 @@ func cmdXGroup(c *cmdCtx) reply {
 		var id streamID
 		if c.argv[4] == "$" {
 			id = s.lastID
-		} else if id, errr = parseStreamID(c.argv[4], 0, false, nil); errr != nil {
-			return errr
+		} else {
+			id = must(parseStreamID(c.argv[4], 0, false, nil))
 		}
 		g.lastID = id
 		g.entriesRead = entriesRead
@@ -1226,27 +1189,20 @@ func cmdXGroup(c *cmdCtx) reply {
 }
 
 func cmdXSetID(c *cmdCtx) reply {
-	id, errr := parseStreamID(c.argv[2], 0, true, nil)
-	if errr != nil {
-		return errr
-	}
+	id := must(parseStreamID(c.argv[2], 0, true, nil))
 	entriesAdded := int64(-1)
 	var maxXdel streamID
 	for i := 3; i < len(c.argv); i++ {
 		more := len(c.argv) - 1 - i
 		switch opt := strings.ToLower(c.argv[i]); {
 		case opt == "entriesadded" && more > 0:
-			if entriesAdded, errr = getLong(c.argv[i+1], ""); errr != nil {
-				return errr
-			}
+			entriesAdded = must(getLong(c.argv[i+1], ""))
 			if entriesAdded < 0 {
 				return errReply("ERR entries_added must be positive")
 			}
 			i++
 		case opt == "maxdeletedid" && more > 0:
-			if maxXdel, errr = parseStreamID(c.argv[i+1], 0, true, nil); errr != nil {
-				return errr
-			}
+			maxXdel = must(parseStreamID(c.argv[i+1], 0, true, nil))
 			if id.cmp(maxXdel) < 0 {
 				return errReply("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
 			}
@@ -1256,10 +1212,7 @@ func cmdXSetID(c *cmdCtx) reply {
 		}
 	}
 	key := c.argv[1]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(streamOf(c, key))
 	if o == nil {
 		return errNoSuchKey
 	}
@@ -1285,10 +1238,7 @@ func cmdXSetID(c *cmdCtx) reply {
 
 func cmdXAck(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(streamOf(c, key))
 	var g *streamGroup
 	if o != nil {
 		g = o.stream.groups[c.argv[2]]
@@ -1298,10 +1248,7 @@ func cmdXAck(c *cmdCtx) reply {
 	}
 	ids := make([]streamID, 0, len(c.argv)-3)
 	for _, a := range c.argv[3:] {
-		id, errr := parseStreamID(a, 0, true, nil)
-		if errr != nil {
-			return errr
-		}
+		id := must(parseStreamID(a, 0, true, nil))
 		ids = append(ids, id)
 	}
 	acked := 0
@@ -1332,17 +1279,13 @@ func cmdXPending(c *cmdCtx) reply {
 		startIdx := 3
 		var errr reply
 		if strings.EqualFold(c.argv[3], "idle") {
-			if minIdle, errr = getLong(c.argv[4], ""); errr != nil {
-				return errr
-			}
+			minIdle = must(getLong(c.argv[4], ""))
 			if argc < 8 {
 				return errSyntax
 			}
 			startIdx += 2
 		}
-		if count, errr = getLong(c.argv[startIdx+2], ""); errr != nil {
-			return errr
-		}
+		count = must(getLong(c.argv[startIdx+2], ""))
 		if count < 0 {
 			count = 0
 		}
@@ -1369,10 +1312,7 @@ func cmdXPending(c *cmdCtx) reply {
 			consumerName = c.argv[startIdx+3]
 		}
 	}
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(streamOf(c, key))
 	var g *streamGroup
 	if o != nil {
 		g = o.stream.groups[grp]
@@ -1424,10 +1364,7 @@ func cmdXPending(c *cmdCtx) reply {
 
 func cmdXClaim(c *cmdCtx) reply {
 	key, grp := c.argv[1], c.argv[2]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(streamOf(c, key))
 	var g *streamGroup
 	if o != nil {
 		g = o.stream.groups[grp]
@@ -1435,10 +1372,7 @@ func cmdXClaim(c *cmdCtx) reply {
 	if g == nil {
 		return errReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'", key, grp))
 	}
-	minIdle, errr := getLong(c.argv[4], "Invalid min-idle-time argument for XCLAIM")
-	if errr != nil {
-		return errr
-	}
+	minIdle := must(getLong(c.argv[4], "Invalid min-idle-time argument for XCLAIM"))
 	minIdle = max(minIdle, 0)
 	var ids []streamID
 	j := 5
@@ -1462,25 +1396,17 @@ func cmdXClaim(c *cmdCtx) reply {
 			justID = true
 		case opt == "idle" && more > 0:
 			j++
-			if deliveryTime, errr = getLong(c.argv[j], "Invalid IDLE option argument for XCLAIM"); errr != nil {
-				return errr
-			}
+			deliveryTime = must(getLong(c.argv[j], "Invalid IDLE option argument for XCLAIM"))
 			deliveryTime = now - deliveryTime
 		case opt == "time" && more > 0:
 			j++
-			if deliveryTime, errr = getLong(c.argv[j], "Invalid TIME option argument for XCLAIM"); errr != nil {
-				return errr
-			}
+			deliveryTime = must(getLong(c.argv[j], "Invalid TIME option argument for XCLAIM"))
 		case opt == "retrycount" && more > 0:
 			j++
-			if retryCount, errr = getLong(c.argv[j], "Invalid RETRYCOUNT option argument for XCLAIM"); errr != nil {
-				return errr
-			}
+			retryCount = must(getLong(c.argv[j], "Invalid RETRYCOUNT option argument for XCLAIM"))
 		case opt == "lastid" && more > 0:
 			j++
-			if lastID, errr = parseStreamID(c.argv[j], 0, true, nil); errr != nil {
-				return errr
-			}
+			lastID = must(parseStreamID(c.argv[j], 0, true, nil))
 		default:
 			return errReply(fmt.Sprintf("ERR Unrecognized XCLAIM option '%s'", c.argv[j]))
 		}
@@ -1553,10 +1479,7 @@ func cmdXClaim(c *cmdCtx) reply {
 
 func cmdXAutoClaim(c *cmdCtx) reply {
 	key, grp := c.argv[1], c.argv[2]
-	minIdle, errr := getLong(c.argv[4], "Invalid min-idle-time argument for XAUTOCLAIM")
-	if errr != nil {
-		return errr
-	}
+	minIdle := must(getLong(c.argv[4], "Invalid min-idle-time argument for XAUTOCLAIM"))
 	minIdle = max(minIdle, 0)
 	start, ex, errr := parseIntervalID(c.argv[5], 0)
 	if errr != nil {
@@ -1574,9 +1497,7 @@ func cmdXAutoClaim(c *cmdCtx) reply {
 		more := len(c.argv) - 1 - j
 		switch opt := strings.ToLower(c.argv[j]); {
 		case opt == "count" && more > 0:
-			if count, errr = getRangeLong(c.argv[j+1], 1, math.MaxInt64/16, "COUNT must be > 0"); errr != nil {
-				return errr
-			}
+			count = must(getRangeLong(c.argv[j+1], 1, math.MaxInt64/16, "COUNT must be > 0"))
 			j++
 		case opt == "justid":
 			justID = true
@@ -1584,10 +1505,7 @@ func cmdXAutoClaim(c *cmdCtx) reply {
 			return errSyntax
 		}
 	}
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(streamOf(c, key))
 	var g *streamGroup
 	if o != nil {
 		g = o.stream.groups[grp]
@@ -1656,10 +1574,7 @@ func cmdXAutoClaim(c *cmdCtx) reply {
 
 func cmdXInfo(c *cmdCtx) reply {
 	key := c.argv[2]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(streamOf(c, key))
 	if o == nil {
 		return errNoSuchKey
 	}

@@ -100,10 +100,7 @@ func msetGeneric(c *cmdCtx, nx bool) reply {
 
 func cmdAppend(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := stringOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(stringOf(c, key))
 	if o == nil {
 		setString(c, key, c.argv[2])
 		return intReply(len(c.argv[2]))
@@ -117,10 +114,7 @@ func cmdAppend(c *cmdCtx) reply {
 }
 
 func cmdStrlen(c *cmdCtx) reply {
-	o, errr := stringOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(stringOf(c, c.argv[1]))
 	if o == nil {
 		return intReply(0)
 	}
@@ -129,10 +123,7 @@ func cmdStrlen(c *cmdCtx) reply {
 
 func cmdGetSet(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := stringOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(stringOf(c, key))
 	var old reply = nilReply{}
 	if o != nil {
 		old = bulkReply(o.str)
@@ -143,10 +134,7 @@ func cmdGetSet(c *cmdCtx) reply {
 
 func cmdGetDel(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := stringOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(stringOf(c, key))
 	if o == nil {
 		return nilReply{}
 	}
@@ -175,20 +163,14 @@ func cmdGetEx(c *cmdCtx) reply {
 			return errSyntax
 		}
 	}
-	o, errr := stringOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(stringOf(c, key))
 	if o == nil {
 		return nilReply{}
 	}
 	val := bulkReply(o.str)
 	switch {
 	case hasExpire:
-		when, errr := expireMilliseconds(c, expire, unitSeconds, absolute)
-		if errr != nil {
-			return errr
-		}
+		when := must(expireMilliseconds(c, expire, unitSeconds, absolute))
 		if absolute && when <= c.now {
 			delete(c.s.db.keys, key)
 		} else {
@@ -236,10 +218,7 @@ func cmdSetNX(c *cmdCtx) reply {
 
 func setexGeneric(c *cmdCtx, seconds bool) reply {
 	key := c.argv[1]
-	when, errr := expireMilliseconds(c, c.argv[2], seconds, false)
-	if errr != nil {
-		return errr
-	}
+	when := must(expireMilliseconds(c, c.argv[2], seconds, false))
 	setString(c, key, c.argv[3])
 	o := c.s.db.keys[key]
 	o.hasExpire, o.expireAt = true, when
@@ -248,18 +227,9 @@ func setexGeneric(c *cmdCtx, seconds bool) reply {
 }
 
 func cmdGetRange(c *cmdCtx) reply {
-	start, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
-	end, errr := getLong(c.argv[3], "")
-	if errr != nil {
-		return errr
-	}
-	o, errr := stringOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	start := must(getLong(c.argv[2], ""))
+	end := must(getLong(c.argv[3], ""))
+	o := must(stringOf(c, c.argv[1]))
 	if o == nil {
 		return bulkReply("")
 	}
@@ -285,17 +255,11 @@ func cmdGetRange(c *cmdCtx) reply {
 
 func cmdSetRange(c *cmdCtx) reply {
 	key, value := c.argv[1], c.argv[3]
-	offset, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
+	offset := must(getLong(c.argv[2], ""))
 	if offset < 0 {
 		return errReply("ERR offset is out of range")
 	}
-	o, errr := stringOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(stringOf(c, key))
 	if o == nil && value == "" {
 		return intReply(0)
 	}
@@ -362,10 +326,7 @@ func expiretimeGeneric(c *cmdCtx, ms bool) reply {
 
 func cmdHSetNX(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := hashOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(hashOf(c, key))
 	if o != nil {
 		if _, ok := o.hash.get(c.argv[2]); ok {
 			return intReply(0)
@@ -388,10 +349,7 @@ func cmdHMSet(c *cmdCtx) reply {
 }
 
 func hashListGeneric(c *cmdCtx, keys, vals bool) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(hashOf(c, c.argv[1]))
 	out := arrayReply{}
 	if o != nil {
 		for _, f := range o.hash.order {
@@ -407,10 +365,7 @@ func hashListGeneric(c *cmdCtx, keys, vals bool) reply {
 }
 
 func cmdHStrlen(c *cmdCtx) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(hashOf(c, c.argv[1]))
 	if o != nil {
 		if v, ok := o.hash.get(c.argv[2]); ok {
 			return intReply(len(v))
@@ -426,10 +381,7 @@ func cmdZIncrBy(c *cmdCtx) reply {
 }
 
 func zrankGeneric(c *cmdCtx, rev bool) reply {
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(zsetOf(c, c.argv[1]))
 	if o == nil {
 		return nilReply{}
 	}
@@ -445,10 +397,7 @@ func zrankGeneric(c *cmdCtx, rev bool) reply {
 }
 
 func cmdZMScore(c *cmdCtx) reply {
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(zsetOf(c, c.argv[1]))
 	out := make(arrayReply, 0, len(c.argv)-2)
 	for _, m := range c.argv[2:] {
 		if o != nil {
@@ -469,10 +418,7 @@ func cmdZLexCount(c *cmdCtx) reply {
 	if !ok {
 		return errLexRange
 	}
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := must(zsetOf(c, c.argv[1]))
 	if o == nil {
 		return intReply(0)
 	}
@@ -485,10 +431,7 @@ func cmdZRemRangeByLex(c *cmdCtx) reply {
 		return errLexRange
 	}
 	key := c.argv[1]
-	o, errr := zsetOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(zsetOf(c, key))
 	if o == nil {
 		return intReply(0)
 	}
@@ -509,16 +452,10 @@ func zpopGeneric(c *cmdCtx, maxEnd bool) reply {
 	}
 	count := int64(-1)
 	if len(c.argv) == 3 {
-		var errr reply
-		if count, errr = getPositiveLong(c.argv[2], ""); errr != nil {
-			return errr
-		}
+		count = must(getPositiveLong(c.argv[2], ""))
 	}
 	key := c.argv[1]
-	o, errr := zsetOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := must(zsetOf(c, key))
 	if o == nil || count == 0 {
 		return arrayReply{}
 	}
