@@ -45,6 +45,16 @@ type cmdCtx struct {
 
 func (c *cmdCtx) lookup(key string) *object { return c.s.db.lookup(key, c.now) }
 
+// lookupTyped is the value under key, nil when there is none; a value of
+// another type than typ ("list", "hash", ...) ends the command with WRONGTYPE.
+func (c *cmdCtx) lookupTyped(key, typ string) *object {
+	o := c.lookup(key)
+	if o != nil && o.typ != typ {
+		check(errWrongType)
+	}
+	return o
+}
+
 // wrote records that key was modified.
 func (c *cmdCtx) wrote(key string) {
 	if c.run != nil {
@@ -86,13 +96,13 @@ func init() {
 		"hget":             cmdHGet,
 		"hmget":            cmdHMGet,
 		"hgetall":          cmdHGetAll,
-		"hdel":             cmdHDel,
+		"hdel":             removeMembers("hash"),
 		"hincrby":          cmdHIncrBy,
 		"hexists":          cmdHExists,
-		"hlen":             cmdHLen,
+		"hlen":             lengthOf("hash"),
 		"zadd":             cmdZAdd,
-		"zrem":             cmdZRem,
-		"zcard":            cmdZCard,
+		"zrem":             removeMembers("zset"),
+		"zcard":            lengthOf("zset"),
 		"zcount":           cmdZCount,
 		"zscore":           cmdZScore,
 		"zrange":           func(c *cmdCtx) reply { return zrangeGeneric(c, false) },
@@ -132,6 +142,42 @@ func truncate(s string, n int) string {
 
 func arityError(name string) errReply {
 	return errReply(fmt.Sprintf("ERR wrong number of arguments for '%s' command", name))
+}
+
+// lengthOf is LLEN, HLEN, SCARD, ZCARD, XLEN and STRLEN: the size of the
+// value of type typ under argv[1], 0 when there is none.
+func lengthOf(typ string) handler {
+	return func(c *cmdCtx) reply {
+		o := c.lookupTyped(c.argv[1], typ)
+		if o == nil {
+			return intReply(0)
+		}
+		return intReply(o.size())
+	}
+}
+
+// removeMembers is HDEL, SREM and ZREM: it removes the fields or members
+// argv[2:] from the value of type typ under argv[1] (deleting it when it is
+// left empty) and answers how many there were.
+func removeMembers(typ string) handler {
+	return func(c *cmdCtx) reply {
+		key := c.argv[1]
+		o := c.lookupTyped(key, typ)
+		if o == nil {
+			return intReply(0)
+		}
+		n := 0
+		for _, m := range c.argv[2:] {
+			if o.removeMember(m) {
+				n++
+			}
+		}
+		if n > 0 {
+			c.wrote(key)
+			c.deleteIfEmpty(key, o)
+		}
+		return intReply(n)
+	}
 }
 
 // ---- strings and generic keys ----
@@ -423,21 +469,12 @@ func cmdType(c *cmdCtx) reply {
 
 // ---- hashes ----
 
-// hashOf returns the hash under key (nil if missing) or a WRONGTYPE error.
-func hashOf(c *cmdCtx, key string) (*object, reply) {
-	o := c.lookup(key)
-	if o != nil && o.typ != "hash" {
-		return nil, errWrongType
-	}
-	return o, nil
-}
-
 func cmdHSet(c *cmdCtx) reply {
 	if len(c.argv)%2 == 1 {
 		return arityError(c.argv[0])
 	}
 	key := c.argv[1]
-	o := must(hashOf(c, key))
+	o := c.lookupTyped(key, "hash")
 	if o == nil {
 		o = &object{typ: "hash", hash: newHash()}
 		c.s.db.keys[key] = o
@@ -453,7 +490,7 @@ func cmdHSet(c *cmdCtx) reply {
 }
 
 func cmdHGet(c *cmdCtx) reply {
-	o := must(hashOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "hash")
 	if o == nil {
 		return nilReply{}
 	}
@@ -464,7 +501,7 @@ func cmdHGet(c *cmdCtx) reply {
 }
 
 func cmdHMGet(c *cmdCtx) reply {
-	o := must(hashOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "hash")
 	out := make(arrayReply, 0, len(c.argv)-2)
 	for _, f := range c.argv[2:] {
 		if o != nil {
@@ -479,7 +516,7 @@ func cmdHMGet(c *cmdCtx) reply {
 }
 
 func cmdHGetAll(c *cmdCtx) reply {
-	o := must(hashOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "hash")
 	out := arrayReply{}
 	if o != nil {
 		for _, f := range o.hash.order {
@@ -489,34 +526,13 @@ func cmdHGetAll(c *cmdCtx) reply {
 	return out
 }
 
-func cmdHDel(c *cmdCtx) reply {
-	key := c.argv[1]
-	o := must(hashOf(c, key))
-	if o == nil {
-		return intReply(0)
-	}
-	n := 0
-	for _, f := range c.argv[2:] {
-		if o.hash.del(f) {
-			n++
-		}
-	}
-	if o.hash.len() == 0 {
-		delete(c.s.db.keys, key)
-	}
-	if n > 0 {
-		c.wrote(key)
-	}
-	return intReply(n)
-}
-
 func cmdHIncrBy(c *cmdCtx) reply {
 	key, field := c.argv[1], c.argv[2]
 	incr, ok := parseInt(c.argv[3])
 	if !ok {
 		return errNotInt
 	}
-	o := must(hashOf(c, key))
+	o := c.lookupTyped(key, "hash")
 	var value int64
 	if o != nil {
 		if v, ok := o.hash.get(field); ok {
@@ -539,21 +555,13 @@ func cmdHIncrBy(c *cmdCtx) reply {
 }
 
 func cmdHExists(c *cmdCtx) reply {
-	o := must(hashOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "hash")
 	if o != nil {
 		if _, ok := o.hash.get(c.argv[2]); ok {
 			return intReply(1)
 		}
 	}
 	return intReply(0)
-}
-
-func cmdHLen(c *cmdCtx) reply {
-	o := must(hashOf(c, c.argv[1]))
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(o.hash.len())
 }
 
 // ---- server ----

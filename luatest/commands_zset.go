@@ -7,14 +7,6 @@ import (
 
 // Sorted set commands.
 
-func zsetOf(c *cmdCtx, key string) (*object, reply) {
-	o := c.lookup(key)
-	if o != nil && o.typ != "zset" {
-		return nil, errWrongType
-	}
-	return o, nil
-}
-
 func cmdZAdd(c *cmdCtx) reply {
 	key := c.argv[1]
 	var nx, xx, gt, lt, ch, incr bool
@@ -60,7 +52,7 @@ options:
 		}
 		scores[j] = v
 	}
-	o := must(zsetOf(c, key))
+	o := c.lookupTyped(key, "zset")
 	var added, updated, processed int
 	var score float64
 	if o == nil && !xx {
@@ -117,35 +109,6 @@ options:
 	return intReply(added)
 }
 
-func cmdZRem(c *cmdCtx) reply {
-	key := c.argv[1]
-	o := must(zsetOf(c, key))
-	if o == nil {
-		return intReply(0)
-	}
-	n := 0
-	for _, m := range c.argv[2:] {
-		if o.zset.del(m) {
-			n++
-		}
-	}
-	if o.zset.len() == 0 {
-		delete(c.s.db.keys, key)
-	}
-	if n > 0 {
-		c.wrote(key)
-	}
-	return intReply(n)
-}
-
-func cmdZCard(c *cmdCtx) reply {
-	o := must(zsetOf(c, c.argv[1]))
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(o.zset.len())
-}
-
 // parseScoreRange parses min and max as Redis's zslParseRange does.
 func parseScoreRange(min, max string) (scoreRange, bool) {
 	var r scoreRange
@@ -173,7 +136,7 @@ func cmdZCount(c *cmdCtx) reply {
 	if !ok {
 		return errMinMax
 	}
-	o := must(zsetOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "zset")
 	if o == nil {
 		return intReply(0)
 	}
@@ -181,7 +144,7 @@ func cmdZCount(c *cmdCtx) reply {
 }
 
 func cmdZScore(c *cmdCtx) reply {
-	o := must(zsetOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "zset")
 	if o == nil {
 		return nilReply{}
 	}
@@ -297,7 +260,7 @@ func zrangeVariant(c *cmdCtx, preset int, rev bool) reply {
 			return errReply("ERR min or max not valid string range item")
 		}
 	}
-	o := must(zsetOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "zset")
 	if o == nil {
 		return arrayReply{}
 	}
@@ -366,7 +329,7 @@ func zremrangeGeneric(c *cmdCtx, byScore bool) reply {
 			return errNotInt
 		}
 	}
-	o := must(zsetOf(c, key))
+	o := c.lookupTyped(key, "zset")
 	if o == nil {
 		return intReply(0)
 	}

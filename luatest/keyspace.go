@@ -61,6 +61,40 @@ type object struct {
 	hasExpire bool
 }
 
+// size is the length of a string, or the number of elements of a list, set,
+// hash, sorted set or stream.
+func (o *object) size() int {
+	switch o.typ {
+	case "string":
+		return len(o.str)
+	case "list":
+		return len(o.list.items)
+	case "set":
+		return len(o.set.members)
+	case "hash":
+		return o.hash.len()
+	case "zset":
+		return o.zset.len()
+	}
+	return int(o.stream.length)
+}
+
+// removeMember removes the field of a hash or the member of a set or sorted
+// set, true when it was there.
+func (o *object) removeMember(m string) bool {
+	switch o.typ {
+	case "hash":
+		return o.hash.del(m)
+	case "zset":
+		return o.zset.del(m)
+	}
+	if !o.set.has(m) {
+		return false
+	}
+	delete(o.set.members, m)
+	return true
+}
+
 // hashValue keeps fields in insertion order, as a small Redis hash (listpack) does.
 type hashValue struct {
 	order  []string

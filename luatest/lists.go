@@ -18,7 +18,7 @@ var listCommands = map[string]handler{
 	"lpushx":    func(c *cmdCtx) reply { return pushGeneric(c, true, true) },
 	"rpushx":    func(c *cmdCtx) reply { return pushGeneric(c, false, true) },
 	"linsert":   cmdLInsert,
-	"llen":      cmdLLen,
+	"llen":      lengthOf("list"),
 	"lindex":    cmdLIndex,
 	"lset":      cmdLSet,
 	"lpop":      func(c *cmdCtx) reply { return popGeneric(c, true) },
@@ -41,14 +41,6 @@ var (
 	errOutOfRange = errReply("ERR index out of range")
 )
 
-func listOf(c *cmdCtx, key string) (*object, reply) {
-	o := c.lookup(key)
-	if o != nil && o.typ != "list" {
-		return nil, errWrongType
-	}
-	return o, nil
-}
-
 func newList(c *cmdCtx, key string) *object {
 	o := &object{typ: "list", list: &listValue{}}
 	c.s.db.keys[key] = o
@@ -58,25 +50,14 @@ func newList(c *cmdCtx, key string) *object {
 // deleteIfEmpty removes a list, set, hash or zset left without elements, as
 // Redis does.
 func (c *cmdCtx) deleteIfEmpty(key string, o *object) {
-	empty := false
-	switch o.typ {
-	case "list":
-		empty = len(o.list.items) == 0
-	case "set":
-		empty = len(o.set.members) == 0
-	case "hash":
-		empty = o.hash.len() == 0
-	case "zset":
-		empty = o.zset.len() == 0
-	}
-	if empty && c.s.db.keys[key] == o {
+	if o.typ != "string" && o.typ != "stream" && o.size() == 0 && c.s.db.keys[key] == o {
 		delete(c.s.db.keys, key)
 	}
 }
 
 func pushGeneric(c *cmdCtx, head, xx bool) reply {
 	key := c.argv[1]
-	o := must(listOf(c, key))
+	o := c.lookupTyped(key, "list")
 	if o == nil {
 		if xx {
 			return intReply(0)
@@ -108,7 +89,7 @@ func cmdLInsert(c *cmdCtx) reply {
 		return errSyntax
 	}
 	key := c.argv[1]
-	o := must(listOf(c, key))
+	o := c.lookupTyped(key, "list")
 	if o == nil {
 		return intReply(0)
 	}
@@ -130,14 +111,6 @@ func cmdLInsert(c *cmdCtx) reply {
 	return intReply(-1)
 }
 
-func cmdLLen(c *cmdCtx) reply {
-	o := must(listOf(c, c.argv[1]))
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(len(o.list.items))
-}
-
 // listIndex converts a Redis list index (negative from the tail) into a slice
 // index, ok false when it is out of range.
 func listIndex(index int64, n int) (int, bool) {
@@ -151,7 +124,7 @@ func listIndex(index int64, n int) (int, bool) {
 }
 
 func cmdLIndex(c *cmdCtx) reply {
-	o := must(listOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "list")
 	if o == nil {
 		return nilReply{}
 	}
@@ -165,7 +138,7 @@ func cmdLIndex(c *cmdCtx) reply {
 
 func cmdLSet(c *cmdCtx) reply {
 	key := c.argv[1]
-	o := must(listOf(c, key))
+	o := c.lookupTyped(key, "list")
 	if o == nil {
 		return errNoSuchKey
 	}
@@ -240,7 +213,7 @@ func popGeneric(c *cmdCtx, head bool) reply {
 		count = must(getPositiveLong(c.argv[2], ""))
 	}
 	key := c.argv[1]
-	o := must(listOf(c, key))
+	o := c.lookupTyped(key, "list")
 	if o == nil {
 		return nilReply{}
 	}
@@ -263,7 +236,7 @@ func popGeneric(c *cmdCtx, head bool) reply {
 func cmdLRange(c *cmdCtx) reply {
 	start := must(getLong(c.argv[2], ""))
 	end := must(getLong(c.argv[3], ""))
-	o := must(listOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "list")
 	if o == nil {
 		return arrayReply{}
 	}
@@ -278,7 +251,7 @@ func cmdLTrim(c *cmdCtx) reply {
 	start := must(getLong(c.argv[2], ""))
 	end := must(getLong(c.argv[3], ""))
 	key := c.argv[1]
-	o := must(listOf(c, key))
+	o := c.lookupTyped(key, "list")
 	if o == nil {
 		return okReply
 	}
@@ -371,7 +344,7 @@ func cmdLPos(c *cmdCtx) reply {
 func cmdLRem(c *cmdCtx) reply {
 	toRemove := must(getLong(c.argv[2], ""))
 	key := c.argv[1]
-	o := must(listOf(c, key))
+	o := c.lookupTyped(key, "list")
 	if o == nil {
 		return intReply(0)
 	}
@@ -431,11 +404,11 @@ func cmdLMove(c *cmdCtx) reply {
 
 func lmoveGeneric(c *cmdCtx, fromHead, toHead bool) reply {
 	src, dst := c.argv[1], c.argv[2]
-	so := must(listOf(c, src))
+	so := c.lookupTyped(src, "list")
 	if so == nil || len(so.list.items) == 0 {
 		return nilReply{}
 	}
-	do := must(listOf(c, dst))
+	do := c.lookupTyped(dst, "list")
 	v := popRange(so, fromHead, 1)[0]
 	if do == nil {
 		do = newList(c, dst)
@@ -475,7 +448,7 @@ func lmpopGeneric(c *cmdCtx, numkeysIdx int) reply {
 		check(checkTimeout(c.argv[1]))
 	}
 	for _, key := range c.argv[numkeysIdx+1 : whereIdx] {
-		o := must(listOf(c, key))
+		o := c.lookupTyped(key, "list")
 		if o == nil || len(o.list.items) == 0 {
 			continue
 		}

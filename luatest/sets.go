@@ -82,11 +82,11 @@ func (s *setValue) sortedStrings() []string {
 
 var setCommands = map[string]handler{
 	"sadd":        cmdSAdd,
-	"srem":        cmdSRem,
+	"srem":        removeMembers("set"),
 	"smove":       cmdSMove,
 	"sismember":   cmdSIsMember,
 	"smismember":  cmdSMIsMember,
-	"scard":       cmdSCard,
+	"scard":       lengthOf("set"),
 	"smembers":    cmdSMembers,
 	"spop":        cmdSPop,
 	"srandmember": cmdSRandMember,
@@ -99,17 +99,9 @@ var setCommands = map[string]handler{
 	"sdiffstore":  func(c *cmdCtx) reply { return setOpGeneric(c, c.argv[2:], c.argv[1], opDiff) },
 }
 
-func setOf(c *cmdCtx, key string) (*object, reply) {
-	o := c.lookup(key)
-	if o != nil && o.typ != "set" {
-		return nil, errWrongType
-	}
-	return o, nil
-}
-
 func cmdSAdd(c *cmdCtx) reply {
 	key := c.argv[1]
-	o := must(setOf(c, key))
+	o := c.lookupTyped(key, "set")
 	if o == nil {
 		o = &object{typ: "set", set: newSetFor(c.argv[2])}
 		c.s.db.keys[key] = o
@@ -124,29 +116,6 @@ func cmdSAdd(c *cmdCtx) reply {
 		c.wrote(key)
 	}
 	return intReply(added)
-}
-
-func cmdSRem(c *cmdCtx) reply {
-	key := c.argv[1]
-	o := must(setOf(c, key))
-	if o == nil {
-		return intReply(0)
-	}
-	removed := 0
-	for _, m := range c.argv[2:] {
-		if o.set.has(m) {
-			delete(o.set.members, m)
-			removed++
-			if len(o.set.members) == 0 {
-				break
-			}
-		}
-	}
-	if removed > 0 {
-		c.wrote(key)
-		c.deleteIfEmpty(key, o)
-	}
-	return intReply(removed)
 }
 
 func cmdSMove(c *cmdCtx) reply {
@@ -182,7 +151,7 @@ func cmdSMove(c *cmdCtx) reply {
 }
 
 func cmdSIsMember(c *cmdCtx) reply {
-	o := must(setOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "set")
 	if o != nil && o.set.has(c.argv[2]) {
 		return intReply(1)
 	}
@@ -190,7 +159,7 @@ func cmdSIsMember(c *cmdCtx) reply {
 }
 
 func cmdSMIsMember(c *cmdCtx) reply {
-	o := must(setOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "set")
 	out := make(arrayReply, 0, len(c.argv)-2)
 	for _, m := range c.argv[2:] {
 		if o != nil && o.set.has(m) {
@@ -203,19 +172,11 @@ func cmdSMIsMember(c *cmdCtx) reply {
 }
 
 func cmdSMembers(c *cmdCtx) reply {
-	o := must(setOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "set")
 	if o == nil {
 		return arrayReply{}
 	}
 	return bulkArray(o.set.ordered(), false)
-}
-
-func cmdSCard(c *cmdCtx) reply {
-	o := must(setOf(c, c.argv[1]))
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(len(o.set.members))
 }
 
 // random is the Server's generator for SPOP and SRANDMEMBER (Redis's own
@@ -234,7 +195,7 @@ func cmdSPop(c *cmdCtx) reply {
 	key := c.argv[1]
 	if len(c.argv) == 3 {
 		count := must(getPositiveLong(c.argv[2], ""))
-		o := must(setOf(c, key))
+		o := c.lookupTyped(key, "set")
 		if o == nil || count == 0 {
 			return arrayReply{}
 		}
@@ -252,7 +213,7 @@ func cmdSPop(c *cmdCtx) reply {
 		c.wrote(key)
 		return bulkArray(popped, false)
 	}
-	o := must(setOf(c, key))
+	o := c.lookupTyped(key, "set")
 	if o == nil {
 		return nilReply{}
 	}
@@ -270,7 +231,7 @@ func cmdSRandMember(c *cmdCtx) reply {
 	}
 	if len(c.argv) == 3 {
 		l := must(getRangeLong(c.argv[2], -math.MaxInt64, math.MaxInt64, ""))
-		o := must(setOf(c, c.argv[1]))
+		o := c.lookupTyped(c.argv[1], "set")
 		if o == nil || l == 0 {
 			return arrayReply{}
 		}
@@ -288,7 +249,7 @@ func cmdSRandMember(c *cmdCtx) reply {
 		c.s.random().Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
 		return bulkArray(members[:l], false)
 	}
-	o := must(setOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "set")
 	if o == nil {
 		return nilReply{}
 	}

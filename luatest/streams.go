@@ -590,7 +590,7 @@ var streamCommands = map[string]handler{
 	"xadd":                  cmdXAdd,
 	"xrange":                func(c *cmdCtx) reply { return xrangeGeneric(c, false) },
 	"xrevrange":             func(c *cmdCtx) reply { return xrangeGeneric(c, true) },
-	"xlen":                  cmdXLen,
+	"xlen":                  lengthOf("stream"),
 	"xtrim":                 cmdXTrim,
 	"xdel":                  cmdXDel,
 	"xread":                 cmdXRead,
@@ -607,14 +607,6 @@ var streamCommands = map[string]handler{
 	"xautoclaim":            cmdXAutoClaim,
 	"xinfo|groups":          cmdXInfo,
 	"xinfo|consumers":       cmdXInfo,
-}
-
-func streamOf(c *cmdCtx, key string) (*object, reply) {
-	o := c.lookup(key)
-	if o != nil && o.typ != "stream" {
-		return nil, errWrongType
-	}
-	return o, nil
 }
 
 // parseAddOrTrim is streamParseAddOrTrimArgsOrReply; idPos is XADD's ID position.
@@ -715,7 +707,7 @@ func cmdXAdd(c *cmdCtx) reply {
 		return errReply("ERR The ID specified in XADD must be greater than 0-0")
 	}
 	key := c.argv[1]
-	o := must(streamOf(c, key))
+	o := c.lookupTyped(key, "stream")
 	if o == nil {
 		if noMk {
 			return nilReply{}
@@ -794,7 +786,7 @@ func xrangeGeneric(c *cmdCtx, rev bool) reply {
 		}
 		return errSyntax
 	}
-	o := must(streamOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "stream")
 	if o == nil {
 		return arrayReply{}
 	}
@@ -816,21 +808,13 @@ func entryReply(it *streamItem) arrayReply {
 	return arrayReply{bulkReply(it.id.String()), bulkArray(it.fields, false)}
 }
 
-func cmdXLen(c *cmdCtx) reply {
-	o := must(streamOf(c, c.argv[1]))
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(o.stream.length)
-}
-
 func cmdXTrim(c *cmdCtx) reply {
 	a, _, _, _, _, _, errr := parseAddOrTrim(c, false)
 	if errr != nil {
 		return errr
 	}
 	key := c.argv[1]
-	o := must(streamOf(c, key))
+	o := c.lookupTyped(key, "stream")
 	if o == nil {
 		return intReply(0)
 	}
@@ -843,7 +827,7 @@ func cmdXTrim(c *cmdCtx) reply {
 
 func cmdXDel(c *cmdCtx) reply {
 	key := c.argv[1]
-	o := must(streamOf(c, key))
+	o := c.lookupTyped(key, "stream")
 	if o == nil {
 		return intReply(0)
 	}
@@ -948,7 +932,7 @@ func cmdXRead(c *cmdCtx) reply {
 	for k := 0; k < streamsCount; k++ {
 		key := c.argv[streamsArg+k]
 		arg := c.argv[streamsArg+streamsCount+k]
-		o := must(streamOf(c, key))
+		o := c.lookupTyped(key, "stream")
 		if hasGroup {
 			var g *streamGroup
 			if o != nil {
@@ -1110,7 +1094,7 @@ func cmdXGroup(c *cmdCtx) reply {
 			return subcommandSyntaxError(c)
 		}
 	}
-	o = must(streamOf(c, key))
+	o = c.lookupTyped(key, "stream")
 	if o != nil {
 		s = o.stream
 	}
@@ -1212,7 +1196,7 @@ func cmdXSetID(c *cmdCtx) reply {
 		}
 	}
 	key := c.argv[1]
-	o := must(streamOf(c, key))
+	o := c.lookupTyped(key, "stream")
 	if o == nil {
 		return errNoSuchKey
 	}
@@ -1238,7 +1222,7 @@ func cmdXSetID(c *cmdCtx) reply {
 
 func cmdXAck(c *cmdCtx) reply {
 	key := c.argv[1]
-	o := must(streamOf(c, key))
+	o := c.lookupTyped(key, "stream")
 	var g *streamGroup
 	if o != nil {
 		g = o.stream.groups[c.argv[2]]
@@ -1312,7 +1296,7 @@ func cmdXPending(c *cmdCtx) reply {
 			consumerName = c.argv[startIdx+3]
 		}
 	}
-	o := must(streamOf(c, key))
+	o := c.lookupTyped(key, "stream")
 	var g *streamGroup
 	if o != nil {
 		g = o.stream.groups[grp]
@@ -1364,7 +1348,7 @@ func cmdXPending(c *cmdCtx) reply {
 
 func cmdXClaim(c *cmdCtx) reply {
 	key, grp := c.argv[1], c.argv[2]
-	o := must(streamOf(c, key))
+	o := c.lookupTyped(key, "stream")
 	var g *streamGroup
 	if o != nil {
 		g = o.stream.groups[grp]
@@ -1505,7 +1489,7 @@ func cmdXAutoClaim(c *cmdCtx) reply {
 			return errSyntax
 		}
 	}
-	o := must(streamOf(c, key))
+	o := c.lookupTyped(key, "stream")
 	var g *streamGroup
 	if o != nil {
 		g = o.stream.groups[grp]
@@ -1574,7 +1558,7 @@ func cmdXAutoClaim(c *cmdCtx) reply {
 
 func cmdXInfo(c *cmdCtx) reply {
 	key := c.argv[2]
-	o := must(streamOf(c, key))
+	o := c.lookupTyped(key, "stream")
 	if o == nil {
 		return errNoSuchKey
 	}

@@ -14,7 +14,7 @@ var stringCommands = map[string]handler{
 	"mset":             func(c *cmdCtx) reply { return msetGeneric(c, false) },
 	"msetnx":           func(c *cmdCtx) reply { return msetGeneric(c, true) },
 	"append":           cmdAppend,
-	"strlen":           cmdStrlen,
+	"strlen":           lengthOf("string"),
 	"getset":           cmdGetSet,
 	"getdel":           cmdGetDel,
 	"getex":            cmdGetEx,
@@ -51,14 +51,6 @@ var stringCommands = map[string]handler{
 
 // protoMaxBulkLen is Redis's default proto-max-bulk-len: the longest string.
 const protoMaxBulkLen = 512 * 1024 * 1024
-
-func stringOf(c *cmdCtx, key string) (*object, reply) {
-	o := c.lookup(key)
-	if o != nil && o.typ != "string" {
-		return nil, errWrongType
-	}
-	return o, nil
-}
 
 // setString is setKey: the key becomes the string, without a TTL.
 func setString(c *cmdCtx, key, val string) {
@@ -100,7 +92,7 @@ func msetGeneric(c *cmdCtx, nx bool) reply {
 
 func cmdAppend(c *cmdCtx) reply {
 	key := c.argv[1]
-	o := must(stringOf(c, key))
+	o := c.lookupTyped(key, "string")
 	if o == nil {
 		setString(c, key, c.argv[2])
 		return intReply(len(c.argv[2]))
@@ -113,17 +105,9 @@ func cmdAppend(c *cmdCtx) reply {
 	return intReply(len(o.str))
 }
 
-func cmdStrlen(c *cmdCtx) reply {
-	o := must(stringOf(c, c.argv[1]))
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(len(o.str))
-}
-
 func cmdGetSet(c *cmdCtx) reply {
 	key := c.argv[1]
-	o := must(stringOf(c, key))
+	o := c.lookupTyped(key, "string")
 	var old reply = nilReply{}
 	if o != nil {
 		old = bulkReply(o.str)
@@ -134,7 +118,7 @@ func cmdGetSet(c *cmdCtx) reply {
 
 func cmdGetDel(c *cmdCtx) reply {
 	key := c.argv[1]
-	o := must(stringOf(c, key))
+	o := c.lookupTyped(key, "string")
 	if o == nil {
 		return nilReply{}
 	}
@@ -163,7 +147,7 @@ func cmdGetEx(c *cmdCtx) reply {
 			return errSyntax
 		}
 	}
-	o := must(stringOf(c, key))
+	o := c.lookupTyped(key, "string")
 	if o == nil {
 		return nilReply{}
 	}
@@ -229,7 +213,7 @@ func setexGeneric(c *cmdCtx, seconds bool) reply {
 func cmdGetRange(c *cmdCtx) reply {
 	start := must(getLong(c.argv[2], ""))
 	end := must(getLong(c.argv[3], ""))
-	o := must(stringOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "string")
 	if o == nil {
 		return bulkReply("")
 	}
@@ -259,7 +243,7 @@ func cmdSetRange(c *cmdCtx) reply {
 	if offset < 0 {
 		return errReply("ERR offset is out of range")
 	}
-	o := must(stringOf(c, key))
+	o := c.lookupTyped(key, "string")
 	if o == nil && value == "" {
 		return intReply(0)
 	}
@@ -326,7 +310,7 @@ func expiretimeGeneric(c *cmdCtx, ms bool) reply {
 
 func cmdHSetNX(c *cmdCtx) reply {
 	key := c.argv[1]
-	o := must(hashOf(c, key))
+	o := c.lookupTyped(key, "hash")
 	if o != nil {
 		if _, ok := o.hash.get(c.argv[2]); ok {
 			return intReply(0)
@@ -349,7 +333,7 @@ func cmdHMSet(c *cmdCtx) reply {
 }
 
 func hashListGeneric(c *cmdCtx, keys, vals bool) reply {
-	o := must(hashOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "hash")
 	out := arrayReply{}
 	if o != nil {
 		for _, f := range o.hash.order {
@@ -365,7 +349,7 @@ func hashListGeneric(c *cmdCtx, keys, vals bool) reply {
 }
 
 func cmdHStrlen(c *cmdCtx) reply {
-	o := must(hashOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "hash")
 	if o != nil {
 		if v, ok := o.hash.get(c.argv[2]); ok {
 			return intReply(len(v))
@@ -381,7 +365,7 @@ func cmdZIncrBy(c *cmdCtx) reply {
 }
 
 func zrankGeneric(c *cmdCtx, rev bool) reply {
-	o := must(zsetOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "zset")
 	if o == nil {
 		return nilReply{}
 	}
@@ -397,7 +381,7 @@ func zrankGeneric(c *cmdCtx, rev bool) reply {
 }
 
 func cmdZMScore(c *cmdCtx) reply {
-	o := must(zsetOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "zset")
 	out := make(arrayReply, 0, len(c.argv)-2)
 	for _, m := range c.argv[2:] {
 		if o != nil {
@@ -418,7 +402,7 @@ func cmdZLexCount(c *cmdCtx) reply {
 	if !ok {
 		return errLexRange
 	}
-	o := must(zsetOf(c, c.argv[1]))
+	o := c.lookupTyped(c.argv[1], "zset")
 	if o == nil {
 		return intReply(0)
 	}
@@ -431,7 +415,7 @@ func cmdZRemRangeByLex(c *cmdCtx) reply {
 		return errLexRange
 	}
 	key := c.argv[1]
-	o := must(zsetOf(c, key))
+	o := c.lookupTyped(key, "zset")
 	if o == nil {
 		return intReply(0)
 	}
@@ -455,7 +439,7 @@ func zpopGeneric(c *cmdCtx, maxEnd bool) reply {
 		count = must(getPositiveLong(c.argv[2], ""))
 	}
 	key := c.argv[1]
-	o := must(zsetOf(c, key))
+	o := c.lookupTyped(key, "zset")
 	if o == nil || count == 0 {
 		return arrayReply{}
 	}
