@@ -139,14 +139,29 @@ func parseStreamID(s string, missingSeq uint64, strict bool, seqGiven *bool) (st
 	return streamID{ms, seq}, nil
 }
 
-// parseIntervalID is streamParseIntervalIDOrReply: "(id" excludes id.
-func parseIntervalID(s string, missingSeq uint64) (id streamID, exclude bool, errr reply) {
-	if len(s) > 1 && s[0] == '(' {
-		id, errr = parseStreamID(s[1:], missingSeq, true, nil)
-		return id, true, errr
+// intervalStart is the first ID of an interval (XRANGE's start, XPENDING's,
+// XAUTOCLAIM's), parsed as streamParseIntervalIDOrReply does: "(id" excludes
+// id, so the interval starts at the ID after it.
+func intervalStart(s string) streamID {
+	return intervalBound(s, 0, streamID.incr, "ERR invalid start ID for the interval")
+}
+
+// intervalEnd is the last ID of an interval; "(id" ends it at the ID before id.
+func intervalEnd(s string) streamID {
+	return intervalBound(s, math.MaxUint64, streamID.decr, "ERR invalid end ID for the interval")
+}
+
+// intervalBound parses an interval's end, stepping past an excluded ID with
+// step; it ends the command when s does not parse or there is no next ID.
+func intervalBound(s string, missingSeq uint64, step func(streamID) (streamID, bool), invalid errReply) streamID {
+	if len(s) <= 1 || s[0] != '(' {
+		return must(parseStreamID(s, missingSeq, false, nil))
 	}
-	id, errr = parseStreamID(s, missingSeq, false, nil)
-	return id, false, errr
+	id, ok := step(must(parseStreamID(s[1:], missingSeq, true, nil)))
+	if !ok {
+		check(invalid)
+	}
+	return id
 }
 
 // ---- the stream value ----
@@ -754,26 +769,8 @@ func xrangeGeneric(c *cmdCtx, rev bool) reply {
 	if rev {
 		startArg, endArg = endArg, startArg
 	}
-	start, startEx, errr := parseIntervalID(startArg, 0)
-	if errr != nil {
-		return errr
-	}
-	if startEx {
-		var ok bool
-		if start, ok = start.incr(); !ok {
-			return errReply("ERR invalid start ID for the interval")
-		}
-	}
-	end, endEx, errr := parseIntervalID(endArg, math.MaxUint64)
-	if errr != nil {
-		return errr
-	}
-	if endEx {
-		var ok bool
-		if end, ok = end.decr(); !ok {
-			return errReply("ERR invalid end ID for the interval")
-		}
-	}
+	start := intervalStart(startArg)
+	end := intervalEnd(endArg)
 	count := int64(-1)
 	for j := 4; j < len(c.argv); j++ {
 		if strings.EqualFold(c.argv[j], "count") && j+1 < len(c.argv) {
@@ -865,6 +862,63 @@ func cmdXDel(c *cmdCtx) reply {
 
 func (g *streamGroup) consumer(name string) *streamConsumer { return g.consumers[name] }
 
+// lookupGroup is the stream under key and its consumer group grp; when
+// either is missing the command ends with NOGROUP, in whose message where
+// (" in XREADGROUP with GROUP option" or "") follows the names.
+func (c *cmdCtx) lookupGroup(key, grp, where string) (*object, *streamGroup) {
+	o := c.lookupTyped(key, "stream")
+	var g *streamGroup
+	if o != nil {
+		g = o.stream.groups[grp]
+	}
+	if g == nil {
+		check(errReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'%s", key, grp, where)))
+	}
+	return o, g
+}
+
+// claimer is XCLAIM's and XAUTOCLAIM's claiming consumer: created in the
+// group on the first claim, its seen time set to now otherwise.
+type claimer struct {
+	g      *streamGroup
+	name   string
+	cons   *streamConsumer // nil until the first claim
+	now    int64
+	justID bool
+}
+
+// claim moves the pending entry nack (of ID id and item it) to the claiming consumer,
+// delivered at deliveryTime; its delivery count becomes retryCount when that
+// is >= 0 and otherwise grows by one, unless JUSTID. The reply is the
+// claimed entry, or its ID with JUSTID.
+func (cl *claimer) claim(id streamID, nack *streamNACK, it *streamItem, deliveryTime, retryCount int64) reply {
+	if cl.cons == nil {
+		if cl.cons = cl.g.consumer(cl.name); cl.cons == nil {
+			cl.cons = cl.g.createConsumer(cl.name, cl.now)
+		} else {
+			cl.cons.seenTime = cl.now
+		}
+	}
+	cons := cl.cons
+	if nack.consumer != cons && nack.consumer != nil {
+		delete(nack.consumer.pel, id)
+	}
+	nack.deliveryTime = deliveryTime
+	if retryCount >= 0 {
+		nack.deliveryCount = retryCount
+	} else if !cl.justID {
+		nack.deliveryCount++
+	}
+	if nack.consumer != cons {
+		cons.pel[id] = nack
+		nack.consumer = cons
+	}
+	if cl.justID {
+		return bulkReply(id.String())
+	}
+	return entryReply(it)
+}
+
 func (g *streamGroup) createConsumer(name string, now int64) *streamConsumer {
 	if g.consumers[name] != nil {
 		return nil
@@ -934,14 +988,7 @@ func cmdXRead(c *cmdCtx) reply {
 		arg := c.argv[streamsArg+streamsCount+k]
 		o := c.lookupTyped(key, "stream")
 		if hasGroup {
-			var g *streamGroup
-			if o != nil {
-				g = o.stream.groups[groupName]
-			}
-			if g == nil {
-				return errReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", key, groupName))
-			}
-			groups[k] = g
+			_, groups[k] = c.lookupGroup(key, groupName, " in XREADGROUP with GROUP option")
 		}
 		switch arg {
 		case "$":
@@ -1261,7 +1308,6 @@ func cmdXPending(c *cmdCtx) reply {
 	}
 	if argc >= 6 {
 		startIdx := 3
-		var errr reply
 		if strings.EqualFold(c.argv[3], "idle") {
 			minIdle = must(getLong(c.argv[4], ""))
 			if argc < 8 {
@@ -1273,37 +1319,13 @@ func cmdXPending(c *cmdCtx) reply {
 		if count < 0 {
 			count = 0
 		}
-		var ex bool
-		if start, ex, errr = parseIntervalID(c.argv[startIdx], 0); errr != nil {
-			return errr
-		}
-		if ex {
-			var ok bool
-			if start, ok = start.incr(); !ok {
-				return errReply("ERR invalid start ID for the interval")
-			}
-		}
-		if end, ex, errr = parseIntervalID(c.argv[startIdx+1], math.MaxUint64); errr != nil {
-			return errr
-		}
-		if ex {
-			var ok bool
-			if end, ok = end.decr(); !ok {
-				return errReply("ERR invalid end ID for the interval")
-			}
-		}
+		start = intervalStart(c.argv[startIdx])
+		end = intervalEnd(c.argv[startIdx+1])
 		if startIdx+3 < argc {
 			consumerName = c.argv[startIdx+3]
 		}
 	}
-	o := c.lookupTyped(key, "stream")
-	var g *streamGroup
-	if o != nil {
-		g = o.stream.groups[grp]
-	}
-	if g == nil {
-		return errReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'", key, grp))
-	}
+	_, g := c.lookupGroup(key, grp, "")
 	if justInfo {
 		if len(g.pel) == 0 {
 			return arrayReply{intReply(0), nilReply{}, nilReply{}, nilReply{}}
@@ -1348,14 +1370,7 @@ func cmdXPending(c *cmdCtx) reply {
 
 func cmdXClaim(c *cmdCtx) reply {
 	key, grp := c.argv[1], c.argv[2]
-	o := c.lookupTyped(key, "stream")
-	var g *streamGroup
-	if o != nil {
-		g = o.stream.groups[grp]
-	}
-	if g == nil {
-		return errReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'", key, grp))
-	}
+	o, g := c.lookupGroup(key, grp, "")
 	minIdle := must(getLong(c.argv[4], "Invalid min-idle-time argument for XCLAIM"))
 	minIdle = max(minIdle, 0)
 	var ids []streamID
@@ -1404,7 +1419,7 @@ func cmdXClaim(c *cmdCtx) reply {
 		deliveryTime = now
 	}
 	s := o.stream
-	var cons *streamConsumer
+	cl := &claimer{g: g, name: c.argv[3], now: now, justID: justID}
 	out := arrayReply{}
 	for _, id := range ids {
 		nack := g.pel[id]
@@ -1428,34 +1443,10 @@ func cmdXClaim(c *cmdCtx) reply {
 		if nack.consumer != nil && minIdle != 0 && now-nack.deliveryTime < minIdle {
 			continue
 		}
-		if cons == nil {
-			if cons = g.consumer(c.argv[3]); cons == nil {
-				cons = g.createConsumer(c.argv[3], now)
-			} else {
-				cons.seenTime = now
-			}
-		}
-		if nack.consumer != cons && nack.consumer != nil {
-			delete(nack.consumer.pel, id)
-		}
-		nack.deliveryTime = deliveryTime
-		if retryCount >= 0 {
-			nack.deliveryCount = retryCount
-		} else if !justID {
-			nack.deliveryCount++
-		}
-		if nack.consumer != cons {
-			cons.pel[id] = nack
-			nack.consumer = cons
-		}
-		if justID {
-			out = append(out, bulkReply(id.String()))
-		} else {
-			out = append(out, entryReply(it))
-		}
+		out = append(out, cl.claim(id, nack, it, deliveryTime, retryCount))
 		changed = true
 	}
-	if changed || cons != nil {
+	if changed || cl.cons != nil {
 		c.wrote(key)
 	}
 	return out
@@ -1465,16 +1456,7 @@ func cmdXAutoClaim(c *cmdCtx) reply {
 	key, grp := c.argv[1], c.argv[2]
 	minIdle := must(getLong(c.argv[4], "Invalid min-idle-time argument for XAUTOCLAIM"))
 	minIdle = max(minIdle, 0)
-	start, ex, errr := parseIntervalID(c.argv[5], 0)
-	if errr != nil {
-		return errr
-	}
-	if ex {
-		var ok bool
-		if start, ok = start.incr(); !ok {
-			return errReply("ERR invalid start ID for the interval")
-		}
-	}
+	start := intervalStart(c.argv[5])
 	count := int64(100)
 	justID := false
 	for j := 6; j < len(c.argv); j++ {
@@ -1489,18 +1471,11 @@ func cmdXAutoClaim(c *cmdCtx) reply {
 			return errSyntax
 		}
 	}
-	o := c.lookupTyped(key, "stream")
-	var g *streamGroup
-	if o != nil {
-		g = o.stream.groups[grp]
-	}
-	if g == nil {
-		return errReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'", key, grp))
-	}
+	o, g := c.lookupGroup(key, grp, "")
 	s := o.stream
 	now := c.now
 	attempts := count * 10
-	var cons *streamConsumer
+	cl := &claimer{g: g, name: c.argv[3], now: now, justID: justID}
 	claimed, deleted := arrayReply{}, arrayReply{}
 	ids := sortedIDs(g.pel)
 	k := 0
@@ -1521,36 +1496,14 @@ func cmdXAutoClaim(c *cmdCtx) reply {
 		if minIdle != 0 && now-nack.deliveryTime < minIdle {
 			continue
 		}
-		if cons == nil {
-			if cons = g.consumer(c.argv[3]); cons == nil {
-				cons = g.createConsumer(c.argv[3], now)
-			} else {
-				cons.seenTime = now
-			}
-		}
-		if nack.consumer != cons {
-			delete(nack.consumer.pel, id)
-		}
-		nack.deliveryTime = now
-		if !justID {
-			nack.deliveryCount++
-		}
-		if nack.consumer != cons {
-			cons.pel[id] = nack
-			nack.consumer = cons
-		}
-		if justID {
-			claimed = append(claimed, bulkReply(id.String()))
-		} else {
-			claimed = append(claimed, entryReply(it))
-		}
+		claimed = append(claimed, cl.claim(id, nack, it, now, -1))
 		count--
 	}
 	next := streamID{}
 	if k < len(ids) {
 		next = ids[k]
 	}
-	if len(claimed) > 0 || len(deleted) > 0 || cons != nil {
+	if len(claimed) > 0 || len(deleted) > 0 || cl.cons != nil {
 		c.wrote(key)
 	}
 	return arrayReply{bulkReply(next.String()), claimed, deleted}
