@@ -103,12 +103,12 @@ func init() {
 		"zadd":             cmdZAdd,
 		"zrem":             removeMembers("zset"),
 		"zcard":            lengthOf("zset"),
-		"zcount":           cmdZCount,
+		"zcount":           zcount(byScore),
 		"zscore":           cmdZScore,
 		"zrange":           func(c *cmdCtx) reply { return zrangeGeneric(c, false) },
 		"zrangebyscore":    func(c *cmdCtx) reply { return zrangeGeneric(c, true) },
-		"zremrangebyscore": func(c *cmdCtx) reply { return zremrangeGeneric(c, true) },
-		"zremrangebyrank":  func(c *cmdCtx) reply { return zremrangeGeneric(c, false) },
+		"zremrangebyscore": zremrange(byScore),
+		"zremrangebyrank":  zremrange(byRank),
 		"time":             cmdTime,
 		"publish":          cmdPublish,
 		"ping":             cmdPing,
@@ -204,6 +204,9 @@ const (
 	setPXAT
 )
 
+// setExpireOptions are SET's options that take a time, and their flags.
+var setExpireOptions = map[string]int{"ex": setEX, "px": setPX, "exat": setEXAT, "pxat": setPXAT}
+
 func cmdSet(c *cmdCtx) reply {
 	key, val := c.argv[1], c.argv[2]
 	flags := 0
@@ -221,20 +224,8 @@ func cmdSet(c *cmdCtx) reply {
 			flags |= setGet
 		case opt == "keepttl" && flags&(timeFlags&^setKeepTTL) == 0:
 			flags |= setKeepTTL
-		case opt == "ex" && flags&(timeFlags&^setEX) == 0 && hasNext:
-			flags |= setEX
-			expire = c.argv[j+1]
-			j++
-		case opt == "px" && flags&(timeFlags&^setPX) == 0 && hasNext:
-			flags |= setPX
-			expire = c.argv[j+1]
-			j++
-		case opt == "exat" && flags&(timeFlags&^setEXAT) == 0 && hasNext:
-			flags |= setEXAT
-			expire = c.argv[j+1]
-			j++
-		case opt == "pxat" && flags&(timeFlags&^setPXAT) == 0 && hasNext:
-			flags |= setPXAT
+		case setExpireOptions[opt] != 0 && flags&(timeFlags&^setExpireOptions[opt]) == 0 && hasNext:
+			flags |= setExpireOptions[opt]
 			expire = c.argv[j+1]
 			j++
 		default:
@@ -360,23 +351,36 @@ func cmdDecrBy(c *cmdCtx) reply {
 	return incrDecr(c, -incr)
 }
 
+// updateConditions are the NX, XX, GT and LT options of EXPIRE and ZADD.
+type updateConditions struct{ nx, xx, gt, lt bool }
+
+// parse sets the condition the lower-cased option opt names, false when it
+// names none.
+func (u *updateConditions) parse(opt string) bool {
+	switch opt {
+	case "nx":
+		u.nx = true
+	case "xx":
+		u.xx = true
+	case "gt":
+		u.gt = true
+	case "lt":
+		u.lt = true
+	default:
+		return false
+	}
+	return true
+}
+
 func expireGeneric(c *cmdCtx, basetime int64, seconds bool) reply {
 	key, name := c.argv[1], c.argv[0]
-	var nx, xx, gt, lt bool
+	var cond updateConditions
 	for _, a := range c.argv[3:] {
-		switch strings.ToLower(a) {
-		case "nx":
-			nx = true
-		case "xx":
-			xx = true
-		case "gt":
-			gt = true
-		case "lt":
-			lt = true
-		default:
+		if !cond.parse(strings.ToLower(a)) {
 			return errReply("ERR Unsupported option " + a)
 		}
 	}
+	nx, xx, gt, lt := cond.nx, cond.xx, cond.gt, cond.lt
 	if nx && (xx || gt || lt) {
 		return errReply("ERR NX and XX, GT or LT options at the same time are not compatible")
 	}

@@ -203,31 +203,43 @@ func (r scoreRange) empty() bool {
 	return r.min > r.max || (r.min == r.max && (r.minex || r.maxex))
 }
 
-func (r scoreRange) gteMin(v float64) bool {
+func (r scoreRange) gteMin(m Member) bool {
+	v := m.Score
 	if r.minex {
 		return v > r.min
 	}
 	return v >= r.min
 }
 
-func (r scoreRange) lteMax(v float64) bool {
+func (r scoreRange) lteMax(m Member) bool {
+	v := m.Score
 	if r.maxex {
 		return v < r.max
 	}
 	return v <= r.max
 }
 
-// inRange lists the members within r in ascending order.
-func (z *zsetValue) inRange(r scoreRange) []Member {
+// memberRange is a range of a sorted set's members by score (scoreRange) or
+// by string (lexRange).
+type memberRange interface {
+	empty() bool
+	gteMin(m Member) bool
+	lteMax(m Member) bool
+}
+
+// inRange lists the members within r in ascending order, walking the set as
+// Redis does: from the first member at or above min, while members stay at
+// or below max.
+func (z *zsetValue) inRange(r memberRange) []Member {
 	if r.empty() {
 		return nil
 	}
 	i := 0
-	for i < len(z.sorted) && !r.gteMin(z.sorted[i].Score) {
+	for i < len(z.sorted) && !r.gteMin(z.sorted[i]) {
 		i++
 	}
 	var out []Member
-	for ; i < len(z.sorted) && r.lteMax(z.sorted[i].Score); i++ {
+	for ; i < len(z.sorted) && r.lteMax(z.sorted[i]); i++ {
 		out = append(out, z.sorted[i])
 	}
 	return out

@@ -155,23 +155,8 @@ func cmdLSet(c *cmdCtx) reply {
 // listRange is addListRangeReply's index arithmetic: the slice bounds of
 // start..end (inclusive, negative from the tail), ok false when empty.
 func listRange(start, end int64, n int) (int, int, bool) {
-	ln := int64(n)
-	if start < 0 {
-		start += ln
-	}
-	if end < 0 {
-		end += ln
-	}
-	if start < 0 {
-		start = 0
-	}
-	if start > end || start >= ln {
-		return 0, 0, false
-	}
-	if end >= ln {
-		end = ln - 1
-	}
-	return int(start), int(end) + 1, true
+	from, last, ok := rankRange(start, end, n)
+	return from, last + 1, ok
 }
 
 func bulkArray(items []string, reverse bool) arrayReply {

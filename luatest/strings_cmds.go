@@ -42,8 +42,8 @@ var stringCommands = map[string]handler{
 	"zrevrangebyscore": func(c *cmdCtx) reply { return zrangeVariant(c, byScore, true) },
 	"zrangebylex":      func(c *cmdCtx) reply { return zrangeVariant(c, byLex, false) },
 	"zrevrangebylex":   func(c *cmdCtx) reply { return zrangeVariant(c, byLex, true) },
-	"zlexcount":        cmdZLexCount,
-	"zremrangebylex":   cmdZRemRangeByLex,
+	"zlexcount":        zcount(byLex),
+	"zremrangebylex":   zremrange(byLex),
 	"zpopmin":          func(c *cmdCtx) reply { return zpopGeneric(c, false) },
 	"zpopmax":          func(c *cmdCtx) reply { return zpopGeneric(c, true) },
 	"echo":             func(c *cmdCtx) reply { return bulkReply(c.argv[1]) },
@@ -393,41 +393,6 @@ func cmdZMScore(c *cmdCtx) reply {
 		out = append(out, nilReply{})
 	}
 	return out
-}
-
-var errLexRange = errReply("ERR min or max not valid string range item")
-
-func cmdZLexCount(c *cmdCtx) reply {
-	lr, ok := parseLexRange(c.argv[2], c.argv[3])
-	if !ok {
-		return errLexRange
-	}
-	o := c.lookupTyped(c.argv[1], "zset")
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(len(o.zset.inLexRange(lr)))
-}
-
-func cmdZRemRangeByLex(c *cmdCtx) reply {
-	lr, ok := parseLexRange(c.argv[2], c.argv[3])
-	if !ok {
-		return errLexRange
-	}
-	key := c.argv[1]
-	o := c.lookupTyped(key, "zset")
-	if o == nil {
-		return intReply(0)
-	}
-	victims := o.zset.inLexRange(lr)
-	for _, m := range victims {
-		o.zset.del(m.Member)
-	}
-	if len(victims) > 0 {
-		c.wrote(key)
-	}
-	c.deleteIfEmpty(key, o)
-	return intReply(len(victims))
 }
 
 func zpopGeneric(c *cmdCtx, maxEnd bool) reply {
