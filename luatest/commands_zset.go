@@ -242,8 +242,7 @@ func zrangeVariant(c *cmdCtx, preset int, rev bool) reply {
 		case opt == "withscores":
 			withScores = true
 		case opt == "limit" && left >= 2:
-			offset = must(getLong(c.argv[j+1], ""))
-			limit = must(getLong(c.argv[j+2], ""))
+			offset, limit = parseLimit(c.argv[j+1], c.argv[j+2])
 			j += 2
 		case !revSet && opt == "rev":
 			rev, revSet = true, true

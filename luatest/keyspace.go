@@ -79,6 +79,15 @@ func (o *object) size() int {
 	return int(o.stream.length)
 }
 
+// element is the i-th element of a list, or the i-th member of a sorted set
+// in ascending order.
+func (o *object) element(i int) string {
+	if o.typ == "list" {
+		return o.list.items[i]
+	}
+	return o.zset.sorted[i].Member
+}
+
 // removeMember removes the field of a hash or the member of a set or sorted
 // set, true when it was there.
 func (o *object) removeMember(m string) bool {

@@ -822,17 +822,23 @@ func cmdXTrim(c *cmdCtx) reply {
 	return intReply(deleted)
 }
 
+// parseStreamIDs reads XDEL's and XACK's IDs (a missing sequence is 0); one
+// that does not parse ends the command.
+func parseStreamIDs(args []string) []streamID {
+	ids := make([]streamID, 0, len(args))
+	for _, a := range args {
+		ids = append(ids, must(parseStreamID(a, 0, true, nil)))
+	}
+	return ids
+}
+
 func cmdXDel(c *cmdCtx) reply {
 	key := c.argv[1]
 	o := c.lookupTyped(key, "stream")
 	if o == nil {
 		return intReply(0)
 	}
-	ids := make([]streamID, 0, len(c.argv)-2)
-	for _, a := range c.argv[2:] {
-		id := must(parseStreamID(a, 0, true, nil))
-		ids = append(ids, id)
-	}
+	ids := parseStreamIDs(c.argv[2:])
 	s := o.stream
 	deleted, firstEntry := 0, false
 	for _, id := range ids {
@@ -1277,11 +1283,7 @@ func cmdXAck(c *cmdCtx) reply {
 	if g == nil {
 		return intReply(0)
 	}
-	ids := make([]streamID, 0, len(c.argv)-3)
-	for _, a := range c.argv[3:] {
-		id := must(parseStreamID(a, 0, true, nil))
-		ids = append(ids, id)
-	}
+	ids := parseStreamIDs(c.argv[3:])
 	acked := 0
 	for _, id := range ids {
 		if nack := g.pel[id]; nack != nil {
