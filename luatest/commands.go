@@ -80,17 +80,17 @@ func init() {
 		"set":              cmdSet,
 		"del":              cmdDel,
 		"exists":           cmdExists,
-		"incr":             func(c *cmdCtx) reply { return incrDecr(c, 1) },
-		"decr":             func(c *cmdCtx) reply { return incrDecr(c, -1) },
+		"incr":             withArg(incrDecr, 1),
+		"decr":             withArg(incrDecr, -1),
 		"incrby":           cmdIncrBy,
 		"decrby":           cmdDecrBy,
-		"expire":           func(c *cmdCtx) reply { return expireGeneric(c, c.now, true) },
-		"pexpire":          func(c *cmdCtx) reply { return expireGeneric(c, c.now, false) },
-		"expireat":         func(c *cmdCtx) reply { return expireGeneric(c, 0, true) },
-		"pexpireat":        func(c *cmdCtx) reply { return expireGeneric(c, 0, false) },
+		"expire":           withArgs(expireGeneric, true, true),
+		"pexpire":          withArgs(expireGeneric, true, false),
+		"expireat":         withArgs(expireGeneric, false, true),
+		"pexpireat":        withArgs(expireGeneric, false, false),
 		"persist":          cmdPersist,
-		"ttl":              func(c *cmdCtx) reply { return ttlGeneric(c, false) },
-		"pttl":             func(c *cmdCtx) reply { return ttlGeneric(c, true) },
+		"ttl":              withArg(ttlGeneric, false),
+		"pttl":             withArg(ttlGeneric, true),
 		"type":             cmdType,
 		"hset":             cmdHSet,
 		"hget":             cmdHGet,
@@ -105,8 +105,8 @@ func init() {
 		"zcard":            lengthOf("zset"),
 		"zcount":           zcount(byScore),
 		"zscore":           cmdZScore,
-		"zrange":           func(c *cmdCtx) reply { return zrangeGeneric(c, false) },
-		"zrangebyscore":    func(c *cmdCtx) reply { return zrangeGeneric(c, true) },
+		"zrange":           withArgs(zrangeVariant, -1, false),
+		"zrangebyscore":    withArgs(zrangeVariant, byScore, false),
 		"zremrangebyscore": zremrange(byScore),
 		"zremrangebyrank":  zremrange(byRank),
 		"time":             cmdTime,
@@ -372,8 +372,14 @@ func (u *updateConditions) parse(opt string) bool {
 	return true
 }
 
-func expireGeneric(c *cmdCtx, basetime int64, seconds bool) reply {
+// expireGeneric is EXPIRE, PEXPIRE (relative: from now), EXPIREAT and
+// PEXPIREAT, in seconds or milliseconds.
+func expireGeneric(c *cmdCtx, relative, seconds bool) reply {
 	key, name := c.argv[1], c.argv[0]
+	basetime := int64(0)
+	if relative {
+		basetime = c.now
+	}
 	var cond updateConditions
 	for _, a := range c.argv[3:] {
 		if !cond.parse(strings.ToLower(a)) {

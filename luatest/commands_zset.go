@@ -219,14 +219,6 @@ const (
 	byLex
 )
 
-// zrangeGeneric is ZRANGE (byScoreCmd false) and ZRANGEBYSCORE (byScoreCmd true).
-func zrangeGeneric(c *cmdCtx, byScoreCmd bool) reply {
-	if byScoreCmd {
-		return zrangeVariant(c, byScore, false)
-	}
-	return zrangeVariant(c, -1, false)
-}
-
 // zrangeVariant is zrangeGenericCommand: preset is the range type a legacy
 // command fixes (-1 for ZRANGE, which takes BYSCORE, BYLEX and REV options);
 // rev is its direction.

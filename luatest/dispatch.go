@@ -19,6 +19,17 @@ import (
 // handler runs one command and answers with its reply.
 type handler func(c *cmdCtx) reply
 
+// withArg is the handler that runs f with a, for the commands one function
+// serves with a flag or a kind: LPOP is withArg(popGeneric, true).
+func withArg[A any](f func(*cmdCtx, A) reply, a A) handler {
+	return func(c *cmdCtx) reply { return f(c, a) }
+}
+
+// withArgs is withArg for a function of two such arguments.
+func withArgs[A, B any](f func(*cmdCtx, A, B) reply, a A, b B) handler {
+	return func(c *cmdCtx) reply { return f(c, a, b) }
+}
+
 // route is how a call is run: what Redis's table says about the command, and
 // who implements it.
 type route struct {

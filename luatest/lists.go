@@ -13,27 +13,27 @@ type listValue struct {
 }
 
 var listCommands = map[string]handler{
-	"lpush":     func(c *cmdCtx) reply { return pushGeneric(c, true, false) },
-	"rpush":     func(c *cmdCtx) reply { return pushGeneric(c, false, false) },
-	"lpushx":    func(c *cmdCtx) reply { return pushGeneric(c, true, true) },
-	"rpushx":    func(c *cmdCtx) reply { return pushGeneric(c, false, true) },
+	"lpush":     withArgs(pushGeneric, true, false),
+	"rpush":     withArgs(pushGeneric, false, false),
+	"lpushx":    withArgs(pushGeneric, true, true),
+	"rpushx":    withArgs(pushGeneric, false, true),
 	"linsert":   cmdLInsert,
 	"llen":      lengthOf("list"),
 	"lindex":    cmdLIndex,
 	"lset":      cmdLSet,
-	"lpop":      func(c *cmdCtx) reply { return popGeneric(c, true) },
-	"rpop":      func(c *cmdCtx) reply { return popGeneric(c, false) },
+	"lpop":      withArg(popGeneric, true),
+	"rpop":      withArg(popGeneric, false),
 	"lrange":    cmdLRange,
 	"ltrim":     cmdLTrim,
 	"lpos":      cmdLPos,
 	"lrem":      cmdLRem,
 	"lmove":     cmdLMove,
-	"rpoplpush": func(c *cmdCtx) reply { return lmoveGeneric(c, false, true) },
-	"lmpop":     func(c *cmdCtx) reply { return lmpopGeneric(c, 1) },
+	"rpoplpush": withArgs(lmoveGeneric, false, true),
+	"lmpop":     withArg(lmpopGeneric, 1),
 	// A blocking command a script may call runs without blocking, as in Redis.
-	"blmpop":  func(c *cmdCtx) reply { return lmpopGeneric(c, 2) },
-	"sort":    func(c *cmdCtx) reply { return sortGeneric(c, false) },
-	"sort_ro": func(c *cmdCtx) reply { return sortGeneric(c, true) },
+	"blmpop":  withArg(lmpopGeneric, 2),
+	"sort":    withArg(sortGeneric, false),
+	"sort_ro": withArg(sortGeneric, true),
 }
 
 var (

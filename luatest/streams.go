@@ -603,8 +603,8 @@ func (s *streamValue) snapshot() *Stream {
 
 var streamCommands = map[string]handler{
 	"xadd":                  cmdXAdd,
-	"xrange":                func(c *cmdCtx) reply { return xrangeGeneric(c, false) },
-	"xrevrange":             func(c *cmdCtx) reply { return xrangeGeneric(c, true) },
+	"xrange":                withArg(xrangeGeneric, false),
+	"xrevrange":             withArg(xrangeGeneric, true),
 	"xlen":                  lengthOf("stream"),
 	"xtrim":                 cmdXTrim,
 	"xdel":                  cmdXDel,
