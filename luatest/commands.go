@@ -93,18 +93,18 @@ func init() {
 		"pttl":             withArg(ttlGeneric, true),
 		"type":             cmdType,
 		"hset":             cmdHSet,
-		"hget":             cmdHGet,
-		"hmget":            cmdHMGet,
+		"hget":             memberReply("hash", hashField, nilReply{}),
+		"hmget":            memberReplies("hash", hashField, nilReply{}),
 		"hgetall":          cmdHGetAll,
 		"hdel":             removeMembers("hash"),
 		"hincrby":          cmdHIncrBy,
-		"hexists":          cmdHExists,
+		"hexists":          memberReply("hash", hasMember, intReply(0)),
 		"hlen":             lengthOf("hash"),
 		"zadd":             cmdZAdd,
 		"zrem":             removeMembers("zset"),
 		"zcard":            lengthOf("zset"),
 		"zcount":           zcount(byScore),
-		"zscore":           cmdZScore,
+		"zscore":           memberReply("zset", zsetScore, nilReply{}),
 		"zrange":           withArgs(zrangeVariant, -1, false),
 		"zrangebyscore":    withArgs(zrangeVariant, byScore, false),
 		"zremrangebyscore": zremrange(byScore),
@@ -153,6 +153,63 @@ func lengthOf(typ string) handler {
 			return intReply(0)
 		}
 		return intReply(o.size())
+	}
+}
+
+// memberLookup finds what a command answers for the field or member m of
+// o, false when o has no m.
+type memberLookup func(o *object, m string) (reply, bool)
+
+// The lookups HGET and HMGET, ZSCORE and ZMSCORE, and HEXISTS, SISMEMBER
+// and SMISMEMBER answer with.
+var (
+	hashField memberLookup = func(o *object, m string) (reply, bool) {
+		v, ok := o.hash.get(m)
+		return bulkReply(v), ok
+	}
+	zsetScore memberLookup = func(o *object, m string) (reply, bool) {
+		s, ok := o.zset.score(m)
+		return bulkReply(formatScore(s)), ok
+	}
+	hasMember memberLookup = func(o *object, m string) (reply, bool) {
+		var ok bool
+		if o.typ == "hash" {
+			_, ok = o.hash.get(m)
+		} else {
+			ok = o.set.has(m)
+		}
+		return intReply(1), ok
+	}
+)
+
+// answer is what find answers for m in o, missing when o is nil or has no m.
+func (find memberLookup) answer(o *object, m string, missing reply) reply {
+	if o != nil {
+		if r, ok := find(o, m); ok {
+			return r
+		}
+	}
+	return missing
+}
+
+// memberReply is HGET, HEXISTS, SISMEMBER and ZSCORE: what find answers for
+// the member argv[2] of the value of type typ under argv[1].
+func memberReply(typ string, find memberLookup, missing reply) handler {
+	return func(c *cmdCtx) reply {
+		return find.answer(c.lookupTyped(c.argv[1], typ), c.argv[2], missing)
+	}
+}
+
+// memberReplies is HMGET, SMISMEMBER and ZMSCORE: memberReply's answer for
+// each of argv[2:].
+func memberReplies(typ string, find memberLookup, missing reply) handler {
+	return func(c *cmdCtx) reply {
+		o := c.lookupTyped(c.argv[1], typ)
+		out := make(arrayReply, 0, len(c.argv)-2)
+		for _, m := range c.argv[2:] {
+			out = append(out, find.answer(o, m, missing))
+		}
+		return out
 	}
 }
 
@@ -499,32 +556,6 @@ func cmdHSet(c *cmdCtx) reply {
 	return intReply(n)
 }
 
-func cmdHGet(c *cmdCtx) reply {
-	o := c.lookupTyped(c.argv[1], "hash")
-	if o == nil {
-		return nilReply{}
-	}
-	if v, ok := o.hash.get(c.argv[2]); ok {
-		return bulkReply(v)
-	}
-	return nilReply{}
-}
-
-func cmdHMGet(c *cmdCtx) reply {
-	o := c.lookupTyped(c.argv[1], "hash")
-	out := make(arrayReply, 0, len(c.argv)-2)
-	for _, f := range c.argv[2:] {
-		if o != nil {
-			if v, ok := o.hash.get(f); ok {
-				out = append(out, bulkReply(v))
-				continue
-			}
-		}
-		out = append(out, nilReply{})
-	}
-	return out
-}
-
 func cmdHGetAll(c *cmdCtx) reply {
 	o := c.lookupTyped(c.argv[1], "hash")
 	out := arrayReply{}
@@ -562,16 +593,6 @@ func cmdHIncrBy(c *cmdCtx) reply {
 	o.hash.set(field, strconv.FormatInt(value, 10))
 	c.wrote(key)
 	return intReply(value)
-}
-
-func cmdHExists(c *cmdCtx) reply {
-	o := c.lookupTyped(c.argv[1], "hash")
-	if o != nil {
-		if _, ok := o.hash.get(c.argv[2]); ok {
-			return intReply(1)
-		}
-	}
-	return intReply(0)
 }
 
 // ---- server ----

@@ -181,17 +181,6 @@ func zcount(kind int) handler {
 	}
 }
 
-func cmdZScore(c *cmdCtx) reply {
-	o := c.lookupTyped(c.argv[1], "zset")
-	if o == nil {
-		return nilReply{}
-	}
-	if s, ok := o.zset.score(c.argv[2]); ok {
-		return bulkReply(formatScore(s))
-	}
-	return nilReply{}
-}
-
 // rankRange sanitises start/stop as Redis does; ok is false for an empty range.
 func rankRange(start, end int64, n int) (int, int, bool) {
 	llen := int64(n)

@@ -84,8 +84,8 @@ var setCommands = map[string]handler{
 	"sadd":        cmdSAdd,
 	"srem":        removeMembers("set"),
 	"smove":       cmdSMove,
-	"sismember":   cmdSIsMember,
-	"smismember":  cmdSMIsMember,
+	"sismember":   memberReply("set", hasMember, intReply(0)),
+	"smismember":  memberReplies("set", hasMember, intReply(0)),
 	"scard":       lengthOf("set"),
 	"smembers":    cmdSMembers,
 	"spop":        cmdSPop,
@@ -148,27 +148,6 @@ func cmdSMove(c *cmdCtx) reply {
 		c.wrote(dst)
 	}
 	return intReply(1)
-}
-
-func cmdSIsMember(c *cmdCtx) reply {
-	o := c.lookupTyped(c.argv[1], "set")
-	if o != nil && o.set.has(c.argv[2]) {
-		return intReply(1)
-	}
-	return intReply(0)
-}
-
-func cmdSMIsMember(c *cmdCtx) reply {
-	o := c.lookupTyped(c.argv[1], "set")
-	out := make(arrayReply, 0, len(c.argv)-2)
-	for _, m := range c.argv[2:] {
-		if o != nil && o.set.has(m) {
-			out = append(out, intReply(1))
-		} else {
-			out = append(out, intReply(0))
-		}
-	}
-	return out
 }
 
 func cmdSMembers(c *cmdCtx) reply {

@@ -37,7 +37,7 @@ var stringCommands = map[string]handler{
 	"zincrby":          cmdZIncrBy,
 	"zrank":            withArg(zrankGeneric, false),
 	"zrevrank":         withArg(zrankGeneric, true),
-	"zmscore":          cmdZMScore,
+	"zmscore":          memberReplies("zset", zsetScore, nilReply{}),
 	"zrevrange":        withArgs(zrangeVariant, byRank, true),
 	"zrevrangebyscore": withArgs(zrangeVariant, byScore, true),
 	"zrangebylex":      withArgs(zrangeVariant, byLex, false),
@@ -378,21 +378,6 @@ func zrankGeneric(c *cmdCtx, rev bool) reply {
 		rank = o.zset.len() - 1 - rank
 	}
 	return intReply(rank)
-}
-
-func cmdZMScore(c *cmdCtx) reply {
-	o := c.lookupTyped(c.argv[1], "zset")
-	out := make(arrayReply, 0, len(c.argv)-2)
-	for _, m := range c.argv[2:] {
-		if o != nil {
-			if s, ok := o.zset.score(m); ok {
-				out = append(out, bulkReply(formatScore(s)))
-				continue
-			}
-		}
-		out = append(out, nilReply{})
-	}
-	return out
 }
 
 func zpopGeneric(c *cmdCtx, maxEnd bool) reply {
