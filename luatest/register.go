@@ -3,6 +3,7 @@ package luatest
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -137,12 +138,8 @@ func goToReply(display string, v any) reply {
 		return bulkReply(v)
 	case []byte:
 		return bulkReply(v)
-	case int:
-		return intReply(v)
-	case int64:
-		return intReply(v)
-	case int32:
-		return intReply(v)
+	case int, int64, int32:
+		return intReply(reflect.ValueOf(v).Int())
 	case uint32:
 		return intReply(v)
 	case *ErrorReply:
