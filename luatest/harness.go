@@ -632,12 +632,8 @@ var positionRe = regexp.MustCompile(`^([^:\n]*):(\d+): `)
 func (r *runState) errorText(L *lua.LState, obj lua.LValue) string {
 	var msg string
 	if t, ok := obj.(*lua.LTable); ok {
-		switch e := t.RawGetString("err").(type) {
-		case lua.LString:
-			msg = string(e)
-		case lua.LNumber:
-			msg = formatLuaNumber(float64(e))
-		default:
+		var ok bool
+		if msg, ok = luaStringOrNumber(t.RawGetString("err")); !ok {
 			r.violation("the script raised an error object without an err field (Redis 7.0.15 crashes on this)")
 			msg = "ERR luatest: the script raised an error object without an err field"
 		}
