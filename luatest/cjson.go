@@ -656,9 +656,9 @@ func (d *jsonDecoder) value(tok *jsonTok) lua.LValue {
 	case tBoolean:
 		return lua.LBool(tok.b)
 	case tObjBegin:
-		return d.object()
+		return d.container(true)
 	case tArrBegin:
-		return d.array()
+		return d.container(false)
 	case tNull:
 		return d.vm.null
 	}
@@ -666,62 +666,53 @@ func (d *jsonDecoder) value(tok *jsonTok) lua.LValue {
 	return nil
 }
 
-func (d *jsonDecoder) object() lua.LValue {
-	d.descend(3)
+// container decodes an object (after its '{') or an array (after its '['),
+// as cjson's parse_object_context and parse_array_context do.
+func (d *jsonDecoder) container(object bool) lua.LValue {
+	end, slots, expected := tArrEnd, 2, "comma or array end"
+	if object {
+		end, slots, expected = tObjEnd, 3, "comma or object end"
+	}
+	d.descend(slots)
 	t := d.L.NewTable()
 	d.top++
 	defer func() { d.top-- }()
 	tok := d.next()
-	if tok.typ == tObjEnd {
+	if tok.typ == end {
 		d.depth--
 		return t
 	}
-	for {
-		if tok.typ != tString {
-			d.parseError("object key string", &tok)
-		}
-		key := lua.LString(tok.str)
-		d.top++
-		tok = d.next()
-		if tok.typ != tColon {
-			d.parseError("colon", &tok)
+	for i := 1; ; i++ {
+		if object {
+			d.member(t, &tok)
+		} else {
+			t.RawSetInt(i, d.value(&tok))
 		}
 		tok = d.next()
-		v := d.value(&tok)
-		d.top--
-		t.RawSet(key, v)
-		tok = d.next()
-		if tok.typ == tObjEnd {
+		if tok.typ == end {
 			d.depth--
 			return t
 		}
 		if tok.typ != tComma {
-			d.parseError("comma or object end", &tok)
+			d.parseError(expected, &tok)
 		}
 		tok = d.next()
 	}
 }
 
-func (d *jsonDecoder) array() lua.LValue {
-	d.descend(2)
-	t := d.L.NewTable()
+// member decodes one "key": value of an object into t; tok is the key.
+func (d *jsonDecoder) member(t *lua.LTable, tok *jsonTok) {
+	if tok.typ != tString {
+		d.parseError("object key string", tok)
+	}
+	key := lua.LString(tok.str)
 	d.top++
-	defer func() { d.top-- }()
-	tok := d.next()
-	if tok.typ == tArrEnd {
-		d.depth--
-		return t
+	*tok = d.next()
+	if tok.typ != tColon {
+		d.parseError("colon", tok)
 	}
-	for i := 1; ; i++ {
-		t.RawSetInt(i, d.value(&tok))
-		tok = d.next()
-		if tok.typ == tArrEnd {
-			d.depth--
-			return t
-		}
-		if tok.typ != tComma {
-			d.parseError("comma or array end", &tok)
-		}
-		tok = d.next()
-	}
+	*tok = d.next()
+	v := d.value(tok)
+	d.top--
+	t.RawSet(key, v)
 }

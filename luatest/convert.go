@@ -194,6 +194,16 @@ func encodeArgs(args []any) ([]string, error) {
 	return out, nil
 }
 
+// encodeCommand is encodeArgs for a command, which needs at least its name;
+// caller ("Do", "Call.Do") is named in the error for none.
+func encodeCommand(args []any, caller string) ([]string, error) {
+	argv, err := encodeArgs(args)
+	if err == nil && len(argv) == 0 {
+		err = fmt.Errorf("luatest: %s needs a command", caller)
+	}
+	return argv, err
+}
+
 func encodeArg(a any) (string, error) {
 	switch v := a.(type) {
 	case nil:

@@ -302,12 +302,9 @@ func (s *Server) Keyspace() Keyspace {
 // the reply is converted as go-redis gives it (see Result.Reply), and an error
 // reply is returned as an *ErrorReply. Do records nothing and checks no rules.
 func (s *Server) Do(args ...any) (any, error) {
-	argv, err := encodeArgs(args)
+	argv, err := encodeCommand(args, "Do")
 	if err != nil {
 		return nil, err
-	}
-	if len(argv) == 0 {
-		return nil, errors.New("luatest: Do needs a command")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
