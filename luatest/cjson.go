@@ -48,41 +48,27 @@ func (vm *luaVM) openCJSON(L *lua.LState, cfg *cjsonConfig) *lua.LTable {
 			cjsonIntOption(L, 3, &cfg.sparseSafe, 0, math.MaxInt32)
 			return 3
 		},
-		"encode_max_depth": func(L *lua.LState) int {
-			cjsonArgInit(L, 1)
-			cjsonIntOption(L, 1, &cfg.encodeMaxDepth, 1, math.MaxInt32)
-			return 1
-		},
-		"decode_max_depth": func(L *lua.LState) int {
-			cjsonArgInit(L, 1)
-			cjsonIntOption(L, 1, &cfg.decodeMaxDepth, 1, math.MaxInt32)
-			return 1
-		},
-		"encode_number_precision": func(L *lua.LState) int {
-			cjsonArgInit(L, 1)
-			cjsonIntOption(L, 1, &cfg.precision, 1, 14)
-			return 1
-		},
-		"encode_keep_buffer": func(L *lua.LState) int {
-			cjsonArgInit(L, 1)
-			cjsonBoolOption(L, 1, &cfg.keepBuffer)
-			return 1
-		},
-		"encode_invalid_numbers": func(L *lua.LState) int {
-			cjsonArgInit(L, 1)
-			cjsonEnumOption(L, 1, &cfg.encodeInvalid, []string{"off", "on", "null"})
-			return 1
-		},
-		"decode_invalid_numbers": func(L *lua.LState) int {
-			cjsonArgInit(L, 1)
-			cjsonBoolOption(L, 1, &cfg.decodeInvalid)
-			return 1
-		},
 		"new": func(L *lua.LState) int {
 			fresh := cjsonDefaults()
 			L.Push(vm.openCJSON(L, &fresh))
 			return 1
 		},
+	}
+	// The settings of one argument (json_arg_init(l, 1) and one option).
+	settings := map[string]func(L *lua.LState){
+		"encode_max_depth":        func(L *lua.LState) { cjsonIntOption(L, 1, &cfg.encodeMaxDepth, 1, math.MaxInt32) },
+		"decode_max_depth":        func(L *lua.LState) { cjsonIntOption(L, 1, &cfg.decodeMaxDepth, 1, math.MaxInt32) },
+		"encode_number_precision": func(L *lua.LState) { cjsonIntOption(L, 1, &cfg.precision, 1, 14) },
+		"encode_keep_buffer":      func(L *lua.LState) { cjsonBoolOption(L, 1, &cfg.keepBuffer) },
+		"encode_invalid_numbers":  func(L *lua.LState) { cjsonEnumOption(L, 1, &cfg.encodeInvalid, []string{"off", "on", "null"}) },
+		"decode_invalid_numbers":  func(L *lua.LState) { cjsonBoolOption(L, 1, &cfg.decodeInvalid) },
+	}
+	for name, set := range settings {
+		fns[name] = func(L *lua.LState) int {
+			cjsonArgInit(L, 1)
+			set(L)
+			return 1
+		}
 	}
 	for name, fn := range fns {
 		t.RawSetString(name, L.NewFunction(fn))
