@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -534,13 +533,9 @@ func (s *streamValue) lag(g *streamGroup) reply {
 	return nilReply{}
 }
 
+// sortedIDs are a pending entries list's IDs in order.
 func sortedIDs(m map[streamID]*streamNACK) []streamID {
-	out := make([]streamID, 0, len(m))
-	for id := range m {
-		out = append(out, id)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].cmp(out[j]) < 0 })
-	return out
+	return slices.SortedFunc(maps.Keys(m), streamID.cmp)
 }
 
 // ---- Keyspace snapshots ----
