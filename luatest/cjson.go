@@ -48,41 +48,27 @@ func (vm *luaVM) openCJSON(L *lua.LState, cfg *cjsonConfig) *lua.LTable {
 			cjsonIntOption(L, 3, &cfg.sparseSafe, 0, math.MaxInt32)
 			return 3
 		},
-		"encode_max_depth": func(L *lua.LState) int {
-			cjsonArgInit(L, 1)
-			cjsonIntOption(L, 1, &cfg.encodeMaxDepth, 1, math.MaxInt32)
-			return 1
-		},
-		"decode_max_depth": func(L *lua.LState) int {
-			cjsonArgInit(L, 1)
-			cjsonIntOption(L, 1, &cfg.decodeMaxDepth, 1, math.MaxInt32)
-			return 1
-		},
-		"encode_number_precision": func(L *lua.LState) int {
-			cjsonArgInit(L, 1)
-			cjsonIntOption(L, 1, &cfg.precision, 1, 14)
-			return 1
-		},
-		"encode_keep_buffer": func(L *lua.LState) int {
-			cjsonArgInit(L, 1)
-			cjsonBoolOption(L, 1, &cfg.keepBuffer)
-			return 1
-		},
-		"encode_invalid_numbers": func(L *lua.LState) int {
-			cjsonArgInit(L, 1)
-			cjsonEnumOption(L, 1, &cfg.encodeInvalid, []string{"off", "on", "null"})
-			return 1
-		},
-		"decode_invalid_numbers": func(L *lua.LState) int {
-			cjsonArgInit(L, 1)
-			cjsonBoolOption(L, 1, &cfg.decodeInvalid)
-			return 1
-		},
 		"new": func(L *lua.LState) int {
 			fresh := cjsonDefaults()
 			L.Push(vm.openCJSON(L, &fresh))
 			return 1
 		},
+	}
+	// The settings of one argument (json_arg_init(l, 1) and one option).
+	settings := map[string]func(L *lua.LState){
+		"encode_max_depth":        func(L *lua.LState) { cjsonIntOption(L, 1, &cfg.encodeMaxDepth, 1, math.MaxInt32) },
+		"decode_max_depth":        func(L *lua.LState) { cjsonIntOption(L, 1, &cfg.decodeMaxDepth, 1, math.MaxInt32) },
+		"encode_number_precision": func(L *lua.LState) { cjsonIntOption(L, 1, &cfg.precision, 1, 14) },
+		"encode_keep_buffer":      func(L *lua.LState) { cjsonBoolOption(L, 1, &cfg.keepBuffer) },
+		"encode_invalid_numbers":  func(L *lua.LState) { cjsonEnumOption(L, 1, &cfg.encodeInvalid, []string{"off", "on", "null"}) },
+		"decode_invalid_numbers":  func(L *lua.LState) { cjsonBoolOption(L, 1, &cfg.decodeInvalid) },
+	}
+	for name, set := range settings {
+		fns[name] = func(L *lua.LState) int {
+			cjsonArgInit(L, 1)
+			set(L)
+			return 1
+		}
 	}
 	for name, fn := range fns {
 		t.RawSetString(name, L.NewFunction(fn))
@@ -656,9 +642,9 @@ func (d *jsonDecoder) value(tok *jsonTok) lua.LValue {
 	case tBoolean:
 		return lua.LBool(tok.b)
 	case tObjBegin:
-		return d.object()
+		return d.container(true)
 	case tArrBegin:
-		return d.array()
+		return d.container(false)
 	case tNull:
 		return d.vm.null
 	}
@@ -666,62 +652,53 @@ func (d *jsonDecoder) value(tok *jsonTok) lua.LValue {
 	return nil
 }
 
-func (d *jsonDecoder) object() lua.LValue {
-	d.descend(3)
+// container decodes an object (after its '{') or an array (after its '['),
+// as cjson's parse_object_context and parse_array_context do.
+func (d *jsonDecoder) container(object bool) lua.LValue {
+	end, slots, expected := tArrEnd, 2, "comma or array end"
+	if object {
+		end, slots, expected = tObjEnd, 3, "comma or object end"
+	}
+	d.descend(slots)
 	t := d.L.NewTable()
 	d.top++
 	defer func() { d.top-- }()
 	tok := d.next()
-	if tok.typ == tObjEnd {
+	if tok.typ == end {
 		d.depth--
 		return t
 	}
-	for {
-		if tok.typ != tString {
-			d.parseError("object key string", &tok)
-		}
-		key := lua.LString(tok.str)
-		d.top++
-		tok = d.next()
-		if tok.typ != tColon {
-			d.parseError("colon", &tok)
+	for i := 1; ; i++ {
+		if object {
+			d.member(t, &tok)
+		} else {
+			t.RawSetInt(i, d.value(&tok))
 		}
 		tok = d.next()
-		v := d.value(&tok)
-		d.top--
-		t.RawSet(key, v)
-		tok = d.next()
-		if tok.typ == tObjEnd {
+		if tok.typ == end {
 			d.depth--
 			return t
 		}
 		if tok.typ != tComma {
-			d.parseError("comma or object end", &tok)
+			d.parseError(expected, &tok)
 		}
 		tok = d.next()
 	}
 }
 
-func (d *jsonDecoder) array() lua.LValue {
-	d.descend(2)
-	t := d.L.NewTable()
+// member decodes one "key": value of an object into t; tok is the key.
+func (d *jsonDecoder) member(t *lua.LTable, tok *jsonTok) {
+	if tok.typ != tString {
+		d.parseError("object key string", tok)
+	}
+	key := lua.LString(tok.str)
 	d.top++
-	defer func() { d.top-- }()
-	tok := d.next()
-	if tok.typ == tArrEnd {
-		d.depth--
-		return t
+	*tok = d.next()
+	if tok.typ != tColon {
+		d.parseError("colon", tok)
 	}
-	for i := 1; ; i++ {
-		t.RawSetInt(i, d.value(&tok))
-		tok = d.next()
-		if tok.typ == tArrEnd {
-			d.depth--
-			return t
-		}
-		if tok.typ != tComma {
-			d.parseError("comma or array end", &tok)
-		}
-		tok = d.next()
-	}
+	*tok = d.next()
+	v := d.value(tok)
+	d.top--
+	t.RawSet(key, v)
 }

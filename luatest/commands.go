@@ -45,6 +45,16 @@ type cmdCtx struct {
 
 func (c *cmdCtx) lookup(key string) *object { return c.s.db.lookup(key, c.now) }
 
+// lookupTyped is the value under key, nil when there is none; a value of
+// another type than typ ("list", "hash", ...) ends the command with WRONGTYPE.
+func (c *cmdCtx) lookupTyped(key, typ string) *object {
+	o := c.lookup(key)
+	if o != nil && o.typ != typ {
+		check(errWrongType)
+	}
+	return o
+}
+
 // wrote records that key was modified.
 func (c *cmdCtx) wrote(key string) {
 	if c.run != nil {
@@ -70,35 +80,35 @@ func init() {
 		"set":              cmdSet,
 		"del":              cmdDel,
 		"exists":           cmdExists,
-		"incr":             func(c *cmdCtx) reply { return incrDecr(c, 1) },
-		"decr":             func(c *cmdCtx) reply { return incrDecr(c, -1) },
+		"incr":             withArg(incrDecr, 1),
+		"decr":             withArg(incrDecr, -1),
 		"incrby":           cmdIncrBy,
 		"decrby":           cmdDecrBy,
-		"expire":           func(c *cmdCtx) reply { return expireGeneric(c, c.now, true) },
-		"pexpire":          func(c *cmdCtx) reply { return expireGeneric(c, c.now, false) },
-		"expireat":         func(c *cmdCtx) reply { return expireGeneric(c, 0, true) },
-		"pexpireat":        func(c *cmdCtx) reply { return expireGeneric(c, 0, false) },
+		"expire":           withArgs(expireGeneric, true, true),
+		"pexpire":          withArgs(expireGeneric, true, false),
+		"expireat":         withArgs(expireGeneric, false, true),
+		"pexpireat":        withArgs(expireGeneric, false, false),
 		"persist":          cmdPersist,
-		"ttl":              func(c *cmdCtx) reply { return ttlGeneric(c, false) },
-		"pttl":             func(c *cmdCtx) reply { return ttlGeneric(c, true) },
+		"ttl":              withArg(ttlGeneric, false),
+		"pttl":             withArg(ttlGeneric, true),
 		"type":             cmdType,
 		"hset":             cmdHSet,
-		"hget":             cmdHGet,
-		"hmget":            cmdHMGet,
+		"hget":             memberReply("hash", hashField, nilReply{}),
+		"hmget":            memberReplies("hash", hashField, nilReply{}),
 		"hgetall":          cmdHGetAll,
-		"hdel":             cmdHDel,
+		"hdel":             removeMembers("hash"),
 		"hincrby":          cmdHIncrBy,
-		"hexists":          cmdHExists,
-		"hlen":             cmdHLen,
+		"hexists":          memberReply("hash", hasMember, intReply(0)),
+		"hlen":             lengthOf("hash"),
 		"zadd":             cmdZAdd,
-		"zrem":             cmdZRem,
-		"zcard":            cmdZCard,
-		"zcount":           cmdZCount,
-		"zscore":           cmdZScore,
-		"zrange":           func(c *cmdCtx) reply { return zrangeGeneric(c, false) },
-		"zrangebyscore":    func(c *cmdCtx) reply { return zrangeGeneric(c, true) },
-		"zremrangebyscore": func(c *cmdCtx) reply { return zremrangeGeneric(c, true) },
-		"zremrangebyrank":  func(c *cmdCtx) reply { return zremrangeGeneric(c, false) },
+		"zrem":             removeMembers("zset"),
+		"zcard":            lengthOf("zset"),
+		"zcount":           zcount(byScore),
+		"zscore":           memberReply("zset", zsetScore, nilReply{}),
+		"zrange":           withArgs(zrangeVariant, -1, false),
+		"zrangebyscore":    withArgs(zrangeVariant, byScore, false),
+		"zremrangebyscore": zremrange(byScore),
+		"zremrangebyrank":  zremrange(byRank),
 		"time":             cmdTime,
 		"publish":          cmdPublish,
 		"ping":             cmdPing,
@@ -134,6 +144,99 @@ func arityError(name string) errReply {
 	return errReply(fmt.Sprintf("ERR wrong number of arguments for '%s' command", name))
 }
 
+// lengthOf is LLEN, HLEN, SCARD, ZCARD, XLEN and STRLEN: the size of the
+// value of type typ under argv[1], 0 when there is none.
+func lengthOf(typ string) handler {
+	return func(c *cmdCtx) reply {
+		o := c.lookupTyped(c.argv[1], typ)
+		if o == nil {
+			return intReply(0)
+		}
+		return intReply(o.size())
+	}
+}
+
+// memberLookup finds what a command answers for the field or member m of
+// o, false when o has no m.
+type memberLookup func(o *object, m string) (reply, bool)
+
+// The lookups HGET and HMGET, ZSCORE and ZMSCORE, and HEXISTS, SISMEMBER
+// and SMISMEMBER answer with.
+var (
+	hashField memberLookup = func(o *object, m string) (reply, bool) {
+		v, ok := o.hash.get(m)
+		return bulkReply(v), ok
+	}
+	zsetScore memberLookup = func(o *object, m string) (reply, bool) {
+		s, ok := o.zset.score(m)
+		return bulkReply(formatScore(s)), ok
+	}
+	hasMember memberLookup = func(o *object, m string) (reply, bool) {
+		var ok bool
+		if o.typ == "hash" {
+			_, ok = o.hash.get(m)
+		} else {
+			ok = o.set.has(m)
+		}
+		return intReply(1), ok
+	}
+)
+
+// answer is what find answers for m in o, missing when o is nil or has no m.
+func (find memberLookup) answer(o *object, m string, missing reply) reply {
+	if o != nil {
+		if r, ok := find(o, m); ok {
+			return r
+		}
+	}
+	return missing
+}
+
+// memberReply is HGET, HEXISTS, SISMEMBER and ZSCORE: what find answers for
+// the member argv[2] of the value of type typ under argv[1].
+func memberReply(typ string, find memberLookup, missing reply) handler {
+	return func(c *cmdCtx) reply {
+		return find.answer(c.lookupTyped(c.argv[1], typ), c.argv[2], missing)
+	}
+}
+
+// memberReplies is HMGET, SMISMEMBER and ZMSCORE: memberReply's answer for
+// each of argv[2:].
+func memberReplies(typ string, find memberLookup, missing reply) handler {
+	return func(c *cmdCtx) reply {
+		o := c.lookupTyped(c.argv[1], typ)
+		out := make(arrayReply, 0, len(c.argv)-2)
+		for _, m := range c.argv[2:] {
+			out = append(out, find.answer(o, m, missing))
+		}
+		return out
+	}
+}
+
+// removeMembers is HDEL, SREM and ZREM: it removes the fields or members
+// argv[2:] from the value of type typ under argv[1] (deleting it when it is
+// left empty) and answers how many there were.
+func removeMembers(typ string) handler {
+	return func(c *cmdCtx) reply {
+		key := c.argv[1]
+		o := c.lookupTyped(key, typ)
+		if o == nil {
+			return intReply(0)
+		}
+		n := 0
+		for _, m := range c.argv[2:] {
+			if o.removeMember(m) {
+				n++
+			}
+		}
+		if n > 0 {
+			c.wrote(key)
+			c.deleteIfEmpty(key, o)
+		}
+		return intReply(n)
+	}
+}
+
 // ---- strings and generic keys ----
 
 func cmdGet(c *cmdCtx) reply {
@@ -158,6 +261,9 @@ const (
 	setPXAT
 )
 
+// setExpireOptions are SET's options that take a time, and their flags.
+var setExpireOptions = map[string]int{"ex": setEX, "px": setPX, "exat": setEXAT, "pxat": setPXAT}
+
 func cmdSet(c *cmdCtx) reply {
 	key, val := c.argv[1], c.argv[2]
 	flags := 0
@@ -175,20 +281,8 @@ func cmdSet(c *cmdCtx) reply {
 			flags |= setGet
 		case opt == "keepttl" && flags&(timeFlags&^setKeepTTL) == 0:
 			flags |= setKeepTTL
-		case opt == "ex" && flags&(timeFlags&^setEX) == 0 && hasNext:
-			flags |= setEX
-			expire = c.argv[j+1]
-			j++
-		case opt == "px" && flags&(timeFlags&^setPX) == 0 && hasNext:
-			flags |= setPX
-			expire = c.argv[j+1]
-			j++
-		case opt == "exat" && flags&(timeFlags&^setEXAT) == 0 && hasNext:
-			flags |= setEXAT
-			expire = c.argv[j+1]
-			j++
-		case opt == "pxat" && flags&(timeFlags&^setPXAT) == 0 && hasNext:
-			flags |= setPXAT
+		case setExpireOptions[opt] != 0 && flags&(timeFlags&^setExpireOptions[opt]) == 0 && hasNext:
+			flags |= setExpireOptions[opt]
 			expire = c.argv[j+1]
 			j++
 		default:
@@ -314,23 +408,42 @@ func cmdDecrBy(c *cmdCtx) reply {
 	return incrDecr(c, -incr)
 }
 
-func expireGeneric(c *cmdCtx, basetime int64, seconds bool) reply {
+// updateConditions are the NX, XX, GT and LT options of EXPIRE and ZADD.
+type updateConditions struct{ nx, xx, gt, lt bool }
+
+// parse sets the condition the lower-cased option opt names, false when it
+// names none.
+func (u *updateConditions) parse(opt string) bool {
+	switch opt {
+	case "nx":
+		u.nx = true
+	case "xx":
+		u.xx = true
+	case "gt":
+		u.gt = true
+	case "lt":
+		u.lt = true
+	default:
+		return false
+	}
+	return true
+}
+
+// expireGeneric is EXPIRE, PEXPIRE (relative: from now), EXPIREAT and
+// PEXPIREAT, in seconds or milliseconds.
+func expireGeneric(c *cmdCtx, relative, seconds bool) reply {
 	key, name := c.argv[1], c.argv[0]
-	var nx, xx, gt, lt bool
+	basetime := int64(0)
+	if relative {
+		basetime = c.now
+	}
+	var cond updateConditions
 	for _, a := range c.argv[3:] {
-		switch strings.ToLower(a) {
-		case "nx":
-			nx = true
-		case "xx":
-			xx = true
-		case "gt":
-			gt = true
-		case "lt":
-			lt = true
-		default:
+		if !cond.parse(strings.ToLower(a)) {
 			return errReply("ERR Unsupported option " + a)
 		}
 	}
+	nx, xx, gt, lt := cond.nx, cond.xx, cond.gt, cond.lt
 	if nx && (xx || gt || lt) {
 		return errReply("ERR NX and XX, GT or LT options at the same time are not compatible")
 	}
@@ -423,24 +536,12 @@ func cmdType(c *cmdCtx) reply {
 
 // ---- hashes ----
 
-// hashOf returns the hash under key (nil if missing) or a WRONGTYPE error.
-func hashOf(c *cmdCtx, key string) (*object, reply) {
-	o := c.lookup(key)
-	if o != nil && o.typ != "hash" {
-		return nil, errWrongType
-	}
-	return o, nil
-}
-
 func cmdHSet(c *cmdCtx) reply {
 	if len(c.argv)%2 == 1 {
 		return arityError(c.argv[0])
 	}
 	key := c.argv[1]
-	o, errr := hashOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "hash")
 	if o == nil {
 		o = &object{typ: "hash", hash: newHash()}
 		c.s.db.keys[key] = o
@@ -455,43 +556,8 @@ func cmdHSet(c *cmdCtx) reply {
 	return intReply(n)
 }
 
-func cmdHGet(c *cmdCtx) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return nilReply{}
-	}
-	if v, ok := o.hash.get(c.argv[2]); ok {
-		return bulkReply(v)
-	}
-	return nilReply{}
-}
-
-func cmdHMGet(c *cmdCtx) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	out := make(arrayReply, 0, len(c.argv)-2)
-	for _, f := range c.argv[2:] {
-		if o != nil {
-			if v, ok := o.hash.get(f); ok {
-				out = append(out, bulkReply(v))
-				continue
-			}
-		}
-		out = append(out, nilReply{})
-	}
-	return out
-}
-
 func cmdHGetAll(c *cmdCtx) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(c.argv[1], "hash")
 	out := arrayReply{}
 	if o != nil {
 		for _, f := range o.hash.order {
@@ -501,40 +567,13 @@ func cmdHGetAll(c *cmdCtx) reply {
 	return out
 }
 
-func cmdHDel(c *cmdCtx) reply {
-	key := c.argv[1]
-	o, errr := hashOf(c, key)
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return intReply(0)
-	}
-	n := 0
-	for _, f := range c.argv[2:] {
-		if o.hash.del(f) {
-			n++
-		}
-	}
-	if o.hash.len() == 0 {
-		delete(c.s.db.keys, key)
-	}
-	if n > 0 {
-		c.wrote(key)
-	}
-	return intReply(n)
-}
-
 func cmdHIncrBy(c *cmdCtx) reply {
 	key, field := c.argv[1], c.argv[2]
 	incr, ok := parseInt(c.argv[3])
 	if !ok {
 		return errNotInt
 	}
-	o, errr := hashOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "hash")
 	var value int64
 	if o != nil {
 		if v, ok := o.hash.get(field); ok {
@@ -554,30 +593,6 @@ func cmdHIncrBy(c *cmdCtx) reply {
 	o.hash.set(field, strconv.FormatInt(value, 10))
 	c.wrote(key)
 	return intReply(value)
-}
-
-func cmdHExists(c *cmdCtx) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	if o != nil {
-		if _, ok := o.hash.get(c.argv[2]); ok {
-			return intReply(1)
-		}
-	}
-	return intReply(0)
-}
-
-func cmdHLen(c *cmdCtx) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(o.hash.len())
 }
 
 // ---- server ----

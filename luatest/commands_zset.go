@@ -7,37 +7,24 @@ import (
 
 // Sorted set commands.
 
-func zsetOf(c *cmdCtx, key string) (*object, reply) {
-	o := c.lookup(key)
-	if o != nil && o.typ != "zset" {
-		return nil, errWrongType
-	}
-	return o, nil
-}
-
 func cmdZAdd(c *cmdCtx) reply {
 	key := c.argv[1]
-	var nx, xx, gt, lt, ch, incr bool
+	var cond updateConditions
+	var ch, incr bool
 	idx := 2
 options:
 	for ; idx < len(c.argv); idx++ {
-		switch strings.ToLower(c.argv[idx]) {
-		case "nx":
-			nx = true
-		case "xx":
-			xx = true
-		case "gt":
-			gt = true
-		case "lt":
-			lt = true
-		case "ch":
+		switch opt := strings.ToLower(c.argv[idx]); {
+		case cond.parse(opt):
+		case opt == "ch":
 			ch = true
-		case "incr":
+		case opt == "incr":
 			incr = true
 		default:
 			break options
 		}
 	}
+	nx, xx, gt, lt := cond.nx, cond.xx, cond.gt, cond.lt
 	elements := len(c.argv) - idx
 	if elements%2 != 0 || elements == 0 {
 		return errSyntax
@@ -60,10 +47,7 @@ options:
 		}
 		scores[j] = v
 	}
-	o, errr := zsetOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "zset")
 	var added, updated, processed int
 	var score float64
 	if o == nil && !xx {
@@ -120,41 +104,6 @@ options:
 	return intReply(added)
 }
 
-func cmdZRem(c *cmdCtx) reply {
-	key := c.argv[1]
-	o, errr := zsetOf(c, key)
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return intReply(0)
-	}
-	n := 0
-	for _, m := range c.argv[2:] {
-		if o.zset.del(m) {
-			n++
-		}
-	}
-	if o.zset.len() == 0 {
-		delete(c.s.db.keys, key)
-	}
-	if n > 0 {
-		c.wrote(key)
-	}
-	return intReply(n)
-}
-
-func cmdZCard(c *cmdCtx) reply {
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(o.zset.len())
-}
-
 // parseScoreRange parses min and max as Redis's zslParseRange does.
 func parseScoreRange(min, max string) (scoreRange, bool) {
 	var r scoreRange
@@ -177,33 +126,59 @@ func parseRangeEnd(s string) (float64, bool, bool) {
 	return v, false, ok
 }
 
-func cmdZCount(c *cmdCtx) reply {
-	r, ok := parseScoreRange(c.argv[2], c.argv[3])
-	if !ok {
-		return errMinMax
-	}
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(len(o.zset.inRange(r)))
+// zsetRange is a sorted set command's min and max arguments read as ranks,
+// scores or strings (kind byRank, byScore or byLex).
+type zsetRange struct {
+	kind       int
+	start, end int64
+	by         memberRange // byScore and byLex
 }
 
-func cmdZScore(c *cmdCtx) reply {
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
+// parseZSetRange reads min and max as kind; one that does not parse ends the
+// command with Redis's error for kind.
+func parseZSetRange(kind int, min, max string) zsetRange {
+	r := zsetRange{kind: kind}
+	ok := true
+	switch kind {
+	case byRank:
+		r.start = must(getLong(min, ""))
+		r.end = must(getLong(max, ""))
+	case byScore:
+		r.by, ok = parseScoreRange(min, max)
+		if !ok {
+			check(errMinMax)
+		}
+	case byLex:
+		r.by, ok = parseLexRange(min, max)
+		if !ok {
+			check(errReply("ERR min or max not valid string range item"))
+		}
 	}
-	if o == nil {
-		return nilReply{}
+	return r
+}
+
+// members lists the members of z in r, in ascending order.
+func (r zsetRange) members(z *zsetValue) []Member {
+	if r.kind != byRank {
+		return z.inRange(r.by)
 	}
-	if s, ok := o.zset.score(c.argv[2]); ok {
-		return bulkReply(formatScore(s))
+	s, e, ok := rankRange(r.start, r.end, z.len())
+	if !ok {
+		return nil
 	}
-	return nilReply{}
+	return append([]Member(nil), z.sorted[s:e+1]...)
+}
+
+// zcount is ZCOUNT (byScore) and ZLEXCOUNT (byLex).
+func zcount(kind int) handler {
+	return func(c *cmdCtx) reply {
+		r := parseZSetRange(kind, c.argv[2], c.argv[3])
+		o := c.lookupTyped(c.argv[1], "zset")
+		if o == nil {
+			return intReply(0)
+		}
+		return intReply(len(r.members(o.zset)))
+	}
 }
 
 // rankRange sanitises start/stop as Redis does; ok is false for an empty range.
@@ -233,14 +208,6 @@ const (
 	byLex
 )
 
-// zrangeGeneric is ZRANGE (byScoreCmd false) and ZRANGEBYSCORE (byScoreCmd true).
-func zrangeGeneric(c *cmdCtx, byScoreCmd bool) reply {
-	if byScoreCmd {
-		return zrangeVariant(c, byScore, false)
-	}
-	return zrangeVariant(c, -1, false)
-}
-
 // zrangeVariant is zrangeGenericCommand: preset is the range type a legacy
 // command fixes (-1 for ZRANGE, which takes BYSCORE, BYLEX and REV options);
 // rev is its direction.
@@ -256,15 +223,7 @@ func zrangeVariant(c *cmdCtx, preset int, rev bool) reply {
 		case opt == "withscores":
 			withScores = true
 		case opt == "limit" && left >= 2:
-			var ok1, ok2 bool
-			offset, ok1 = parseInt(c.argv[j+1])
-			if !ok1 {
-				return errNotInt
-			}
-			limit, ok2 = parseInt(c.argv[j+2])
-			if !ok2 {
-				return errNotInt
-			}
+			offset, limit = parseLimit(c.argv[j+1], c.argv[j+2])
 			j += 2
 		case !revSet && opt == "rev":
 			rev, revSet = true, true
@@ -289,39 +248,14 @@ func zrangeVariant(c *cmdCtx, preset int, rev bool) reply {
 	if rev && rangeType != byRank {
 		minArg, maxArg = maxArg, minArg
 	}
-	var start, end int64
-	var r scoreRange
-	var lr lexRange
-	switch rangeType {
-	case byRank:
-		var ok bool
-		if start, ok = parseInt(minArg); !ok {
-			return errNotInt
-		}
-		if end, ok = parseInt(maxArg); !ok {
-			return errNotInt
-		}
-	case byScore:
-		var ok bool
-		if r, ok = parseScoreRange(minArg, maxArg); !ok {
-			return errMinMax
-		}
-	case byLex:
-		var ok bool
-		if lr, ok = parseLexRange(minArg, maxArg); !ok {
-			return errReply("ERR min or max not valid string range item")
-		}
-	}
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	r := parseZSetRange(rangeType, minArg, maxArg)
+	o := c.lookupTyped(c.argv[1], "zset")
 	if o == nil {
 		return arrayReply{}
 	}
 	var members []Member
 	if rangeType == byRank {
-		s, e, ok := rankRange(start, end, o.zset.len())
+		s, e, ok := rankRange(r.start, r.end, o.zset.len())
 		if ok {
 			if rev {
 				n := o.zset.len()
@@ -333,12 +267,7 @@ func zrangeVariant(c *cmdCtx, preset int, rev bool) reply {
 			}
 		}
 	} else {
-		var all []Member
-		if rangeType == byScore {
-			all = o.zset.inRange(r)
-		} else {
-			all = o.zset.inLexRange(lr)
-		}
+		all := r.members(o.zset)
 		if rev {
 			for i, j := 0, len(all)-1; i < j; i, j = i+1, j-1 {
 				all[i], all[j] = all[j], all[i]
@@ -365,48 +294,26 @@ func zrangeVariant(c *cmdCtx, preset int, rev bool) reply {
 	return out
 }
 
-// zremrangeGeneric is ZREMRANGEBYSCORE (byScore) and ZREMRANGEBYRANK.
-func zremrangeGeneric(c *cmdCtx, byScore bool) reply {
-	key := c.argv[1]
-	var r scoreRange
-	var start, end int64
-	if byScore {
-		var ok bool
-		if r, ok = parseScoreRange(c.argv[2], c.argv[3]); !ok {
-			return errMinMax
+// zremrange is ZREMRANGEBYRANK, ZREMRANGEBYSCORE and ZREMRANGEBYLEX (kind
+// byRank, byScore, byLex).
+func zremrange(kind int) handler {
+	return func(c *cmdCtx) reply {
+		key := c.argv[1]
+		r := parseZSetRange(kind, c.argv[2], c.argv[3])
+		o := c.lookupTyped(key, "zset")
+		if o == nil {
+			return intReply(0)
 		}
-	} else {
-		var ok bool
-		if start, ok = parseInt(c.argv[2]); !ok {
-			return errNotInt
+		victims := r.members(o.zset)
+		for _, m := range victims {
+			o.zset.del(m.Member)
 		}
-		if end, ok = parseInt(c.argv[3]); !ok {
-			return errNotInt
+		if len(victims) > 0 {
+			c.wrote(key)
 		}
+		c.deleteIfEmpty(key, o)
+		return intReply(len(victims))
 	}
-	o, errr := zsetOf(c, key)
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return intReply(0)
-	}
-	var victims []Member
-	if byScore {
-		victims = o.zset.inRange(r)
-	} else if s, e, ok := rankRange(start, end, o.zset.len()); ok {
-		victims = append(victims, o.zset.sorted[s:e+1]...)
-	}
-	for _, m := range victims {
-		o.zset.del(m.Member)
-	}
-	if o.zset.len() == 0 {
-		delete(c.s.db.keys, key)
-	}
-	if len(victims) > 0 {
-		c.wrote(key)
-	}
-	return intReply(len(victims))
 }
 
 // lexBound is one end of a BYLEX range: "-" (inf -1), "+" (inf 1), "[x" or "(x".
@@ -452,35 +359,23 @@ func cmpLex(a, b lexBound) int {
 	return strings.Compare(a.s, b.s)
 }
 
-func (r lexRange) gteMin(v string) bool {
-	c := cmpLex(lexBound{s: v}, r.min)
+func (r lexRange) empty() bool {
+	c := cmpLex(r.min, r.max)
+	return c > 0 || (c == 0 && (r.min.ex || r.max.ex))
+}
+
+func (r lexRange) gteMin(m Member) bool {
+	c := cmpLex(lexBound{s: m.Member}, r.min)
 	if r.min.ex {
 		return c > 0
 	}
 	return c >= 0
 }
 
-func (r lexRange) lteMax(v string) bool {
-	c := cmpLex(lexBound{s: v}, r.max)
+func (r lexRange) lteMax(m Member) bool {
+	c := cmpLex(lexBound{s: m.Member}, r.max)
 	if r.max.ex {
 		return c < 0
 	}
 	return c <= 0
-}
-
-// inLexRange walks the set as Redis does: from the first member at or above
-// min, while members stay at or below max.
-func (z *zsetValue) inLexRange(r lexRange) []Member {
-	if c := cmpLex(r.min, r.max); c > 0 || (c == 0 && (r.min.ex || r.max.ex)) {
-		return nil
-	}
-	i := 0
-	for i < len(z.sorted) && !r.gteMin(z.sorted[i].Member) {
-		i++
-	}
-	var out []Member
-	for ; i < len(z.sorted) && r.lteMax(z.sorted[i].Member); i++ {
-		out = append(out, z.sorted[i])
-	}
-	return out
 }

@@ -4,6 +4,7 @@ import (
 	"encoding"
 	"fmt"
 	"net"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -151,39 +152,33 @@ func tableToReply(t *lua.LTable, depth int) reply {
 // replyToGo converts a reply into what go-redis (RESP2) gives a client: int64,
 // string (bulk and status), nil, []any, and *ErrorReply for an error nested in an
 // array. A top-level error is returned by the caller as an error instead.
-func replyToGo(r reply) any {
+func replyToGo(r reply) any { return replyValue(r, false) }
+
+// replyToTyped is replyToGo keeping status replies apart from bulk strings.
+func replyToTyped(r reply) any { return replyValue(r, true) }
+
+// replyValue is replyToGo, with a status reply as a Status when typed.
+func replyValue(r reply, typed bool) any {
 	switch r := r.(type) {
 	case intReply:
 		return int64(r)
 	case bulkReply:
 		return string(r)
 	case statusReply:
+		if typed {
+			return Status(r)
+		}
 		return string(r)
 	case errReply:
 		return &ErrorReply{Msg: string(r)}
 	case arrayReply:
 		out := make([]any, len(r))
 		for i, e := range r {
-			out[i] = replyToGo(e)
+			out[i] = replyValue(e, typed)
 		}
 		return out
 	}
 	return nil
-}
-
-// replyToTyped is replyToGo keeping status replies apart from bulk strings.
-func replyToTyped(r reply) any {
-	switch r := r.(type) {
-	case statusReply:
-		return Status(r)
-	case arrayReply:
-		out := make([]any, len(r))
-		for i, e := range r {
-			out[i] = replyToTyped(e)
-		}
-		return out
-	}
-	return replyToGo(r)
 }
 
 // encodeArgs turns Go values into command arguments the way go-redis writes them.
@@ -199,6 +194,16 @@ func encodeArgs(args []any) ([]string, error) {
 	return out, nil
 }
 
+// encodeCommand is encodeArgs for a command, which needs at least its name;
+// caller ("Do", "Call.Do") is named in the error for none.
+func encodeCommand(args []any, caller string) ([]string, error) {
+	argv, err := encodeArgs(args)
+	if err == nil && len(argv) == 0 {
+		err = fmt.Errorf("luatest: %s needs a command", caller)
+	}
+	return argv, err
+}
+
 func encodeArg(a any) (string, error) {
 	switch v := a.(type) {
 	case nil:
@@ -207,26 +212,10 @@ func encodeArg(a any) (string, error) {
 		return v, nil
 	case []byte:
 		return string(v), nil
-	case int:
-		return strconv.FormatInt(int64(v), 10), nil
-	case int8:
-		return strconv.FormatInt(int64(v), 10), nil
-	case int16:
-		return strconv.FormatInt(int64(v), 10), nil
-	case int32:
-		return strconv.FormatInt(int64(v), 10), nil
-	case int64:
-		return strconv.FormatInt(v, 10), nil
-	case uint:
-		return strconv.FormatUint(uint64(v), 10), nil
-	case uint8:
-		return strconv.FormatUint(uint64(v), 10), nil
-	case uint16:
-		return strconv.FormatUint(uint64(v), 10), nil
-	case uint32:
-		return strconv.FormatUint(uint64(v), 10), nil
-	case uint64:
-		return strconv.FormatUint(v, 10), nil
+	case int, int8, int16, int32, int64:
+		return strconv.FormatInt(reflect.ValueOf(v).Int(), 10), nil
+	case uint, uint8, uint16, uint32, uint64:
+		return strconv.FormatUint(reflect.ValueOf(v).Uint(), 10), nil
 	case float32:
 		return strconv.FormatFloat(float64(v), 'f', -1, 64), nil
 	case float64:

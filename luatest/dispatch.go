@@ -19,6 +19,17 @@ import (
 // handler runs one command and answers with its reply.
 type handler func(c *cmdCtx) reply
 
+// withArg is the handler that runs f with a, for the commands one function
+// serves with a flag or a kind: LPOP is withArg(popGeneric, true).
+func withArg[A any](f func(*cmdCtx, A) reply, a A) handler {
+	return func(c *cmdCtx) reply { return f(c, a) }
+}
+
+// withArgs is withArg for a function of two such arguments.
+func withArgs[A, B any](f func(*cmdCtx, A, B) reply, a A, b B) handler {
+	return func(c *cmdCtx) reply { return f(c, a, b) }
+}
+
 // route is how a call is run: what Redis's table says about the command, and
 // who implements it.
 type route struct {
@@ -112,3 +123,37 @@ const (
 	errScriptNoScript = errReply("ERR " + rediscmd.ScriptErrNoScript)
 	errReadOnlyScript = errReply("ERR Write commands are not allowed from read-only scripts.")
 )
+
+// commandFailure carries an error reply from where a handler meets it (an
+// argument that does not parse, a key holding the wrong type) to call, which
+// answers with it: a handler reads as the steps Redis takes, each failing step
+// ending the command as Redis's addReplyError-and-return does.
+type commandFailure struct{ errr reply }
+
+// must gives v, or ends the command with errr when errr is not nil.
+func must[T any](v T, errr reply) T {
+	check(errr)
+	return v
+}
+
+// check ends the command with errr when errr is not nil.
+func check(errr reply) {
+	if errr != nil {
+		panic(commandFailure{errr})
+	}
+}
+
+// call runs the command on c; a failure it raised with must or check is its
+// reply. Any other panic goes on up.
+func (rt *route) call(c *cmdCtx) (r reply) {
+	defer func() {
+		if p := recover(); p != nil {
+			f, ok := p.(commandFailure)
+			if !ok {
+				panic(p)
+			}
+			r = f.errr
+		}
+	}()
+	return rt.fn(c)
+}

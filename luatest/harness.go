@@ -302,12 +302,9 @@ func (s *Server) Keyspace() Keyspace {
 // the reply is converted as go-redis gives it (see Result.Reply), and an error
 // reply is returned as an *ErrorReply. Do records nothing and checks no rules.
 func (s *Server) Do(args ...any) (any, error) {
-	argv, err := encodeArgs(args)
+	argv, err := encodeCommand(args, "Do")
 	if err != nil {
 		return nil, err
-	}
-	if len(argv) == 0 {
-		return nil, errors.New("luatest: Do needs a command")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -331,7 +328,7 @@ func (s *Server) clientCall(argv []string, now int64, run *runState) reply {
 	}
 	spelled := argv[0]
 	argv[0] = strings.ToLower(argv[0])
-	return rt.fn(&cmdCtx{s: s, argv: argv, now: now, run: run, keys: rt.keys(argv), name: spelled})
+	return rt.call(&cmdCtx{s: s, argv: argv, now: now, run: run, keys: rt.keys(argv), name: spelled})
 }
 
 const errSelect = errReply("ERR luatest: SELECT is refused: a script must stay in the database its caller chose")
@@ -494,7 +491,7 @@ func (r *runState) exec(argv []string) reply {
 	if rt.fn == nil {
 		return notImplemented(rt)
 	}
-	return rt.fn(&cmdCtx{s: r.s, argv: argv, now: r.now, run: r, keys: keys, name: spelled})
+	return rt.call(&cmdCtx{s: r.s, argv: argv, now: r.now, run: r, keys: keys, name: spelled})
 }
 
 func (r *runState) timeout() time.Duration {
@@ -632,12 +629,8 @@ var positionRe = regexp.MustCompile(`^([^:\n]*):(\d+): `)
 func (r *runState) errorText(L *lua.LState, obj lua.LValue) string {
 	var msg string
 	if t, ok := obj.(*lua.LTable); ok {
-		switch e := t.RawGetString("err").(type) {
-		case lua.LString:
-			msg = string(e)
-		case lua.LNumber:
-			msg = formatLuaNumber(float64(e))
-		default:
+		var ok bool
+		if msg, ok = luaStringOrNumber(t.RawGetString("err")); !ok {
 			r.violation("the script raised an error object without an err field (Redis 7.0.15 crashes on this)")
 			msg = "ERR luatest: the script raised an error object without an err field"
 		}

@@ -61,6 +61,49 @@ type object struct {
 	hasExpire bool
 }
 
+// size is the length of a string, or the number of elements of a list, set,
+// hash, sorted set or stream.
+func (o *object) size() int {
+	switch o.typ {
+	case "string":
+		return len(o.str)
+	case "list":
+		return len(o.list.items)
+	case "set":
+		return len(o.set.members)
+	case "hash":
+		return o.hash.len()
+	case "zset":
+		return o.zset.len()
+	}
+	return int(o.stream.length)
+}
+
+// element is the i-th element of a list, or the i-th member of a sorted set
+// in ascending order.
+func (o *object) element(i int) string {
+	if o.typ == "list" {
+		return o.list.items[i]
+	}
+	return o.zset.sorted[i].Member
+}
+
+// removeMember removes the field of a hash or the member of a set or sorted
+// set, true when it was there.
+func (o *object) removeMember(m string) bool {
+	switch o.typ {
+	case "hash":
+		return o.hash.del(m)
+	case "zset":
+		return o.zset.del(m)
+	}
+	if !o.set.has(m) {
+		return false
+	}
+	delete(o.set.members, m)
+	return true
+}
+
 // hashValue keeps fields in insertion order, as a small Redis hash (listpack) does.
 type hashValue struct {
 	order  []string
@@ -169,31 +212,43 @@ func (r scoreRange) empty() bool {
 	return r.min > r.max || (r.min == r.max && (r.minex || r.maxex))
 }
 
-func (r scoreRange) gteMin(v float64) bool {
+func (r scoreRange) gteMin(m Member) bool {
+	v := m.Score
 	if r.minex {
 		return v > r.min
 	}
 	return v >= r.min
 }
 
-func (r scoreRange) lteMax(v float64) bool {
+func (r scoreRange) lteMax(m Member) bool {
+	v := m.Score
 	if r.maxex {
 		return v < r.max
 	}
 	return v <= r.max
 }
 
-// inRange lists the members within r in ascending order.
-func (z *zsetValue) inRange(r scoreRange) []Member {
+// memberRange is a range of a sorted set's members by score (scoreRange) or
+// by string (lexRange).
+type memberRange interface {
+	empty() bool
+	gteMin(m Member) bool
+	lteMax(m Member) bool
+}
+
+// inRange lists the members within r in ascending order, walking the set as
+// Redis does: from the first member at or above min, while members stay at
+// or below max.
+func (z *zsetValue) inRange(r memberRange) []Member {
 	if r.empty() {
 		return nil
 	}
 	i := 0
-	for i < len(z.sorted) && !r.gteMin(z.sorted[i].Score) {
+	for i < len(z.sorted) && !r.gteMin(z.sorted[i]) {
 		i++
 	}
 	var out []Member
-	for ; i < len(z.sorted) && r.lteMax(z.sorted[i].Score); i++ {
+	for ; i < len(z.sorted) && r.lteMax(z.sorted[i]); i++ {
 		out = append(out, z.sorted[i])
 	}
 	return out

@@ -82,14 +82,23 @@ func luaLOptInteger(L *lua.LState, n int, def int64) int64 {
 
 // luaLCheckString is luaL_checklstring: a string, or a number as "%.14g".
 func luaLCheckString(L *lua.LState, n int) string {
-	switch v := L.Get(n).(type) {
-	case lua.LString:
-		return string(v)
-	case lua.LNumber:
-		return formatLuaNumber(float64(v))
+	s, ok := luaStringOrNumber(L.Get(n))
+	if !ok {
+		luaLTypeError(L, n, "string")
 	}
-	luaLTypeError(L, n, "string")
-	return ""
+	return s
+}
+
+// luaStringOrNumber is lua_tolstring on a string or a number (as "%.14g");
+// ok is false for any other value.
+func luaStringOrNumber(v lua.LValue) (string, bool) {
+	switch v := v.(type) {
+	case lua.LString:
+		return string(v), true
+	case lua.LNumber:
+		return formatLuaNumber(float64(v)), true
+	}
+	return "", false
 }
 
 // nullPointer marks the userdata that stands for a NULL light userdata

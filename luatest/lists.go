@@ -13,41 +13,33 @@ type listValue struct {
 }
 
 var listCommands = map[string]handler{
-	"lpush":     func(c *cmdCtx) reply { return pushGeneric(c, true, false) },
-	"rpush":     func(c *cmdCtx) reply { return pushGeneric(c, false, false) },
-	"lpushx":    func(c *cmdCtx) reply { return pushGeneric(c, true, true) },
-	"rpushx":    func(c *cmdCtx) reply { return pushGeneric(c, false, true) },
+	"lpush":     withArgs(pushGeneric, true, false),
+	"rpush":     withArgs(pushGeneric, false, false),
+	"lpushx":    withArgs(pushGeneric, true, true),
+	"rpushx":    withArgs(pushGeneric, false, true),
 	"linsert":   cmdLInsert,
-	"llen":      cmdLLen,
+	"llen":      lengthOf("list"),
 	"lindex":    cmdLIndex,
 	"lset":      cmdLSet,
-	"lpop":      func(c *cmdCtx) reply { return popGeneric(c, true) },
-	"rpop":      func(c *cmdCtx) reply { return popGeneric(c, false) },
+	"lpop":      withArg(popGeneric, true),
+	"rpop":      withArg(popGeneric, false),
 	"lrange":    cmdLRange,
 	"ltrim":     cmdLTrim,
 	"lpos":      cmdLPos,
 	"lrem":      cmdLRem,
 	"lmove":     cmdLMove,
-	"rpoplpush": func(c *cmdCtx) reply { return lmoveGeneric(c, false, true) },
-	"lmpop":     func(c *cmdCtx) reply { return lmpopGeneric(c, 1) },
+	"rpoplpush": withArgs(lmoveGeneric, false, true),
+	"lmpop":     withArg(lmpopGeneric, 1),
 	// A blocking command a script may call runs without blocking, as in Redis.
-	"blmpop":  func(c *cmdCtx) reply { return lmpopGeneric(c, 2) },
-	"sort":    func(c *cmdCtx) reply { return sortGeneric(c, false) },
-	"sort_ro": func(c *cmdCtx) reply { return sortGeneric(c, true) },
+	"blmpop":  withArg(lmpopGeneric, 2),
+	"sort":    withArg(sortGeneric, false),
+	"sort_ro": withArg(sortGeneric, true),
 }
 
 var (
 	errNoSuchKey  = errReply("ERR no such key")
 	errOutOfRange = errReply("ERR index out of range")
 )
-
-func listOf(c *cmdCtx, key string) (*object, reply) {
-	o := c.lookup(key)
-	if o != nil && o.typ != "list" {
-		return nil, errWrongType
-	}
-	return o, nil
-}
 
 func newList(c *cmdCtx, key string) *object {
 	o := &object{typ: "list", list: &listValue{}}
@@ -58,28 +50,14 @@ func newList(c *cmdCtx, key string) *object {
 // deleteIfEmpty removes a list, set, hash or zset left without elements, as
 // Redis does.
 func (c *cmdCtx) deleteIfEmpty(key string, o *object) {
-	empty := false
-	switch o.typ {
-	case "list":
-		empty = len(o.list.items) == 0
-	case "set":
-		empty = len(o.set.members) == 0
-	case "hash":
-		empty = o.hash.len() == 0
-	case "zset":
-		empty = o.zset.len() == 0
-	}
-	if empty && c.s.db.keys[key] == o {
+	if o.typ != "string" && o.typ != "stream" && o.size() == 0 && c.s.db.keys[key] == o {
 		delete(c.s.db.keys, key)
 	}
 }
 
 func pushGeneric(c *cmdCtx, head, xx bool) reply {
 	key := c.argv[1]
-	o, errr := listOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "list")
 	if o == nil {
 		if xx {
 			return intReply(0)
@@ -111,10 +89,7 @@ func cmdLInsert(c *cmdCtx) reply {
 		return errSyntax
 	}
 	key := c.argv[1]
-	o, errr := listOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "list")
 	if o == nil {
 		return intReply(0)
 	}
@@ -136,17 +111,6 @@ func cmdLInsert(c *cmdCtx) reply {
 	return intReply(-1)
 }
 
-func cmdLLen(c *cmdCtx) reply {
-	o, errr := listOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(len(o.list.items))
-}
-
 // listIndex converts a Redis list index (negative from the tail) into a slice
 // index, ok false when it is out of range.
 func listIndex(index int64, n int) (int, bool) {
@@ -160,17 +124,11 @@ func listIndex(index int64, n int) (int, bool) {
 }
 
 func cmdLIndex(c *cmdCtx) reply {
-	o, errr := listOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(c.argv[1], "list")
 	if o == nil {
 		return nilReply{}
 	}
-	index, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
+	index := must(getLong(c.argv[2], ""))
 	i, ok := listIndex(index, len(o.list.items))
 	if !ok {
 		return nilReply{}
@@ -180,17 +138,11 @@ func cmdLIndex(c *cmdCtx) reply {
 
 func cmdLSet(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := listOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "list")
 	if o == nil {
 		return errNoSuchKey
 	}
-	index, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
+	index := must(getLong(c.argv[2], ""))
 	i, ok := listIndex(index, len(o.list.items))
 	if !ok {
 		return errOutOfRange
@@ -203,23 +155,8 @@ func cmdLSet(c *cmdCtx) reply {
 // listRange is addListRangeReply's index arithmetic: the slice bounds of
 // start..end (inclusive, negative from the tail), ok false when empty.
 func listRange(start, end int64, n int) (int, int, bool) {
-	ln := int64(n)
-	if start < 0 {
-		start += ln
-	}
-	if end < 0 {
-		end += ln
-	}
-	if start < 0 {
-		start = 0
-	}
-	if start > end || start >= ln {
-		return 0, 0, false
-	}
-	if end >= ln {
-		end = ln - 1
-	}
-	return int(start), int(end) + 1, true
+	from, last, ok := rankRange(start, end, n)
+	return from, last + 1, ok
 }
 
 func bulkArray(items []string, reverse bool) arrayReply {
@@ -258,16 +195,10 @@ func popGeneric(c *cmdCtx, head bool) reply {
 	hasCount := len(c.argv) == 3
 	var count int64
 	if hasCount {
-		var errr reply
-		if count, errr = getPositiveLong(c.argv[2], ""); errr != nil {
-			return errr
-		}
+		count = must(getPositiveLong(c.argv[2], ""))
 	}
 	key := c.argv[1]
-	o, errr := listOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "list")
 	if o == nil {
 		return nilReply{}
 	}
@@ -288,18 +219,9 @@ func popGeneric(c *cmdCtx, head bool) reply {
 }
 
 func cmdLRange(c *cmdCtx) reply {
-	start, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
-	end, errr := getLong(c.argv[3], "")
-	if errr != nil {
-		return errr
-	}
-	o, errr := listOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	start := must(getLong(c.argv[2], ""))
+	end := must(getLong(c.argv[3], ""))
+	o := c.lookupTyped(c.argv[1], "list")
 	if o == nil {
 		return arrayReply{}
 	}
@@ -311,19 +233,10 @@ func cmdLRange(c *cmdCtx) reply {
 }
 
 func cmdLTrim(c *cmdCtx) reply {
-	start, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
-	end, errr := getLong(c.argv[3], "")
-	if errr != nil {
-		return errr
-	}
+	start := must(getLong(c.argv[2], ""))
+	end := must(getLong(c.argv[3], ""))
 	key := c.argv[1]
-	o, errr := listOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "list")
 	if o == nil {
 		return okReply
 	}
@@ -344,26 +257,19 @@ func cmdLPos(c *cmdCtx) reply {
 	for j := 3; j < len(c.argv); j++ {
 		opt := strings.ToLower(c.argv[j])
 		more := j < len(c.argv)-1
-		var errr reply
 		switch {
 		case opt == "rank" && more:
 			j++
-			if rank, errr = getLong(c.argv[j], ""); errr != nil {
-				return errr
-			}
+			rank = must(getLong(c.argv[j], ""))
 			if rank == 0 {
 				return errReply("ERR RANK can't be zero: use 1 to start from the first match, 2 from the second ... or use negative to start from the end of the list")
 			}
 		case opt == "count" && more:
 			j++
-			if count, errr = getPositiveLong(c.argv[j], "COUNT can't be negative"); errr != nil {
-				return errr
-			}
+			count = must(getPositiveLong(c.argv[j], "COUNT can't be negative"))
 		case opt == "maxlen" && more:
 			j++
-			if maxlen, errr = getPositiveLong(c.argv[j], "MAXLEN can't be negative"); errr != nil {
-				return errr
-			}
+			maxlen = must(getPositiveLong(c.argv[j], "MAXLEN can't be negative"))
 		default:
 			return errSyntax
 		}
@@ -421,15 +327,9 @@ func cmdLPos(c *cmdCtx) reply {
 }
 
 func cmdLRem(c *cmdCtx) reply {
-	toRemove, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
+	toRemove := must(getLong(c.argv[2], ""))
 	key := c.argv[1]
-	o, errr := listOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "list")
 	if o == nil {
 		return intReply(0)
 	}
@@ -482,30 +382,18 @@ func listWhere(s string) (head bool, errr reply) {
 }
 
 func cmdLMove(c *cmdCtx) reply {
-	from, errr := listWhere(c.argv[3])
-	if errr != nil {
-		return errr
-	}
-	to, errr := listWhere(c.argv[4])
-	if errr != nil {
-		return errr
-	}
+	from := must(listWhere(c.argv[3]))
+	to := must(listWhere(c.argv[4]))
 	return lmoveGeneric(c, from, to)
 }
 
 func lmoveGeneric(c *cmdCtx, fromHead, toHead bool) reply {
 	src, dst := c.argv[1], c.argv[2]
-	so, errr := listOf(c, src)
-	if errr != nil {
-		return errr
-	}
+	so := c.lookupTyped(src, "list")
 	if so == nil || len(so.list.items) == 0 {
 		return nilReply{}
 	}
-	do, errr := listOf(c, dst)
-	if errr != nil {
-		return errr
-	}
+	do := c.lookupTyped(dst, "list")
 	v := popRange(so, fromHead, 1)[0]
 	if do == nil {
 		do = newList(c, dst)
@@ -522,25 +410,17 @@ func lmoveGeneric(c *cmdCtx, fromHead, toHead bool) reply {
 }
 
 func lmpopGeneric(c *cmdCtx, numkeysIdx int) reply {
-	numkeys, errr := getRangeLong(c.argv[numkeysIdx], 1, math.MaxInt64, "numkeys should be greater than 0")
-	if errr != nil {
-		return errr
-	}
+	numkeys := must(getRangeLong(c.argv[numkeysIdx], 1, math.MaxInt64, "numkeys should be greater than 0"))
 	whereIdx := int64(numkeysIdx) + numkeys + 1
 	if whereIdx >= int64(len(c.argv)) || whereIdx < 0 {
 		return errSyntax
 	}
-	head, errr := listWhere(c.argv[whereIdx])
-	if errr != nil {
-		return errr
-	}
+	head := must(listWhere(c.argv[whereIdx]))
 	count := int64(-1)
 	for j := int(whereIdx) + 1; j < len(c.argv); j++ {
 		if count == -1 && strings.EqualFold(c.argv[j], "count") && j < len(c.argv)-1 {
 			j++
-			if count, errr = getRangeLong(c.argv[j], 1, math.MaxInt64, "count should be greater than 0"); errr != nil {
-				return errr
-			}
+			count = must(getRangeLong(c.argv[j], 1, math.MaxInt64, "count should be greater than 0"))
 			continue
 		}
 		return errSyntax
@@ -550,15 +430,10 @@ func lmpopGeneric(c *cmdCtx, numkeysIdx int) reply {
 	}
 	if numkeysIdx == 2 {
 		// BLMPOP's timeout: parsed, never waited on in a script.
-		if errr := checkTimeout(c.argv[1]); errr != nil {
-			return errr
-		}
+		check(checkTimeout(c.argv[1]))
 	}
 	for _, key := range c.argv[numkeysIdx+1 : whereIdx] {
-		o, errr := listOf(c, key)
-		if errr != nil {
-			return errr
-		}
+		o := c.lookupTyped(key, "list")
 		if o == nil || len(o.list.items) == 0 {
 			continue
 		}

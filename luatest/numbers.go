@@ -361,6 +361,12 @@ func getRangeLong(s string, lo, hi int64, msg string) (int64, reply) {
 	return v, nil
 }
 
+// parseLimit reads the offset and count of a LIMIT option (ZRANGE's, SORT's);
+// one that is no integer ends the command.
+func parseLimit(offset, count string) (int64, int64) {
+	return must(getLong(offset, "")), must(getLong(count, ""))
+}
+
 // getPositiveLong is getPositiveLongFromObjectOrReply: an integer >= 0.
 func getPositiveLong(s, msg string) (int64, reply) {
 	if msg == "" {

@@ -59,35 +59,22 @@ func readEntry(ctx context.Context, c redis.Cmdable, key string) (Entry, bool, e
 		return Entry{}, false, err
 	}
 	e := Entry{Type: typ}
+	n := 1 // the elements read: 0 when the key went away after TYPE
 	switch typ {
 	case "none":
 		return Entry{}, false, nil
 	case "string":
-		v, err := c.Get(ctx, key).Result()
+		e.String, err = c.Get(ctx, key).Result()
 		if errors.Is(err, redis.Nil) {
 			return Entry{}, false, nil
 		}
-		if err != nil {
-			return Entry{}, false, err
-		}
-		e.String = v
 	case "hash":
-		v, err := c.HGetAll(ctx, key).Result()
-		if err != nil {
-			return Entry{}, false, err
-		}
-		if len(v) == 0 {
-			return Entry{}, false, nil
-		}
-		e.Hash = v
+		e.Hash, err = c.HGetAll(ctx, key).Result()
+		n = len(e.Hash)
 	case "zset":
-		v, err := c.ZRangeWithScores(ctx, key, 0, -1).Result()
-		if err != nil {
-			return Entry{}, false, err
-		}
-		if len(v) == 0 {
-			return Entry{}, false, nil
-		}
+		var v []redis.Z
+		v, err = c.ZRangeWithScores(ctx, key, 0, -1).Result()
+		n = len(v)
 		for _, z := range v {
 			m, ok := z.Member.(string)
 			if !ok {
@@ -96,30 +83,20 @@ func readEntry(ctx context.Context, c redis.Cmdable, key string) (Entry, bool, e
 			e.ZSet = append(e.ZSet, Member{Member: m, Score: z.Score})
 		}
 	case "list":
-		v, err := c.LRange(ctx, key, 0, -1).Result()
-		if err != nil {
-			return Entry{}, false, err
-		}
-		if len(v) == 0 {
-			return Entry{}, false, nil
-		}
-		e.List = v
+		e.List, err = c.LRange(ctx, key, 0, -1).Result()
+		n = len(e.List)
 	case "set":
-		v, err := c.SMembers(ctx, key).Result()
-		if err != nil {
-			return Entry{}, false, err
-		}
-		if len(v) == 0 {
-			return Entry{}, false, nil
-		}
-		sort.Strings(v)
-		e.Set = v
+		e.Set, err = c.SMembers(ctx, key).Result()
+		n = len(e.Set)
+		sort.Strings(e.Set)
 	case "stream":
-		st, err := readStream(ctx, c, key)
-		if err != nil {
-			return Entry{}, false, err
-		}
-		e.Stream = st
+		e.Stream, err = readStream(ctx, c, key)
+	}
+	if err != nil {
+		return Entry{}, false, err
+	}
+	if n == 0 {
+		return Entry{}, false, nil
 	}
 	ttl, err := c.PTTL(ctx, key).Result()
 	if err != nil {

@@ -3,6 +3,7 @@ package luatest
 import (
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"time"
 
@@ -50,12 +51,9 @@ func (call *Call) Now() time.Time { return time.UnixMilli(call.c.now) }
 // as a client would; what it writes and the TTLs it sets count for the
 // running script. The reply and error are as Server.Do gives them.
 func (call *Call) Do(args ...any) (any, error) {
-	argv, err := encodeArgs(args)
+	argv, err := encodeCommand(args, "Call.Do")
 	if err != nil {
 		return nil, err
-	}
-	if len(argv) == 0 {
-		return nil, errors.New("luatest: Call.Do needs a command")
 	}
 	return replyResult(call.c.s.clientCall(argv, call.c.now, call.c.run))
 }
@@ -137,12 +135,8 @@ func goToReply(display string, v any) reply {
 		return bulkReply(v)
 	case []byte:
 		return bulkReply(v)
-	case int:
-		return intReply(v)
-	case int64:
-		return intReply(v)
-	case int32:
-		return intReply(v)
+	case int, int64, int32:
+		return intReply(reflect.ValueOf(v).Int())
 	case uint32:
 		return intReply(v)
 	case *ErrorReply:

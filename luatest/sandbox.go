@@ -278,13 +278,8 @@ func luaTostring(L *lua.LState) int {
 func luaError(L *lua.LState) int {
 	obj := L.Get(1)
 	level := L.OptInt(2, 1)
-	var msg string
-	switch v := obj.(type) {
-	case lua.LString:
-		msg = string(v)
-	case lua.LNumber:
-		msg = formatLuaNumber(float64(v))
-	default:
+	msg, ok := luaStringOrNumber(obj)
+	if !ok {
 		L.Error(obj, 0)
 		return 0
 	}
@@ -370,13 +365,8 @@ func luaTonumber(L *lua.LState) int {
 	if base < 2 || base > 36 {
 		L.ArgError(2, "base out of range")
 	}
-	var s string
-	switch v := v.(type) {
-	case lua.LString:
-		s = string(v)
-	case lua.LNumber:
-		s = formatLuaNumber(float64(v))
-	default:
+	s, ok := luaStringOrNumber(v)
+	if !ok {
 		L.ArgError(1, "string expected, got "+v.Type().String())
 	}
 	if n, ok := strtoul(s, base); ok {
@@ -452,12 +442,7 @@ func (vm *luaVM) load(L *lua.LState) int {
 		if piece == lua.LNil {
 			break
 		}
-		s, ok := piece.(lua.LString)
-		if !ok {
-			if n, isNum := piece.(lua.LNumber); isNum {
-				s, ok = lua.LString(formatLuaNumber(float64(n))), true
-			}
-		}
+		s, ok := luaStringOrNumber(piece)
 		if !ok {
 			L.Push(lua.LNil)
 			L.Push(lua.LString("reader function must return a string"))
@@ -466,7 +451,7 @@ func (vm *luaVM) load(L *lua.LState) int {
 		if s == "" {
 			break
 		}
-		buf.WriteString(string(s))
+		buf.WriteString(s)
 	}
 	return vm.loadChunk(L, buf.String(), name)
 }
@@ -697,13 +682,7 @@ func redisSha1hex(L *lua.LState) int {
 	if L.GetTop() != 1 {
 		raiseReply(L, "ERR wrong number of arguments")
 	}
-	var s string
-	switch v := L.Get(1).(type) {
-	case lua.LString:
-		s = string(v)
-	case lua.LNumber:
-		s = formatLuaNumber(float64(v))
-	}
+	s, _ := luaStringOrNumber(L.Get(1))
 	sum := sha1.Sum([]byte(s))
 	L.Push(lua.LString(hex.EncodeToString(sum[:])))
 	return 1

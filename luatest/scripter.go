@@ -77,24 +77,23 @@ func (sc *Scripter) ScriptExists(ctx context.Context, hashes ...string) *redis.B
 
 // Eval loads and runs src.
 func (sc *Scripter) Eval(ctx context.Context, src string, keys []string, args ...any) *redis.Cmd {
-	load := sc.ScriptLoad(ctx, src)
-	if load.Err() != nil {
-		cmd := redis.NewCmd(ctx, "eval")
-		cmd.SetErr(load.Err())
-		return cmd
-	}
-	return sc.run(ctx, "eval", load.Val(), false, keys, args)
+	return sc.eval(ctx, "eval", src, false, keys, args)
 }
 
 // EvalRO is Eval as EVAL_RO: a script that writes is refused.
 func (sc *Scripter) EvalRO(ctx context.Context, src string, keys []string, args ...any) *redis.Cmd {
+	return sc.eval(ctx, "eval_ro", src, true, keys, args)
+}
+
+// eval is EVAL and EVAL_RO (name): src loaded, then run.
+func (sc *Scripter) eval(ctx context.Context, name, src string, readOnly bool, keys []string, args []any) *redis.Cmd {
 	load := sc.ScriptLoad(ctx, src)
 	if load.Err() != nil {
-		cmd := redis.NewCmd(ctx, "eval_ro")
+		cmd := redis.NewCmd(ctx, name)
 		cmd.SetErr(load.Err())
 		return cmd
 	}
-	return sc.run(ctx, "eval_ro", load.Val(), true, keys, args)
+	return sc.run(ctx, name, load.Val(), readOnly, keys, args)
 }
 
 // EvalSha runs a cached script, or answers NOSCRIPT.

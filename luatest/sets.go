@@ -82,11 +82,11 @@ func (s *setValue) sortedStrings() []string {
 
 var setCommands = map[string]handler{
 	"sadd":        cmdSAdd,
-	"srem":        cmdSRem,
+	"srem":        removeMembers("set"),
 	"smove":       cmdSMove,
-	"sismember":   cmdSIsMember,
-	"smismember":  cmdSMIsMember,
-	"scard":       cmdSCard,
+	"sismember":   memberReply("set", hasMember, intReply(0)),
+	"smismember":  memberReplies("set", hasMember, intReply(0)),
+	"scard":       lengthOf("set"),
 	"smembers":    cmdSMembers,
 	"spop":        cmdSPop,
 	"srandmember": cmdSRandMember,
@@ -99,20 +99,9 @@ var setCommands = map[string]handler{
 	"sdiffstore":  func(c *cmdCtx) reply { return setOpGeneric(c, c.argv[2:], c.argv[1], opDiff) },
 }
 
-func setOf(c *cmdCtx, key string) (*object, reply) {
-	o := c.lookup(key)
-	if o != nil && o.typ != "set" {
-		return nil, errWrongType
-	}
-	return o, nil
-}
-
 func cmdSAdd(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := setOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "set")
 	if o == nil {
 		o = &object{typ: "set", set: newSetFor(c.argv[2])}
 		c.s.db.keys[key] = o
@@ -127,32 +116,6 @@ func cmdSAdd(c *cmdCtx) reply {
 		c.wrote(key)
 	}
 	return intReply(added)
-}
-
-func cmdSRem(c *cmdCtx) reply {
-	key := c.argv[1]
-	o, errr := setOf(c, key)
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return intReply(0)
-	}
-	removed := 0
-	for _, m := range c.argv[2:] {
-		if o.set.has(m) {
-			delete(o.set.members, m)
-			removed++
-			if len(o.set.members) == 0 {
-				break
-			}
-		}
-	}
-	if removed > 0 {
-		c.wrote(key)
-		c.deleteIfEmpty(key, o)
-	}
-	return intReply(removed)
 }
 
 func cmdSMove(c *cmdCtx) reply {
@@ -187,53 +150,12 @@ func cmdSMove(c *cmdCtx) reply {
 	return intReply(1)
 }
 
-func cmdSIsMember(c *cmdCtx) reply {
-	o, errr := setOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	if o != nil && o.set.has(c.argv[2]) {
-		return intReply(1)
-	}
-	return intReply(0)
-}
-
-func cmdSMIsMember(c *cmdCtx) reply {
-	o, errr := setOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	out := make(arrayReply, 0, len(c.argv)-2)
-	for _, m := range c.argv[2:] {
-		if o != nil && o.set.has(m) {
-			out = append(out, intReply(1))
-		} else {
-			out = append(out, intReply(0))
-		}
-	}
-	return out
-}
-
 func cmdSMembers(c *cmdCtx) reply {
-	o, errr := setOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(c.argv[1], "set")
 	if o == nil {
 		return arrayReply{}
 	}
 	return bulkArray(o.set.ordered(), false)
-}
-
-func cmdSCard(c *cmdCtx) reply {
-	o, errr := setOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(len(o.set.members))
 }
 
 // random is the Server's generator for SPOP and SRANDMEMBER (Redis's own
@@ -251,14 +173,8 @@ func cmdSPop(c *cmdCtx) reply {
 	}
 	key := c.argv[1]
 	if len(c.argv) == 3 {
-		count, errr := getPositiveLong(c.argv[2], "")
-		if errr != nil {
-			return errr
-		}
-		o, errr := setOf(c, key)
-		if errr != nil {
-			return errr
-		}
+		count := must(getPositiveLong(c.argv[2], ""))
+		o := c.lookupTyped(key, "set")
 		if o == nil || count == 0 {
 			return arrayReply{}
 		}
@@ -276,10 +192,7 @@ func cmdSPop(c *cmdCtx) reply {
 		c.wrote(key)
 		return bulkArray(popped, false)
 	}
-	o, errr := setOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "set")
 	if o == nil {
 		return nilReply{}
 	}
@@ -296,14 +209,8 @@ func cmdSRandMember(c *cmdCtx) reply {
 		return errSyntax
 	}
 	if len(c.argv) == 3 {
-		l, errr := getRangeLong(c.argv[2], -math.MaxInt64, math.MaxInt64, "")
-		if errr != nil {
-			return errr
-		}
-		o, errr := setOf(c, c.argv[1])
-		if errr != nil {
-			return errr
-		}
+		l := must(getRangeLong(c.argv[2], -math.MaxInt64, math.MaxInt64, ""))
+		o := c.lookupTyped(c.argv[1], "set")
 		if o == nil || l == 0 {
 			return arrayReply{}
 		}
@@ -321,10 +228,7 @@ func cmdSRandMember(c *cmdCtx) reply {
 		c.s.random().Shuffle(len(members), func(i, j int) { members[i], members[j] = members[j], members[i] })
 		return bulkArray(members[:l], false)
 	}
-	o, errr := setOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(c.argv[1], "set")
 	if o == nil {
 		return nilReply{}
 	}
@@ -405,10 +309,7 @@ func sinterGeneric(c *cmdCtx, keys []string, dst string, cardOnly bool, limit in
 }
 
 func cmdSInterCard(c *cmdCtx) reply {
-	numkeys, errr := getRangeLong(c.argv[1], 1, math.MaxInt64, "numkeys should be greater than 0")
-	if errr != nil {
-		return errr
-	}
+	numkeys := must(getRangeLong(c.argv[1], 1, math.MaxInt64, "numkeys should be greater than 0"))
 	if numkeys > int64(len(c.argv)-2) {
 		return errReply("ERR Number of keys can't be greater than number of args")
 	}
@@ -416,9 +317,7 @@ func cmdSInterCard(c *cmdCtx) reply {
 	for j := 2 + int(numkeys); j < len(c.argv); j++ {
 		if strings.EqualFold(c.argv[j], "limit") && j < len(c.argv)-1 {
 			j++
-			if limit, errr = getPositiveLong(c.argv[j], "LIMIT can't be negative"); errr != nil {
-				return errr
-			}
+			limit = must(getPositiveLong(c.argv[j], "LIMIT can't be negative"))
 			continue
 		}
 		return errSyntax

@@ -96,16 +96,16 @@ func splitArgs(line string) (args []string, ok bool) {
 			return args, true
 		}
 		var cur []byte
-		inq, insq := false, false
+		var quote byte // '"' or '\'' inside quotes
 		for done := false; !done; {
 			c := at(p)
 			switch {
-			case inq:
+			case quote != 0:
 				switch {
-				case c == '\\' && at(p+1) == 'x' && isHex(at(p+2)) && isHex(at(p+3)):
+				case quote == '"' && c == '\\' && at(p+1) == 'x' && isHex(at(p+2)) && isHex(at(p+3)):
 					cur = append(cur, hexVal(at(p+2))*16+hexVal(at(p+3)))
 					p += 3
-				case c == '\\' && at(p+1) != 0:
+				case quote == '"' && c == '\\' && at(p+1) != 0:
 					p++
 					switch e := at(p); e {
 					case 'n':
@@ -121,22 +121,10 @@ func splitArgs(line string) (args []string, ok bool) {
 					default:
 						cur = append(cur, e)
 					}
-				case c == '"':
-					if n := at(p + 1); n != 0 && !isSpace(n) {
-						return nil, false
-					}
-					done = true
-				case c == 0:
-					return nil, false
-				default:
-					cur = append(cur, c)
-				}
-			case insq:
-				switch {
-				case c == '\\' && at(p+1) == '\'':
+				case quote == '\'' && c == '\\' && at(p+1) == '\'':
 					p++
 					cur = append(cur, '\'')
-				case c == '\'':
+				case c == quote:
 					if n := at(p + 1); n != 0 && !isSpace(n) {
 						return nil, false
 					}
@@ -150,10 +138,8 @@ func splitArgs(line string) (args []string, ok bool) {
 				switch c {
 				case ' ', '\n', '\r', '\t', 0:
 					done = true
-				case '"':
-					inq = true
-				case '\'':
-					insq = true
+				case '"', '\'':
+					quote = c
 				default:
 					cur = append(cur, c)
 				}

@@ -67,13 +67,7 @@ func sortGeneric(c *cmdCtx, readOnly bool) reply {
 		case opt == "alpha":
 			alpha = true
 		case opt == "limit" && left >= 2:
-			var errr reply
-			if limitStart, errr = getLong(c.argv[j+1], ""); errr != nil {
-				return errr
-			}
-			if limitCount, errr = getLong(c.argv[j+2], ""); errr != nil {
-				return errr
-			}
+			limitStart, limitCount = parseLimit(c.argv[j+1], c.argv[j+2])
 			j += 2
 		case !readOnly && opt == "store" && left >= 1:
 			storeKey, hasStore = c.argv[j+1], true
@@ -128,14 +122,14 @@ func sortGeneric(c *cmdCtx, readOnly bool) reply {
 	var items []sortItem
 	switch {
 	case o == nil:
-	case typ == "list" && dontsort:
+	case (typ == "list" || typ == "zset") && dontsort:
 		if end >= start {
 			for i := start; i <= end; i++ {
 				idx := i
 				if desc {
 					idx = n - 1 - i
 				}
-				items = append(items, sortItem{obj: o.list.items[idx]})
+				items = append(items, sortItem{obj: o.element(int(idx))})
 			}
 			end -= start
 			start = 0
@@ -147,18 +141,6 @@ func sortGeneric(c *cmdCtx, readOnly bool) reply {
 	case typ == "set":
 		for _, v := range o.set.ordered() {
 			items = append(items, sortItem{obj: v})
-		}
-	case typ == "zset" && dontsort:
-		if end >= start {
-			for i := start; i <= end; i++ {
-				idx := i
-				if desc {
-					idx = n - 1 - i
-				}
-				items = append(items, sortItem{obj: o.zset.sorted[idx].Member})
-			}
-			end -= start
-			start = 0
 		}
 	default:
 		for _, m := range o.zset.sorted {

@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 )
@@ -139,14 +138,29 @@ func parseStreamID(s string, missingSeq uint64, strict bool, seqGiven *bool) (st
 	return streamID{ms, seq}, nil
 }
 
-// parseIntervalID is streamParseIntervalIDOrReply: "(id" excludes id.
-func parseIntervalID(s string, missingSeq uint64) (id streamID, exclude bool, errr reply) {
-	if len(s) > 1 && s[0] == '(' {
-		id, errr = parseStreamID(s[1:], missingSeq, true, nil)
-		return id, true, errr
+// intervalStart is the first ID of an interval (XRANGE's start, XPENDING's,
+// XAUTOCLAIM's), parsed as streamParseIntervalIDOrReply does: "(id" excludes
+// id, so the interval starts at the ID after it.
+func intervalStart(s string) streamID {
+	return intervalBound(s, 0, streamID.incr, "ERR invalid start ID for the interval")
+}
+
+// intervalEnd is the last ID of an interval; "(id" ends it at the ID before id.
+func intervalEnd(s string) streamID {
+	return intervalBound(s, math.MaxUint64, streamID.decr, "ERR invalid end ID for the interval")
+}
+
+// intervalBound parses an interval's end, stepping past an excluded ID with
+// step; it ends the command when s does not parse or there is no next ID.
+func intervalBound(s string, missingSeq uint64, step func(streamID) (streamID, bool), invalid errReply) streamID {
+	if len(s) <= 1 || s[0] != '(' {
+		return must(parseStreamID(s, missingSeq, false, nil))
 	}
-	id, errr = parseStreamID(s, missingSeq, false, nil)
-	return id, false, errr
+	id, ok := step(must(parseStreamID(s[1:], missingSeq, true, nil)))
+	if !ok {
+		check(invalid)
+	}
+	return id
 }
 
 // ---- the stream value ----
@@ -519,13 +533,9 @@ func (s *streamValue) lag(g *streamGroup) reply {
 	return nilReply{}
 }
 
+// sortedIDs are a pending entries list's IDs in order.
 func sortedIDs(m map[streamID]*streamNACK) []streamID {
-	out := make([]streamID, 0, len(m))
-	for id := range m {
-		out = append(out, id)
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].cmp(out[j]) < 0 })
-	return out
+	return slices.SortedFunc(maps.Keys(m), streamID.cmp)
 }
 
 // ---- Keyspace snapshots ----
@@ -588,9 +598,9 @@ func (s *streamValue) snapshot() *Stream {
 
 var streamCommands = map[string]handler{
 	"xadd":                  cmdXAdd,
-	"xrange":                func(c *cmdCtx) reply { return xrangeGeneric(c, false) },
-	"xrevrange":             func(c *cmdCtx) reply { return xrangeGeneric(c, true) },
-	"xlen":                  cmdXLen,
+	"xrange":                withArg(xrangeGeneric, false),
+	"xrevrange":             withArg(xrangeGeneric, true),
+	"xlen":                  lengthOf("stream"),
 	"xtrim":                 cmdXTrim,
 	"xdel":                  cmdXDel,
 	"xread":                 cmdXRead,
@@ -607,14 +617,6 @@ var streamCommands = map[string]handler{
 	"xautoclaim":            cmdXAutoClaim,
 	"xinfo|groups":          cmdXInfo,
 	"xinfo|consumers":       cmdXInfo,
-}
-
-func streamOf(c *cmdCtx, key string) (*object, reply) {
-	o := c.lookup(key)
-	if o != nil && o.typ != "stream" {
-		return nil, errWrongType
-	}
-	return o, nil
 }
 
 // parseAddOrTrim is streamParseAddOrTrimArgsOrReply; idPos is XADD's ID position.
@@ -715,10 +717,7 @@ func cmdXAdd(c *cmdCtx) reply {
 		return errReply("ERR The ID specified in XADD must be greater than 0-0")
 	}
 	key := c.argv[1]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "stream")
 	if o == nil {
 		if noMk {
 			return nilReply{}
@@ -765,32 +764,12 @@ func xrangeGeneric(c *cmdCtx, rev bool) reply {
 	if rev {
 		startArg, endArg = endArg, startArg
 	}
-	start, startEx, errr := parseIntervalID(startArg, 0)
-	if errr != nil {
-		return errr
-	}
-	if startEx {
-		var ok bool
-		if start, ok = start.incr(); !ok {
-			return errReply("ERR invalid start ID for the interval")
-		}
-	}
-	end, endEx, errr := parseIntervalID(endArg, math.MaxUint64)
-	if errr != nil {
-		return errr
-	}
-	if endEx {
-		var ok bool
-		if end, ok = end.decr(); !ok {
-			return errReply("ERR invalid end ID for the interval")
-		}
-	}
+	start := intervalStart(startArg)
+	end := intervalEnd(endArg)
 	count := int64(-1)
 	for j := 4; j < len(c.argv); j++ {
 		if strings.EqualFold(c.argv[j], "count") && j+1 < len(c.argv) {
-			if count, errr = getLong(c.argv[j+1], ""); errr != nil {
-				return errr
-			}
+			count = must(getLong(c.argv[j+1], ""))
 			if count < 0 {
 				count = 0
 			}
@@ -799,10 +778,7 @@ func xrangeGeneric(c *cmdCtx, rev bool) reply {
 		}
 		return errSyntax
 	}
-	o, errr := streamOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(c.argv[1], "stream")
 	if o == nil {
 		return arrayReply{}
 	}
@@ -824,27 +800,13 @@ func entryReply(it *streamItem) arrayReply {
 	return arrayReply{bulkReply(it.id.String()), bulkArray(it.fields, false)}
 }
 
-func cmdXLen(c *cmdCtx) reply {
-	o, errr := streamOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(o.stream.length)
-}
-
 func cmdXTrim(c *cmdCtx) reply {
 	a, _, _, _, _, _, errr := parseAddOrTrim(c, false)
 	if errr != nil {
 		return errr
 	}
 	key := c.argv[1]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "stream")
 	if o == nil {
 		return intReply(0)
 	}
@@ -855,23 +817,23 @@ func cmdXTrim(c *cmdCtx) reply {
 	return intReply(deleted)
 }
 
+// parseStreamIDs reads XDEL's and XACK's IDs (a missing sequence is 0); one
+// that does not parse ends the command.
+func parseStreamIDs(args []string) []streamID {
+	ids := make([]streamID, 0, len(args))
+	for _, a := range args {
+		ids = append(ids, must(parseStreamID(a, 0, true, nil)))
+	}
+	return ids
+}
+
 func cmdXDel(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "stream")
 	if o == nil {
 		return intReply(0)
 	}
-	ids := make([]streamID, 0, len(c.argv)-2)
-	for _, a := range c.argv[2:] {
-		id, errr := parseStreamID(a, 0, true, nil)
-		if errr != nil {
-			return errr
-		}
-		ids = append(ids, id)
-	}
+	ids := parseStreamIDs(c.argv[2:])
 	s := o.stream
 	deleted, firstEntry := 0, false
 	for _, id := range ids {
@@ -901,6 +863,63 @@ func cmdXDel(c *cmdCtx) reply {
 
 func (g *streamGroup) consumer(name string) *streamConsumer { return g.consumers[name] }
 
+// lookupGroup is the stream under key and its consumer group grp; when
+// either is missing the command ends with NOGROUP, in whose message where
+// (" in XREADGROUP with GROUP option" or "") follows the names.
+func (c *cmdCtx) lookupGroup(key, grp, where string) (*object, *streamGroup) {
+	o := c.lookupTyped(key, "stream")
+	var g *streamGroup
+	if o != nil {
+		g = o.stream.groups[grp]
+	}
+	if g == nil {
+		check(errReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'%s", key, grp, where)))
+	}
+	return o, g
+}
+
+// claimer is XCLAIM's and XAUTOCLAIM's claiming consumer: created in the
+// group on the first claim, its seen time set to now otherwise.
+type claimer struct {
+	g      *streamGroup
+	name   string
+	cons   *streamConsumer // nil until the first claim
+	now    int64
+	justID bool
+}
+
+// claim moves the pending entry nack (of ID id and item it) to the claiming consumer,
+// delivered at deliveryTime; its delivery count becomes retryCount when that
+// is >= 0 and otherwise grows by one, unless JUSTID. The reply is the
+// claimed entry, or its ID with JUSTID.
+func (cl *claimer) claim(id streamID, nack *streamNACK, it *streamItem, deliveryTime, retryCount int64) reply {
+	if cl.cons == nil {
+		if cl.cons = cl.g.consumer(cl.name); cl.cons == nil {
+			cl.cons = cl.g.createConsumer(cl.name, cl.now)
+		} else {
+			cl.cons.seenTime = cl.now
+		}
+	}
+	cons := cl.cons
+	if nack.consumer != cons && nack.consumer != nil {
+		delete(nack.consumer.pel, id)
+	}
+	nack.deliveryTime = deliveryTime
+	if retryCount >= 0 {
+		nack.deliveryCount = retryCount
+	} else if !cl.justID {
+		nack.deliveryCount++
+	}
+	if nack.consumer != cons {
+		cons.pel[id] = nack
+		nack.consumer = cons
+	}
+	if cl.justID {
+		return bulkReply(id.String())
+	}
+	return entryReply(it)
+}
+
 func (g *streamGroup) createConsumer(name string, now int64) *streamConsumer {
 	if g.consumers[name] != nil {
 		return nil
@@ -925,17 +944,12 @@ func cmdXRead(c *cmdCtx) reply {
 				return errReply(fmt.Sprintf("ERR %s command is not allowed with BLOCK option from scripts", c.name))
 			}
 			i++
-			if v, errr := getLong(c.argv[i], "timeout is not an integer or out of range"); errr != nil {
-				return errr
-			} else if v < 0 {
+			if v := must(getLong(c.argv[i], "timeout is not an integer or out of range")); v < 0 {
 				return errReply("ERR timeout is negative")
 			}
 		case o == "count" && more > 0:
 			i++
-			var errr reply
-			if count, errr = getLong(c.argv[i], ""); errr != nil {
-				return errr
-			}
+			count = must(getLong(c.argv[i], ""))
 			if count < 0 {
 				count = 0
 			}
@@ -973,19 +987,9 @@ func cmdXRead(c *cmdCtx) reply {
 	for k := 0; k < streamsCount; k++ {
 		key := c.argv[streamsArg+k]
 		arg := c.argv[streamsArg+streamsCount+k]
-		o, errr := streamOf(c, key)
-		if errr != nil {
-			return errr
-		}
+		o := c.lookupTyped(key, "stream")
 		if hasGroup {
-			var g *streamGroup
-			if o != nil {
-				g = o.stream.groups[groupName]
-			}
-			if g == nil {
-				return errReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s' in XREADGROUP with GROUP option", key, groupName))
-			}
-			groups[k] = g
+			_, groups[k] = c.lookupGroup(key, groupName, " in XREADGROUP with GROUP option")
 		}
 		switch arg {
 		case "$":
@@ -1003,10 +1007,7 @@ func cmdXRead(c *cmdCtx) reply {
 			ids[k] = maxStreamID
 			continue
 		}
-		id, errr := parseStreamID(arg, 0, true, nil)
-		if errr != nil {
-			return errr
-		}
+		id := must(parseStreamID(arg, 0, true, nil))
 		ids[k] = id
 	}
 	var out arrayReply
@@ -1132,10 +1133,7 @@ func cmdXGroup(c *cmdCtx) reply {
 			mkstream = true
 			i++
 		case (opt == "create" || opt == "setid") && strings.EqualFold(c.argv[i], "entriesread") && i+1 < len(c.argv):
-			var errr reply
-			if entriesRead, errr = getLong(c.argv[i+1], ""); errr != nil {
-				return errr
-			}
+			entriesRead = must(getLong(c.argv[i+1], ""))
 			if entriesRead < 0 && entriesRead != -1 {
 				return errReply("ERR value for ENTRIESREAD must be positive or -1")
 			}
@@ -1144,10 +1142,7 @@ func cmdXGroup(c *cmdCtx) reply {
 			return subcommandSyntaxError(c)
 		}
 	}
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o = c.lookupTyped(key, "stream")
 	if o != nil {
 		s = o.stream
 	}
@@ -1167,8 +1162,8 @@ func cmdXGroup(c *cmdCtx) reply {
 			if s != nil {
 				id = s.lastID
 			}
-		} else if id, errr = parseStreamID(c.argv[4], 0, true, nil); errr != nil {
-			return errr
+		} else {
+			id = must(parseStreamID(c.argv[4], 0, true, nil))
 		}
 		if s == nil {
 			o = &object{typ: "stream", stream: newStream()}
@@ -1189,8 +1184,8 @@ func cmdXGroup(c *cmdCtx) reply {
 		var id streamID
 		if c.argv[4] == "$" {
 			id = s.lastID
-		} else if id, errr = parseStreamID(c.argv[4], 0, false, nil); errr != nil {
-			return errr
+		} else {
+			id = must(parseStreamID(c.argv[4], 0, false, nil))
 		}
 		g.lastID = id
 		g.entriesRead = entriesRead
@@ -1226,27 +1221,20 @@ func cmdXGroup(c *cmdCtx) reply {
 }
 
 func cmdXSetID(c *cmdCtx) reply {
-	id, errr := parseStreamID(c.argv[2], 0, true, nil)
-	if errr != nil {
-		return errr
-	}
+	id := must(parseStreamID(c.argv[2], 0, true, nil))
 	entriesAdded := int64(-1)
 	var maxXdel streamID
 	for i := 3; i < len(c.argv); i++ {
 		more := len(c.argv) - 1 - i
 		switch opt := strings.ToLower(c.argv[i]); {
 		case opt == "entriesadded" && more > 0:
-			if entriesAdded, errr = getLong(c.argv[i+1], ""); errr != nil {
-				return errr
-			}
+			entriesAdded = must(getLong(c.argv[i+1], ""))
 			if entriesAdded < 0 {
 				return errReply("ERR entries_added must be positive")
 			}
 			i++
 		case opt == "maxdeletedid" && more > 0:
-			if maxXdel, errr = parseStreamID(c.argv[i+1], 0, true, nil); errr != nil {
-				return errr
-			}
+			maxXdel = must(parseStreamID(c.argv[i+1], 0, true, nil))
 			if id.cmp(maxXdel) < 0 {
 				return errReply("ERR The ID specified in XSETID is smaller than the provided max_deleted_entry_id")
 			}
@@ -1256,10 +1244,7 @@ func cmdXSetID(c *cmdCtx) reply {
 		}
 	}
 	key := c.argv[1]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "stream")
 	if o == nil {
 		return errNoSuchKey
 	}
@@ -1285,10 +1270,7 @@ func cmdXSetID(c *cmdCtx) reply {
 
 func cmdXAck(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "stream")
 	var g *streamGroup
 	if o != nil {
 		g = o.stream.groups[c.argv[2]]
@@ -1296,14 +1278,7 @@ func cmdXAck(c *cmdCtx) reply {
 	if g == nil {
 		return intReply(0)
 	}
-	ids := make([]streamID, 0, len(c.argv)-3)
-	for _, a := range c.argv[3:] {
-		id, errr := parseStreamID(a, 0, true, nil)
-		if errr != nil {
-			return errr
-		}
-		ids = append(ids, id)
-	}
+	ids := parseStreamIDs(c.argv[3:])
 	acked := 0
 	for _, id := range ids {
 		if nack := g.pel[id]; nack != nil {
@@ -1330,56 +1305,24 @@ func cmdXPending(c *cmdCtx) reply {
 	}
 	if argc >= 6 {
 		startIdx := 3
-		var errr reply
 		if strings.EqualFold(c.argv[3], "idle") {
-			if minIdle, errr = getLong(c.argv[4], ""); errr != nil {
-				return errr
-			}
+			minIdle = must(getLong(c.argv[4], ""))
 			if argc < 8 {
 				return errSyntax
 			}
 			startIdx += 2
 		}
-		if count, errr = getLong(c.argv[startIdx+2], ""); errr != nil {
-			return errr
-		}
+		count = must(getLong(c.argv[startIdx+2], ""))
 		if count < 0 {
 			count = 0
 		}
-		var ex bool
-		if start, ex, errr = parseIntervalID(c.argv[startIdx], 0); errr != nil {
-			return errr
-		}
-		if ex {
-			var ok bool
-			if start, ok = start.incr(); !ok {
-				return errReply("ERR invalid start ID for the interval")
-			}
-		}
-		if end, ex, errr = parseIntervalID(c.argv[startIdx+1], math.MaxUint64); errr != nil {
-			return errr
-		}
-		if ex {
-			var ok bool
-			if end, ok = end.decr(); !ok {
-				return errReply("ERR invalid end ID for the interval")
-			}
-		}
+		start = intervalStart(c.argv[startIdx])
+		end = intervalEnd(c.argv[startIdx+1])
 		if startIdx+3 < argc {
 			consumerName = c.argv[startIdx+3]
 		}
 	}
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
-	var g *streamGroup
-	if o != nil {
-		g = o.stream.groups[grp]
-	}
-	if g == nil {
-		return errReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'", key, grp))
-	}
+	_, g := c.lookupGroup(key, grp, "")
 	if justInfo {
 		if len(g.pel) == 0 {
 			return arrayReply{intReply(0), nilReply{}, nilReply{}, nilReply{}}
@@ -1424,21 +1367,8 @@ func cmdXPending(c *cmdCtx) reply {
 
 func cmdXClaim(c *cmdCtx) reply {
 	key, grp := c.argv[1], c.argv[2]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
-	var g *streamGroup
-	if o != nil {
-		g = o.stream.groups[grp]
-	}
-	if g == nil {
-		return errReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'", key, grp))
-	}
-	minIdle, errr := getLong(c.argv[4], "Invalid min-idle-time argument for XCLAIM")
-	if errr != nil {
-		return errr
-	}
+	o, g := c.lookupGroup(key, grp, "")
+	minIdle := must(getLong(c.argv[4], "Invalid min-idle-time argument for XCLAIM"))
 	minIdle = max(minIdle, 0)
 	var ids []streamID
 	j := 5
@@ -1462,25 +1392,17 @@ func cmdXClaim(c *cmdCtx) reply {
 			justID = true
 		case opt == "idle" && more > 0:
 			j++
-			if deliveryTime, errr = getLong(c.argv[j], "Invalid IDLE option argument for XCLAIM"); errr != nil {
-				return errr
-			}
+			deliveryTime = must(getLong(c.argv[j], "Invalid IDLE option argument for XCLAIM"))
 			deliveryTime = now - deliveryTime
 		case opt == "time" && more > 0:
 			j++
-			if deliveryTime, errr = getLong(c.argv[j], "Invalid TIME option argument for XCLAIM"); errr != nil {
-				return errr
-			}
+			deliveryTime = must(getLong(c.argv[j], "Invalid TIME option argument for XCLAIM"))
 		case opt == "retrycount" && more > 0:
 			j++
-			if retryCount, errr = getLong(c.argv[j], "Invalid RETRYCOUNT option argument for XCLAIM"); errr != nil {
-				return errr
-			}
+			retryCount = must(getLong(c.argv[j], "Invalid RETRYCOUNT option argument for XCLAIM"))
 		case opt == "lastid" && more > 0:
 			j++
-			if lastID, errr = parseStreamID(c.argv[j], 0, true, nil); errr != nil {
-				return errr
-			}
+			lastID = must(parseStreamID(c.argv[j], 0, true, nil))
 		default:
 			return errReply(fmt.Sprintf("ERR Unrecognized XCLAIM option '%s'", c.argv[j]))
 		}
@@ -1494,7 +1416,7 @@ func cmdXClaim(c *cmdCtx) reply {
 		deliveryTime = now
 	}
 	s := o.stream
-	var cons *streamConsumer
+	cl := &claimer{g: g, name: c.argv[3], now: now, justID: justID}
 	out := arrayReply{}
 	for _, id := range ids {
 		nack := g.pel[id]
@@ -1518,34 +1440,10 @@ func cmdXClaim(c *cmdCtx) reply {
 		if nack.consumer != nil && minIdle != 0 && now-nack.deliveryTime < minIdle {
 			continue
 		}
-		if cons == nil {
-			if cons = g.consumer(c.argv[3]); cons == nil {
-				cons = g.createConsumer(c.argv[3], now)
-			} else {
-				cons.seenTime = now
-			}
-		}
-		if nack.consumer != cons && nack.consumer != nil {
-			delete(nack.consumer.pel, id)
-		}
-		nack.deliveryTime = deliveryTime
-		if retryCount >= 0 {
-			nack.deliveryCount = retryCount
-		} else if !justID {
-			nack.deliveryCount++
-		}
-		if nack.consumer != cons {
-			cons.pel[id] = nack
-			nack.consumer = cons
-		}
-		if justID {
-			out = append(out, bulkReply(id.String()))
-		} else {
-			out = append(out, entryReply(it))
-		}
+		out = append(out, cl.claim(id, nack, it, deliveryTime, retryCount))
 		changed = true
 	}
-	if changed || cons != nil {
+	if changed || cl.cons != nil {
 		c.wrote(key)
 	}
 	return out
@@ -1553,30 +1451,16 @@ func cmdXClaim(c *cmdCtx) reply {
 
 func cmdXAutoClaim(c *cmdCtx) reply {
 	key, grp := c.argv[1], c.argv[2]
-	minIdle, errr := getLong(c.argv[4], "Invalid min-idle-time argument for XAUTOCLAIM")
-	if errr != nil {
-		return errr
-	}
+	minIdle := must(getLong(c.argv[4], "Invalid min-idle-time argument for XAUTOCLAIM"))
 	minIdle = max(minIdle, 0)
-	start, ex, errr := parseIntervalID(c.argv[5], 0)
-	if errr != nil {
-		return errr
-	}
-	if ex {
-		var ok bool
-		if start, ok = start.incr(); !ok {
-			return errReply("ERR invalid start ID for the interval")
-		}
-	}
+	start := intervalStart(c.argv[5])
 	count := int64(100)
 	justID := false
 	for j := 6; j < len(c.argv); j++ {
 		more := len(c.argv) - 1 - j
 		switch opt := strings.ToLower(c.argv[j]); {
 		case opt == "count" && more > 0:
-			if count, errr = getRangeLong(c.argv[j+1], 1, math.MaxInt64/16, "COUNT must be > 0"); errr != nil {
-				return errr
-			}
+			count = must(getRangeLong(c.argv[j+1], 1, math.MaxInt64/16, "COUNT must be > 0"))
 			j++
 		case opt == "justid":
 			justID = true
@@ -1584,21 +1468,11 @@ func cmdXAutoClaim(c *cmdCtx) reply {
 			return errSyntax
 		}
 	}
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
-	var g *streamGroup
-	if o != nil {
-		g = o.stream.groups[grp]
-	}
-	if g == nil {
-		return errReply(fmt.Sprintf("NOGROUP No such key '%s' or consumer group '%s'", key, grp))
-	}
+	o, g := c.lookupGroup(key, grp, "")
 	s := o.stream
 	now := c.now
 	attempts := count * 10
-	var cons *streamConsumer
+	cl := &claimer{g: g, name: c.argv[3], now: now, justID: justID}
 	claimed, deleted := arrayReply{}, arrayReply{}
 	ids := sortedIDs(g.pel)
 	k := 0
@@ -1619,36 +1493,14 @@ func cmdXAutoClaim(c *cmdCtx) reply {
 		if minIdle != 0 && now-nack.deliveryTime < minIdle {
 			continue
 		}
-		if cons == nil {
-			if cons = g.consumer(c.argv[3]); cons == nil {
-				cons = g.createConsumer(c.argv[3], now)
-			} else {
-				cons.seenTime = now
-			}
-		}
-		if nack.consumer != cons {
-			delete(nack.consumer.pel, id)
-		}
-		nack.deliveryTime = now
-		if !justID {
-			nack.deliveryCount++
-		}
-		if nack.consumer != cons {
-			cons.pel[id] = nack
-			nack.consumer = cons
-		}
-		if justID {
-			claimed = append(claimed, bulkReply(id.String()))
-		} else {
-			claimed = append(claimed, entryReply(it))
-		}
+		claimed = append(claimed, cl.claim(id, nack, it, now, -1))
 		count--
 	}
 	next := streamID{}
 	if k < len(ids) {
 		next = ids[k]
 	}
-	if len(claimed) > 0 || len(deleted) > 0 || cons != nil {
+	if len(claimed) > 0 || len(deleted) > 0 || cl.cons != nil {
 		c.wrote(key)
 	}
 	return arrayReply{bulkReply(next.String()), claimed, deleted}
@@ -1656,10 +1508,7 @@ func cmdXAutoClaim(c *cmdCtx) reply {
 
 func cmdXInfo(c *cmdCtx) reply {
 	key := c.argv[2]
-	o, errr := streamOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "stream")
 	if o == nil {
 		return errNoSuchKey
 	}

@@ -11,54 +11,46 @@ import (
 
 var stringCommands = map[string]handler{
 	"mget":             cmdMGet,
-	"mset":             func(c *cmdCtx) reply { return msetGeneric(c, false) },
-	"msetnx":           func(c *cmdCtx) reply { return msetGeneric(c, true) },
+	"mset":             withArg(msetGeneric, false),
+	"msetnx":           withArg(msetGeneric, true),
 	"append":           cmdAppend,
-	"strlen":           cmdStrlen,
+	"strlen":           lengthOf("string"),
 	"getset":           cmdGetSet,
 	"getdel":           cmdGetDel,
 	"getex":            cmdGetEx,
 	"setnx":            cmdSetNX,
-	"setex":            func(c *cmdCtx) reply { return setexGeneric(c, true) },
-	"psetex":           func(c *cmdCtx) reply { return setexGeneric(c, false) },
+	"setex":            withArg(setexGeneric, true),
+	"psetex":           withArg(setexGeneric, false),
 	"getrange":         cmdGetRange,
 	"setrange":         cmdSetRange,
 	"unlink":           cmdDel,
 	"touch":            cmdExists,
-	"rename":           func(c *cmdCtx) reply { return renameGeneric(c, false) },
-	"renamenx":         func(c *cmdCtx) reply { return renameGeneric(c, true) },
-	"expiretime":       func(c *cmdCtx) reply { return expiretimeGeneric(c, false) },
-	"pexpiretime":      func(c *cmdCtx) reply { return expiretimeGeneric(c, true) },
+	"rename":           withArg(renameGeneric, false),
+	"renamenx":         withArg(renameGeneric, true),
+	"expiretime":       withArg(expiretimeGeneric, false),
+	"pexpiretime":      withArg(expiretimeGeneric, true),
 	"hsetnx":           cmdHSetNX,
 	"hmset":            cmdHMSet,
-	"hkeys":            func(c *cmdCtx) reply { return hashListGeneric(c, true, false) },
-	"hvals":            func(c *cmdCtx) reply { return hashListGeneric(c, false, true) },
+	"hkeys":            withArgs(hashListGeneric, true, false),
+	"hvals":            withArgs(hashListGeneric, false, true),
 	"hstrlen":          cmdHStrlen,
 	"zincrby":          cmdZIncrBy,
-	"zrank":            func(c *cmdCtx) reply { return zrankGeneric(c, false) },
-	"zrevrank":         func(c *cmdCtx) reply { return zrankGeneric(c, true) },
-	"zmscore":          cmdZMScore,
-	"zrevrange":        func(c *cmdCtx) reply { return zrangeVariant(c, byRank, true) },
-	"zrevrangebyscore": func(c *cmdCtx) reply { return zrangeVariant(c, byScore, true) },
-	"zrangebylex":      func(c *cmdCtx) reply { return zrangeVariant(c, byLex, false) },
-	"zrevrangebylex":   func(c *cmdCtx) reply { return zrangeVariant(c, byLex, true) },
-	"zlexcount":        cmdZLexCount,
-	"zremrangebylex":   cmdZRemRangeByLex,
-	"zpopmin":          func(c *cmdCtx) reply { return zpopGeneric(c, false) },
-	"zpopmax":          func(c *cmdCtx) reply { return zpopGeneric(c, true) },
+	"zrank":            withArg(zrankGeneric, false),
+	"zrevrank":         withArg(zrankGeneric, true),
+	"zmscore":          memberReplies("zset", zsetScore, nilReply{}),
+	"zrevrange":        withArgs(zrangeVariant, byRank, true),
+	"zrevrangebyscore": withArgs(zrangeVariant, byScore, true),
+	"zrangebylex":      withArgs(zrangeVariant, byLex, false),
+	"zrevrangebylex":   withArgs(zrangeVariant, byLex, true),
+	"zlexcount":        zcount(byLex),
+	"zremrangebylex":   zremrange(byLex),
+	"zpopmin":          withArg(zpopGeneric, false),
+	"zpopmax":          withArg(zpopGeneric, true),
 	"echo":             func(c *cmdCtx) reply { return bulkReply(c.argv[1]) },
 }
 
 // protoMaxBulkLen is Redis's default proto-max-bulk-len: the longest string.
 const protoMaxBulkLen = 512 * 1024 * 1024
-
-func stringOf(c *cmdCtx, key string) (*object, reply) {
-	o := c.lookup(key)
-	if o != nil && o.typ != "string" {
-		return nil, errWrongType
-	}
-	return o, nil
-}
 
 // setString is setKey: the key becomes the string, without a TTL.
 func setString(c *cmdCtx, key, val string) {
@@ -100,10 +92,7 @@ func msetGeneric(c *cmdCtx, nx bool) reply {
 
 func cmdAppend(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := stringOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "string")
 	if o == nil {
 		setString(c, key, c.argv[2])
 		return intReply(len(c.argv[2]))
@@ -116,23 +105,9 @@ func cmdAppend(c *cmdCtx) reply {
 	return intReply(len(o.str))
 }
 
-func cmdStrlen(c *cmdCtx) reply {
-	o, errr := stringOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(len(o.str))
-}
-
 func cmdGetSet(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := stringOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "string")
 	var old reply = nilReply{}
 	if o != nil {
 		old = bulkReply(o.str)
@@ -143,10 +118,7 @@ func cmdGetSet(c *cmdCtx) reply {
 
 func cmdGetDel(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := stringOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "string")
 	if o == nil {
 		return nilReply{}
 	}
@@ -175,20 +147,14 @@ func cmdGetEx(c *cmdCtx) reply {
 			return errSyntax
 		}
 	}
-	o, errr := stringOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "string")
 	if o == nil {
 		return nilReply{}
 	}
 	val := bulkReply(o.str)
 	switch {
 	case hasExpire:
-		when, errr := expireMilliseconds(c, expire, unitSeconds, absolute)
-		if errr != nil {
-			return errr
-		}
+		when := must(expireMilliseconds(c, expire, unitSeconds, absolute))
 		if absolute && when <= c.now {
 			delete(c.s.db.keys, key)
 		} else {
@@ -236,10 +202,7 @@ func cmdSetNX(c *cmdCtx) reply {
 
 func setexGeneric(c *cmdCtx, seconds bool) reply {
 	key := c.argv[1]
-	when, errr := expireMilliseconds(c, c.argv[2], seconds, false)
-	if errr != nil {
-		return errr
-	}
+	when := must(expireMilliseconds(c, c.argv[2], seconds, false))
 	setString(c, key, c.argv[3])
 	o := c.s.db.keys[key]
 	o.hasExpire, o.expireAt = true, when
@@ -248,18 +211,9 @@ func setexGeneric(c *cmdCtx, seconds bool) reply {
 }
 
 func cmdGetRange(c *cmdCtx) reply {
-	start, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
-	end, errr := getLong(c.argv[3], "")
-	if errr != nil {
-		return errr
-	}
-	o, errr := stringOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	start := must(getLong(c.argv[2], ""))
+	end := must(getLong(c.argv[3], ""))
+	o := c.lookupTyped(c.argv[1], "string")
 	if o == nil {
 		return bulkReply("")
 	}
@@ -285,17 +239,11 @@ func cmdGetRange(c *cmdCtx) reply {
 
 func cmdSetRange(c *cmdCtx) reply {
 	key, value := c.argv[1], c.argv[3]
-	offset, errr := getLong(c.argv[2], "")
-	if errr != nil {
-		return errr
-	}
+	offset := must(getLong(c.argv[2], ""))
 	if offset < 0 {
 		return errReply("ERR offset is out of range")
 	}
-	o, errr := stringOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "string")
 	if o == nil && value == "" {
 		return intReply(0)
 	}
@@ -362,10 +310,7 @@ func expiretimeGeneric(c *cmdCtx, ms bool) reply {
 
 func cmdHSetNX(c *cmdCtx) reply {
 	key := c.argv[1]
-	o, errr := hashOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "hash")
 	if o != nil {
 		if _, ok := o.hash.get(c.argv[2]); ok {
 			return intReply(0)
@@ -388,10 +333,7 @@ func cmdHMSet(c *cmdCtx) reply {
 }
 
 func hashListGeneric(c *cmdCtx, keys, vals bool) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(c.argv[1], "hash")
 	out := arrayReply{}
 	if o != nil {
 		for _, f := range o.hash.order {
@@ -407,10 +349,7 @@ func hashListGeneric(c *cmdCtx, keys, vals bool) reply {
 }
 
 func cmdHStrlen(c *cmdCtx) reply {
-	o, errr := hashOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(c.argv[1], "hash")
 	if o != nil {
 		if v, ok := o.hash.get(c.argv[2]); ok {
 			return intReply(len(v))
@@ -426,10 +365,7 @@ func cmdZIncrBy(c *cmdCtx) reply {
 }
 
 func zrankGeneric(c *cmdCtx, rev bool) reply {
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(c.argv[1], "zset")
 	if o == nil {
 		return nilReply{}
 	}
@@ -444,81 +380,16 @@ func zrankGeneric(c *cmdCtx, rev bool) reply {
 	return intReply(rank)
 }
 
-func cmdZMScore(c *cmdCtx) reply {
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	out := make(arrayReply, 0, len(c.argv)-2)
-	for _, m := range c.argv[2:] {
-		if o != nil {
-			if s, ok := o.zset.score(m); ok {
-				out = append(out, bulkReply(formatScore(s)))
-				continue
-			}
-		}
-		out = append(out, nilReply{})
-	}
-	return out
-}
-
-var errLexRange = errReply("ERR min or max not valid string range item")
-
-func cmdZLexCount(c *cmdCtx) reply {
-	lr, ok := parseLexRange(c.argv[2], c.argv[3])
-	if !ok {
-		return errLexRange
-	}
-	o, errr := zsetOf(c, c.argv[1])
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return intReply(0)
-	}
-	return intReply(len(o.zset.inLexRange(lr)))
-}
-
-func cmdZRemRangeByLex(c *cmdCtx) reply {
-	lr, ok := parseLexRange(c.argv[2], c.argv[3])
-	if !ok {
-		return errLexRange
-	}
-	key := c.argv[1]
-	o, errr := zsetOf(c, key)
-	if errr != nil {
-		return errr
-	}
-	if o == nil {
-		return intReply(0)
-	}
-	victims := o.zset.inLexRange(lr)
-	for _, m := range victims {
-		o.zset.del(m.Member)
-	}
-	if len(victims) > 0 {
-		c.wrote(key)
-	}
-	c.deleteIfEmpty(key, o)
-	return intReply(len(victims))
-}
-
 func zpopGeneric(c *cmdCtx, maxEnd bool) reply {
 	if len(c.argv) > 3 {
 		return errSyntax
 	}
 	count := int64(-1)
 	if len(c.argv) == 3 {
-		var errr reply
-		if count, errr = getPositiveLong(c.argv[2], ""); errr != nil {
-			return errr
-		}
+		count = must(getPositiveLong(c.argv[2], ""))
 	}
 	key := c.argv[1]
-	o, errr := zsetOf(c, key)
-	if errr != nil {
-		return errr
-	}
+	o := c.lookupTyped(key, "zset")
 	if o == nil || count == 0 {
 		return arrayReply{}
 	}

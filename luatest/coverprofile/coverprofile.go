@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -125,13 +126,13 @@ func Read(dir string) (*Profile, error) {
 		if s == nil {
 			s = &Script{SHA1: m.SHA1, Points: m.Points, Counts: make([]uint64, len(m.Points))}
 			p.Scripts[m.SHA1] = s
-		} else if !samePoints(s.Points, m.Points) {
+		} else if !slices.Equal(s.Points, m.Points) {
 			return nil, fmt.Errorf("%s: the points of script %s differ from another process's (recorded by another luagen: record again)", mp, m.SHA1)
 		}
 		for i := range s.Counts {
 			s.Counts[i] += binary.NativeEndian.Uint64(cnt[8*i:])
 		}
-		if !contains(s.Files, m.File) {
+		if !slices.Contains(s.Files, m.File) {
 			s.Files = append(s.Files, m.File)
 			sort.Strings(s.Files)
 		}
@@ -148,25 +149,4 @@ func Read(dir string) (*Profile, error) {
 		return nil, fmt.Errorf("%s: %w (run go test with LUAGEN_COVER=%s)", dir, ErrEmpty, dir)
 	}
 	return p, nil
-}
-
-func samePoints(a, b []Point) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

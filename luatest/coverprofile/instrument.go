@@ -2,6 +2,7 @@ package coverprofile
 
 import (
 	"bytes"
+	"reflect"
 	"strconv"
 
 	"github.com/yuin/gopher-lua/ast"
@@ -160,38 +161,38 @@ func (in *instrumenter) exprs(es []ast.Expr) {
 
 // expr instruments the bodies of the functions inside e.
 func (in *instrumenter) expr(e ast.Expr) {
-	switch e := e.(type) {
-	case *ast.FunctionExpr:
-		e.Stmts = in.function(e.Stmts, e.Line())
-	case *ast.AttrGetExpr:
-		in.expr(e.Object)
-		in.expr(e.Key)
-	case *ast.TableExpr:
-		for _, f := range e.Fields {
-			in.expr(f.Key)
-			in.expr(f.Value)
-		}
-	case *ast.FuncCallExpr:
-		in.expr(e.Func)
-		in.expr(e.Receiver)
-		in.exprs(e.Args)
-	case *ast.LogicalOpExpr:
-		in.expr(e.Lhs)
-		in.expr(e.Rhs)
-	case *ast.RelationalOpExpr:
-		in.expr(e.Lhs)
-		in.expr(e.Rhs)
-	case *ast.StringConcatOpExpr:
-		in.expr(e.Lhs)
-		in.expr(e.Rhs)
-	case *ast.ArithmeticOpExpr:
-		in.expr(e.Lhs)
-		in.expr(e.Rhs)
-	case *ast.UnaryMinusOpExpr:
-		in.expr(e.Expr)
-	case *ast.UnaryNotOpExpr:
-		in.expr(e.Expr)
-	case *ast.UnaryLenOpExpr:
-		in.expr(e.Expr)
+	if f, ok := e.(*ast.FunctionExpr); ok {
+		f.Stmts = in.function(f.Stmts, f.Line())
+		return
 	}
+	in.exprs(subexpressions(e))
+}
+
+// subexpressions are the expressions directly inside e, in source order: the
+// fields of its node that hold an ast.Expr or a list of them (an attribute's
+// object and key, a call's function, receiver and arguments, the operands of
+// an operator), and the keys and values of a table's fields.
+func subexpressions(e ast.Expr) []ast.Expr {
+	v := reflect.ValueOf(e)
+	if v.Kind() != reflect.Pointer || v.Elem().Kind() != reflect.Struct {
+		return nil
+	}
+	v = v.Elem()
+	var out []ast.Expr
+	for i := range v.NumField() {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		switch f := v.Field(i).Interface().(type) {
+		case ast.Expr:
+			out = append(out, f)
+		case []ast.Expr:
+			out = append(out, f...)
+		case []*ast.Field:
+			for _, tf := range f {
+				out = append(out, tf.Key, tf.Value)
+			}
+		}
+	}
+	return out
 }
