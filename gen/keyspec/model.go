@@ -7,6 +7,7 @@
 package keyspec
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -424,14 +425,7 @@ func (s *Spec) KeyOf(in *Instance, name string) *Key {
 }
 
 // Holds reports whether the key may hold value type v.
-func (k *Key) Holds(v string) bool {
-	for _, x := range k.Value {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
+func (k *Key) Holds(v string) bool { return slices.Contains(k.Value, v) }
 
 // Value types of keys.
 const (
