@@ -11,25 +11,23 @@ import (
 // ---- rolling deploy: instances ----
 
 func instanceModeChanged(c *comparison, r *reporter) {
-	for _, p := range c.instances() {
-		if p.new != nil && p.new.Mode != p.old.Mode {
-			r.at(p.new.Pos, instanceEntry(p.new.Name), "instance %q runs its scripts by %s, was %s: processes of the previous release call them by %s, which the new deploy no longer provides (and their user no longer gets)", p.new.Name, p.new.Mode, p.old.Mode, callForm(p.old))
-		}
+	for _, p := range changed(c.instances(), func(in *keyspec.Instance) string { return in.Mode }) {
+		r.at(p.new.Pos, instanceEntry(p.new.Name), "instance %q runs its scripts by %s, was %s: processes of the previous release call them by %s, which the new deploy no longer provides (and their user no longer gets)", p.new.Name, p.new.Mode, p.old.Mode, sentBy(p.old, "FCALL of the library's functions", "EVALSHA"))
 	}
 }
 
-func callForm(in *keyspec.Instance) string {
+// sentBy is how the instance's scripts are sent: functions in functions mode,
+// eval otherwise.
+func sentBy(in *keyspec.Instance, functions, eval string) string {
 	if in.Functions() {
-		return "FCALL of the library's functions"
+		return functions
 	}
-	return "EVALSHA"
+	return eval
 }
 
 func dbURLEnvChanged(c *comparison, r *reporter) {
-	for _, p := range c.dbs() {
-		if p.new != nil && p.new.Live() && p.new.URLEnv != p.old.URLEnv {
-			r.at(p.new.Pos, dbEntry(p.new), "database %s is reached through %s, was %s: every deployment must set %s before the new release starts", p.new.ID(), p.new.URLEnv, p.old.URLEnv, p.new.URLEnv)
-		}
+	for _, p := range changed(present(c.dbs()), func(d *keyspec.DB) string { return d.URLEnv }) {
+		r.at(p.new.Pos, dbEntry(p.new), "database %s is reached through %s, was %s: every deployment must set %s before the new release starts", p.new.ID(), p.new.URLEnv, p.old.URLEnv, p.new.URLEnv)
 	}
 }
 
@@ -320,16 +318,9 @@ func scriptErrorRemoved(c *comparison, r *reporter) {
 func scriptReadOnlyChanged(c *comparison, r *reporter) {
 	for _, p := range c.presentScripts() {
 		if p.old.ReadOnly && !p.new.ReadOnly {
-			r.at(p.new.Pos, scriptEntry(p.new), "script %q is no longer read_only: the previous release sends it by %s, which refuses its writes", p.new.Name, roCall(p.new.Instance))
+			r.at(p.new.Pos, scriptEntry(p.new), "script %q is no longer read_only: the previous release sends it by %s, which refuses its writes", p.new.Name, sentBy(p.new.Instance, "FCALL_RO", "EVALSHA_RO"))
 		}
 	}
-}
-
-func roCall(in *keyspec.Instance) string {
-	if in.Functions() {
-		return "FCALL_RO"
-	}
-	return "EVALSHA_RO"
 }
 
 func functionReplaced(c *comparison, r *reporter) {

@@ -204,12 +204,7 @@ func (in *Instance) ServerNamed(name string) *Server {
 	if name == "" {
 		return &in.Server
 	}
-	for _, s := range in.Servers {
-		if s.Name == name {
-			return s
-		}
-	}
-	return nil
+	return first(in.Servers, func(s *Server) bool { return s.Name == name })
 }
 
 // ServerNames lists the names of the servers of a split instance, its own
@@ -229,12 +224,8 @@ func (in *Instance) DBsOn(srv *Server) []*DB {
 
 // ForbidsCommand returns the rule forbidding cmd (lower case) on the instance, or nil.
 func (in *Instance) ForbidsCommand(cmd string) *Forbid {
-	for i, f := range in.Forbid {
-		for _, c := range f.Commands {
-			if c == cmd {
-				return &in.Forbid[i]
-			}
-		}
+	if i := slices.IndexFunc(in.Forbid, func(f Forbid) bool { return slices.Contains(f.Commands, cmd) }); i >= 0 {
+		return &in.Forbid[i]
 	}
 	return nil
 }
