@@ -168,6 +168,21 @@ func (r *Reply) fail(field, want string, v Value) {
 	r.err = &ReplyError{Script: r.script, Field: r.path + field, Reason: fmt.Sprintf("want %s, got %s", want, kind(v))}
 }
 
+// array takes the next field, an array (want, for the error): ok is false
+// when there is none, for nil (false, or an empty table), and for a value of
+// another kind, which fails.
+func (r *Reply) array(field, want string) (Value, bool) {
+	v, ok := r.take(field)
+	if !ok || v.kind == kindNil {
+		return v, false
+	}
+	if v.kind != kindArray {
+		r.fail(field, want, v)
+		return v, false
+	}
+	return v, true
+}
+
 // null reports whether the next field is nil (the script answered false for a
 // nullable field), and consumes it when it is.
 func (r *Reply) null(field string) bool {
@@ -196,12 +211,8 @@ func Nullable[T any](r *Reply, field string, read func(field string) T) *T {
 // that decode reads in order. nil (false, or an empty table) reads as nil.
 // Errors name the element: "entries[2].id".
 func List[T any](r *Reply, field string, n int, decode func(e *Reply) T) []T {
-	v, ok := r.take(field)
-	if !ok || v.kind == kindNil {
-		return nil
-	}
-	if v.kind != kindArray {
-		r.fail(field, "an array", v)
+	v, ok := r.array(field, "an array")
+	if !ok {
 		return nil
 	}
 	out := make([]T, v.len())
@@ -233,12 +244,8 @@ func List[T any](r *Reply, field string, n int, decode func(e *Reply) T) []T {
 // (*Reply).Strings, ...). nil (false, or an empty table) reads as nil. Errors
 // name the element: "counts[2]".
 func ListOf[T any](r *Reply, field string, read func(e *Reply, field string) T) []T {
-	v, ok := r.take(field)
-	if !ok || v.kind == kindNil {
-		return nil
-	}
-	if v.kind != kindArray {
-		r.fail(field, "an array", v)
+	v, ok := r.array(field, "an array")
+	if !ok {
 		return nil
 	}
 	out := make([]T, v.len())
@@ -362,15 +369,8 @@ func (r *Reply) Enum(field string, values []string) string {
 
 // Strings reads an array of bulk strings.
 func (r *Reply) Strings(field string) []string {
-	v, ok := r.take(field)
+	v, ok := r.array(field, "an array of strings")
 	if !ok {
-		return nil
-	}
-	if v.kind != kindArray {
-		if v.kind == kindNil {
-			return nil
-		}
-		r.fail(field, "an array of strings", v)
 		return nil
 	}
 	out := make([]string, v.len())
