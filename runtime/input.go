@@ -325,23 +325,15 @@ func (in *Input) present(arg string, n int) bool {
 
 // OptInt is Int for an optional argument: nil sends "" (absent).
 func (in *Input) OptInt(arg string, v *int64, min, max int64) {
-	if !in.absent(v == nil) {
-		in.Int(arg, *v, min, max)
-	}
+	opt(in, v, func(v int64) { in.Int(arg, v, min, max) })
 }
 
 // OptBool is Bool for an optional argument: nil sends "" (absent).
-func (in *Input) OptBool(v *bool) {
-	if !in.absent(v == nil) {
-		in.Bool(*v)
-	}
-}
+func (in *Input) OptBool(v *bool) { opt(in, v, in.Bool) }
 
 // OptDuration is Duration for an optional argument: nil sends "" (absent).
 func (in *Input) OptDuration(arg string, d *time.Duration, min, max time.Duration) {
-	if !in.absent(d == nil) {
-		in.Duration(arg, *d, min, max)
-	}
+	opt(in, d, func(d time.Duration) { in.Duration(arg, d, min, max) })
 }
 
 // OptString is String for an optional argument: nil sends "" (absent), and a
@@ -362,29 +354,29 @@ func (in *Input) OptBytes(arg string, v []byte, maxBytes int) {
 
 // OptToken is Token for an optional argument: nil sends "" (absent).
 func (in *Input) OptToken(arg string, v *string) {
-	if !in.absent(v == nil) {
-		in.Token(arg, *v)
-	}
+	opt(in, v, func(v string) { in.Token(arg, v) })
 }
 
 // OptHex is Hex for an optional argument: nil sends "" (absent).
 func (in *Input) OptHex(arg string, v *string, n int) {
-	if !in.absent(v == nil) {
-		in.Hex(arg, *v, n)
-	}
+	opt(in, v, func(v string) { in.Hex(arg, v, n) })
 }
 
 // OptUUID is UUID for an optional argument: nil sends "" (absent).
 func (in *Input) OptUUID(arg string, v *string) {
-	if !in.absent(v == nil) {
-		in.UUID(arg, *v)
-	}
+	opt(in, v, func(v string) { in.UUID(arg, v) })
 }
 
 // OptName is Name for an optional argument: nil sends "" (absent).
 func (in *Input) OptName(arg string, v *string, maxLen int) {
+	opt(in, v, func(v string) { in.Name(arg, v, maxLen) })
+}
+
+// opt appends an optional argument: argAbsent for nil, else the value by add
+// (the Opt method's counterpart).
+func opt[T any](in *Input, v *T, add func(T)) {
 	if !in.absent(v == nil) {
-		in.Name(arg, *v, maxLen)
+		add(*v)
 	}
 }
 
