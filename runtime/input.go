@@ -372,8 +372,8 @@ func (in *Input) OptName(arg string, v *string, maxLen int) {
 	opt(in, v, func(v string) { in.Name(arg, v, maxLen) })
 }
 
-// opt appends an optional argument: argAbsent for nil, else the value by add
-// (the Opt method's counterpart).
+// opt is what the Opt methods share: nil appends argAbsent, a value is
+// appended by add (the method of the argument's type).
 func opt[T any](in *Input, v *T, add func(T)) {
 	if !in.absent(v == nil) {
 		add(*v)
