@@ -156,8 +156,12 @@ func (in *Input) Key(pos, key string) {
 
 // PrefixedKey is Key for a key built with deployment prefix owner, which must
 // be the Input's.
-func (in *Input) PrefixedKey(pos, key, owner string) {
-	if in.err == nil && key != "" && owner != in.prefix {
+func (in *Input) PrefixedKey(pos, key, owner string) { in.prefixedKey(pos, key, owner == in.prefix) }
+
+// prefixedKey is Key for a key (or a channel's name) that ofPrefix says is of
+// the Input's deployment prefix, refusing it when it is not.
+func (in *Input) prefixedKey(pos, key string, ofPrefix bool) {
+	if in.err == nil && key != "" && !ofPrefix {
 		in.err = wrongPrefix(in.script.name, pos)
 		return
 	}
@@ -167,24 +171,28 @@ func (in *Input) PrefixedKey(pos, key, owner string) {
 // KeyArg appends, as an argument, the name of a declared key (an ARGV of type
 // key: a prefix the script builds keys from); "" (a zero key) is refused.
 func (in *Input) KeyArg(arg, key string) {
-	if in.err != nil {
-		return
-	}
-	if key == "" {
-		in.argErr(arg, "no key: build it with its key builder")
-		return
-	}
-	in.addString(key)
+	in.nameArg(arg, key, true, "key", "no key: build it with its key builder")
 }
 
 // PrefixedKeyArg is KeyArg for a key built with deployment prefix owner, which
 // must be the Input's.
 func (in *Input) PrefixedKeyArg(arg, key, owner string) {
-	if in.err == nil && key != "" && owner != in.prefix {
-		in.argErr(arg, "a key of another deployment prefix than the one the Scripts were made with")
-		return
+	in.nameArg(arg, key, owner == in.prefix, "key", "no key: build it with its key builder")
+}
+
+// nameArg appends, as an argument, the name of a key or channel (what) that
+// ofPrefix says is of the Input's deployment prefix; "" (the zero value) is
+// refused with missing, a name of another prefix too.
+func (in *Input) nameArg(arg, name string, ofPrefix bool, what, missing string) {
+	switch {
+	case in.err != nil:
+	case name == "":
+		in.argErr(arg, missing)
+	case !ofPrefix:
+		in.argErr(arg, "a "+what+" of another deployment prefix than the one the Scripts were made with")
+	default:
+		in.addString(name)
 	}
-	in.KeyArg(arg, key)
 }
 
 // Same refuses two keys whose shared placeholder ph (segment i of key a,
@@ -317,23 +325,15 @@ func (in *Input) present(arg string, n int) bool {
 
 // OptInt is Int for an optional argument: nil sends "" (absent).
 func (in *Input) OptInt(arg string, v *int64, min, max int64) {
-	if !in.absent(v == nil) {
-		in.Int(arg, *v, min, max)
-	}
+	opt(in, v, func(v int64) { in.Int(arg, v, min, max) })
 }
 
 // OptBool is Bool for an optional argument: nil sends "" (absent).
-func (in *Input) OptBool(v *bool) {
-	if !in.absent(v == nil) {
-		in.Bool(*v)
-	}
-}
+func (in *Input) OptBool(v *bool) { opt(in, v, in.Bool) }
 
 // OptDuration is Duration for an optional argument: nil sends "" (absent).
 func (in *Input) OptDuration(arg string, d *time.Duration, min, max time.Duration) {
-	if !in.absent(d == nil) {
-		in.Duration(arg, *d, min, max)
-	}
+	opt(in, d, func(d time.Duration) { in.Duration(arg, d, min, max) })
 }
 
 // OptString is String for an optional argument: nil sends "" (absent), and a
@@ -354,29 +354,29 @@ func (in *Input) OptBytes(arg string, v []byte, maxBytes int) {
 
 // OptToken is Token for an optional argument: nil sends "" (absent).
 func (in *Input) OptToken(arg string, v *string) {
-	if !in.absent(v == nil) {
-		in.Token(arg, *v)
-	}
+	opt(in, v, func(v string) { in.Token(arg, v) })
 }
 
 // OptHex is Hex for an optional argument: nil sends "" (absent).
 func (in *Input) OptHex(arg string, v *string, n int) {
-	if !in.absent(v == nil) {
-		in.Hex(arg, *v, n)
-	}
+	opt(in, v, func(v string) { in.Hex(arg, v, n) })
 }
 
 // OptUUID is UUID for an optional argument: nil sends "" (absent).
 func (in *Input) OptUUID(arg string, v *string) {
-	if !in.absent(v == nil) {
-		in.UUID(arg, *v)
-	}
+	opt(in, v, func(v string) { in.UUID(arg, v) })
 }
 
 // OptName is Name for an optional argument: nil sends "" (absent).
 func (in *Input) OptName(arg string, v *string, maxLen int) {
+	opt(in, v, func(v string) { in.Name(arg, v, maxLen) })
+}
+
+// opt is what the Opt methods share: nil appends argAbsent, a value is
+// appended by add (the method of the argument's type).
+func opt[T any](in *Input, v *T, add func(T)) {
 	if !in.absent(v == nil) {
-		in.Name(arg, *v, maxLen)
+		add(*v)
 	}
 }
 

@@ -28,28 +28,13 @@ func (in *Input) ArgCount(arg string, n, min, max int) {
 // script that publishes to KEYS[n]); the zero channel value ("") and, on a
 // prefixed Input, a channel of another deployment prefix are refused.
 func (in *Input) ChannelKey(pos, name string) {
-	if in.err == nil && name != "" && !strings.HasPrefix(name, in.prefix) {
-		in.err = wrongPrefix(in.script.name, pos)
-		return
-	}
-	in.Key(pos, name)
+	in.prefixedKey(pos, name, strings.HasPrefix(name, in.prefix))
 }
 
 // Channel appends a channel's name as an argument (a script that publishes
 // to ARGV[n]), refusing what ChannelKey refuses.
 func (in *Input) Channel(arg, name string) {
-	if in.err != nil {
-		return
-	}
-	switch {
-	case name == "":
-		in.argErr(arg, "no channel (build it with its channel builder)")
-		return
-	case !strings.HasPrefix(name, in.prefix):
-		in.argErr(arg, "a channel of another deployment prefix than the one the Scripts were made with")
-		return
-	}
-	in.addString(name)
+	in.nameArg(arg, name, strings.HasPrefix(name, in.prefix), "channel", "no channel (build it with its channel builder)")
 }
 
 // Unused appends the empty string for an argument the script never reads

@@ -168,6 +168,21 @@ func (r *Reply) fail(field, want string, v Value) {
 	r.err = &ReplyError{Script: r.script, Field: r.path + field, Reason: fmt.Sprintf("want %s, got %s", want, kind(v))}
 }
 
+// array takes the next field, an array (want, for the error): ok is false
+// when there is none, for nil (false, or an empty table), and for a value of
+// another kind, which fails.
+func (r *Reply) array(field, want string) (Value, bool) {
+	v, ok := r.take(field)
+	if !ok || v.kind == kindNil {
+		return v, false
+	}
+	if v.kind != kindArray {
+		r.fail(field, want, v)
+		return v, false
+	}
+	return v, true
+}
+
 // null reports whether the next field is nil (the script answered false for a
 // nullable field), and consumes it when it is.
 func (r *Reply) null(field string) bool {
@@ -196,32 +211,37 @@ func Nullable[T any](r *Reply, field string, read func(field string) T) *T {
 // that decode reads in order. nil (false, or an empty table) reads as nil.
 // Errors name the element: "entries[2].id".
 func List[T any](r *Reply, field string, n int, decode func(e *Reply) T) []T {
-	v, ok := r.take(field)
-	if !ok || v.kind == kindNil {
-		return nil
-	}
-	if v.kind != kindArray {
-		r.fail(field, "an array", v)
-		return nil
-	}
-	out := make([]T, v.len())
-	for i := range out {
-		ev := v.at(i)
+	return elements(r, field, "an array", func(i int, ev Value) (out T) {
 		at := r.path + field + "[" + strconv.Itoa(i) + "]"
 		e := Reply{script: r.script, path: at + "."}
 		switch {
 		case ev.kind != kindArray:
 			r.err = &ReplyError{Script: r.script, Field: at, Reason: fmt.Sprintf("want an array of %d fields, got %s", n, kind(ev))}
-			return nil
+			return out
 		case ev.len() != n:
 			r.err = &ReplyError{Script: r.script, Field: at, Reason: fmt.Sprintf("want an array of %d fields, got %d", n, ev.len())}
-			return nil
+			return out
 		default:
 			e.vals = ev
 		}
-		out[i] = decode(&e)
-		if e.err != nil {
+		if out = decode(&e); e.err != nil {
 			r.err = e.err
+		}
+		return out
+	})
+}
+
+// elements reads a field holding an array (want, for the error) into a slice
+// of its elements, element i read from ev by read; an error read sets on r
+// stops it, and the field reads as nil.
+func elements[T any](r *Reply, field, want string, read func(i int, ev Value) T) []T {
+	v, ok := r.array(field, want)
+	if !ok {
+		return nil
+	}
+	out := make([]T, v.len())
+	for i := range out {
+		if out[i] = read(i, v.at(i)); r.err != nil {
 			return nil
 		}
 	}
@@ -233,21 +253,12 @@ func List[T any](r *Reply, field string, n int, decode func(e *Reply) T) []T {
 // (*Reply).Strings, ...). nil (false, or an empty table) reads as nil. Errors
 // name the element: "counts[2]".
 func ListOf[T any](r *Reply, field string, read func(e *Reply, field string) T) []T {
-	v, ok := r.take(field)
-	if !ok || v.kind == kindNil {
-		return nil
-	}
-	if v.kind != kindArray {
-		r.fail(field, "an array", v)
-		return nil
-	}
-	out := make([]T, v.len())
 	// One element reader for all: read may keep it (it escapes), so a reader
 	// per element would cost an allocation each.
 	e := &Reply{script: r.script, path: r.path, one: true}
-	for i := range out {
-		e.single, e.next = v.at(i), 0
-		out[i] = read(e, field)
+	return elements(r, field, "an array", func(i int, ev Value) T {
+		e.single, e.next = ev, 0
+		out := read(e, field)
 		if e.err != nil {
 			// The element's error names field; name the element instead
 			// (built only here: a good reply builds no name per element).
@@ -256,10 +267,9 @@ func ListOf[T any](r *Reply, field string, read func(e *Reply, field string) T) 
 				re.Field = at + "[" + strconv.Itoa(i) + "]" + strings.TrimPrefix(re.Field, at)
 			}
 			r.err = e.err
-			return nil
 		}
-	}
-	return out
+		return out
+	})
 }
 
 // Int reads an integer field.
@@ -362,27 +372,12 @@ func (r *Reply) Enum(field string, values []string) string {
 
 // Strings reads an array of bulk strings.
 func (r *Reply) Strings(field string) []string {
-	v, ok := r.take(field)
-	if !ok {
-		return nil
-	}
-	if v.kind != kindArray {
-		if v.kind == kindNil {
-			return nil
-		}
-		r.fail(field, "an array of strings", v)
-		return nil
-	}
-	out := make([]string, v.len())
-	for i := range out {
-		e := v.at(i)
+	return elements(r, field, "an array of strings", func(i int, e Value) string {
 		if e.kind != kindString {
 			r.fail(field+"["+strconv.Itoa(i)+"]", "a string", e)
-			return nil
 		}
-		out[i] = e.s
-	}
-	return out
+		return e.s
+	})
 }
 
 // kind names a reply value's type without showing the value.

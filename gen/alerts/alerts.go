@@ -270,11 +270,17 @@ func (r *rules) liveScripts() []*keyspec.Script {
 }
 
 func scriptNames(ss []*keyspec.Script) []string {
-	var out []string
-	for _, s := range ss {
-		out = append(out, s.Name)
-	}
+	out := names(ss, func(s *keyspec.Script) string { return s.Name })
 	sort.Strings(out)
+	return out
+}
+
+// names are the names of the entries xs, in their order.
+func names[T any](xs []T, name func(T) string) []string {
+	var out []string
+	for _, x := range xs {
+		out = append(out, name(x))
+	}
 	return out
 }
 

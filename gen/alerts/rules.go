@@ -175,11 +175,7 @@ func (r *rules) channels() []*keyspec.Channel {
 }
 
 func channelNames(cs []*keyspec.Channel) string {
-	var n []string
-	for _, c := range cs {
-		n = append(n, c.Name)
-	}
-	return strings.Join(n, ", ")
+	return strings.Join(names(cs, func(c *keyspec.Channel) string { return c.Name }), ", ")
 }
 
 // keys: keys without expiry where the spec makes every key expire.
@@ -220,11 +216,7 @@ func (r *rules) keys() []*Rule {
 }
 
 func keyNames(ks []*keyspec.Key) string {
-	var n []string
-	for _, k := range ks {
-		n = append(n, k.Name)
-	}
-	return strings.Join(n, ", ")
+	return strings.Join(names(ks, func(k *keyspec.Key) string { return k.Name }), ", ")
 }
 
 // access: denied commands and failed logins.

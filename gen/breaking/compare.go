@@ -1,6 +1,7 @@
 package breaking
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -18,62 +19,84 @@ func newComparison(old, new *snapshot.Snapshot) *comparison {
 	return &comparison{old: old, new: new}
 }
 
-type keyPair struct{ old, new *keyspec.Key }
-type scriptPair struct{ old, new *keyspec.Script }
-type channelPair struct{ old, new *keyspec.Channel }
-type instancePair struct{ old, new *keyspec.Instance }
-type dbPair struct{ old, new *keyspec.DB }
+// pair is an entry of the old spec and the new spec's entry of its name (nil
+// when the new spec has none).
+type pair[T any] struct{ old, new T }
+
+type keyPair = pair[*keyspec.Key]
+type scriptPair = pair[*keyspec.Script]
+type channelPair = pair[*keyspec.Channel]
+type instancePair = pair[*keyspec.Instance]
+type dbPair = pair[*keyspec.DB]
+
+// liveEntry is a key, script or database: removed from use (a legacy entry)
+// when not Live.
+type liveEntry interface {
+	comparable
+	Live() bool
+}
+
+// livePairs pairs each live entry of olds with its entry in the new spec,
+// which newOf finds.
+func livePairs[T liveEntry](olds []T, newOf func(T) T) (pairs []pair[T]) {
+	for _, o := range olds {
+		if o.Live() {
+			pairs = append(pairs, pair[T]{o, newOf(o)})
+		}
+	}
+	return pairs
+}
+
+// present are the pairs whose entry both specs have live.
+func present[T liveEntry](all []pair[T]) (pairs []pair[T]) {
+	var none T
+	for _, p := range all {
+		if p.new != none && p.new.Live() {
+			pairs = append(pairs, p)
+		}
+	}
+	return pairs
+}
+
+// changed are the pairs of all whose entry the new spec has and whose
+// property prop differs from the old entry's.
+func changed[T comparable, V comparable](all []pair[T], prop func(T) V) (pairs []pair[T]) {
+	var none T
+	for _, p := range all {
+		if p.new != none && prop(p.new) != prop(p.old) {
+			pairs = append(pairs, p)
+		}
+	}
+	return pairs
+}
+
+// named is the entry of list that name finds, or nil.
+func named[T any](list []T, name func(T) bool) (found T) {
+	if i := slices.IndexFunc(list, name); i >= 0 {
+		return list[i]
+	}
+	return found
+}
 
 // keys pairs each live key of the old spec with the new key of its name (nil
 // when the new spec has none, or has it only in a cut-over legacy database:
 // cutOver then says so).
-func (c *comparison) keys() (pairs []keyPair) {
-	for _, o := range c.old.Spec.Keys {
-		if !o.Live() {
-			continue
-		}
-		pairs = append(pairs, keyPair{o, c.new.Spec.Key(o.Name)})
-	}
-	return pairs
+func (c *comparison) keys() []keyPair {
+	return livePairs(c.old.Spec.Keys, func(o *keyspec.Key) *keyspec.Key { return c.new.Spec.Key(o.Name) })
 }
 
-// present are the pairs whose key both specs have live.
-func (c *comparison) presentKeys() (pairs []keyPair) {
-	for _, p := range c.keys() {
-		if p.new != nil && p.new.Live() {
-			pairs = append(pairs, p)
-		}
-	}
-	return pairs
+// presentKeys are the pairs whose key both specs have live.
+func (c *comparison) presentKeys() []keyPair { return present(c.keys()) }
+
+func (c *comparison) scripts() []scriptPair {
+	return livePairs(c.old.Spec.Scripts, func(o *keyspec.Script) *keyspec.Script { return c.new.Spec.Script(o.ID) })
 }
 
-func (c *comparison) scripts() (pairs []scriptPair) {
-	for _, o := range c.old.Spec.Scripts {
-		if !o.Live() {
-			continue
-		}
-		pairs = append(pairs, scriptPair{o, c.new.Spec.Script(o.ID)})
-	}
-	return pairs
-}
-
-func (c *comparison) presentScripts() (pairs []scriptPair) {
-	for _, p := range c.scripts() {
-		if p.new != nil && p.new.Live() {
-			pairs = append(pairs, p)
-		}
-	}
-	return pairs
-}
+func (c *comparison) presentScripts() []scriptPair { return present(c.scripts()) }
 
 func (c *comparison) channels() (pairs []channelPair) {
 	for _, o := range c.old.Spec.Channels {
-		var n *keyspec.Channel
-		for _, x := range c.new.Spec.Channels {
-			if x.Name == o.Name {
-				n = x
-			}
-		}
+		n := named(c.new.Spec.Channels, func(x *keyspec.Channel) bool { return x.Name == o.Name })
 		pairs = append(pairs, channelPair{o, n})
 	}
 	return pairs
@@ -94,12 +117,7 @@ func (c *comparison) dbs() (pairs []dbPair) {
 			continue
 		}
 		for _, o := range ip.old.LiveDBs() {
-			var n *keyspec.DB
-			for _, x := range ip.new.DBs {
-				if x.Name == o.Name {
-					n = x
-				}
-			}
+			n := named(ip.new.DBs, func(x *keyspec.DB) bool { return x.Name == o.Name })
 			pairs = append(pairs, dbPair{o, n})
 		}
 	}
@@ -113,12 +131,8 @@ func (c *comparison) cutOver(db *keyspec.DB) bool {
 	if n == nil {
 		return false
 	}
-	for _, d := range n.DBs {
-		if d.Name == db.Name {
-			return !d.Live()
-		}
-	}
-	return false
+	d := named(n.DBs, func(d *keyspec.DB) bool { return d.Name == db.Name })
+	return d != nil && !d.Live()
 }
 
 // The paths ignore entries name.

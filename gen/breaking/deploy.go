@@ -11,25 +11,23 @@ import (
 // ---- rolling deploy: instances ----
 
 func instanceModeChanged(c *comparison, r *reporter) {
-	for _, p := range c.instances() {
-		if p.new != nil && p.new.Mode != p.old.Mode {
-			r.at(p.new.Pos, instanceEntry(p.new.Name), "instance %q runs its scripts by %s, was %s: processes of the previous release call them by %s, which the new deploy no longer provides (and their user no longer gets)", p.new.Name, p.new.Mode, p.old.Mode, callForm(p.old))
-		}
+	for _, p := range changed(c.instances(), func(in *keyspec.Instance) string { return in.Mode }) {
+		r.at(p.new.Pos, instanceEntry(p.new.Name), "instance %q runs its scripts by %s, was %s: processes of the previous release call them by %s, which the new deploy no longer provides (and their user no longer gets)", p.new.Name, p.new.Mode, p.old.Mode, sentBy(p.old, "FCALL of the library's functions", "EVALSHA"))
 	}
 }
 
-func callForm(in *keyspec.Instance) string {
+// sentBy is how the instance's scripts are sent: functions in functions mode,
+// eval otherwise.
+func sentBy(in *keyspec.Instance, functions, eval string) string {
 	if in.Functions() {
-		return "FCALL of the library's functions"
+		return functions
 	}
-	return "EVALSHA"
+	return eval
 }
 
 func dbURLEnvChanged(c *comparison, r *reporter) {
-	for _, p := range c.dbs() {
-		if p.new != nil && p.new.Live() && p.new.URLEnv != p.old.URLEnv {
-			r.at(p.new.Pos, dbEntry(p.new), "database %s is reached through %s, was %s: every deployment must set %s before the new release starts", p.new.ID(), p.new.URLEnv, p.old.URLEnv, p.new.URLEnv)
-		}
+	for _, p := range changed(present(c.dbs()), func(d *keyspec.DB) string { return d.URLEnv }) {
+		r.at(p.new.Pos, dbEntry(p.new), "database %s is reached through %s, was %s: every deployment must set %s before the new release starts", p.new.ID(), p.new.URLEnv, p.old.URLEnv, p.new.URLEnv)
 	}
 }
 
@@ -75,6 +73,36 @@ func scriptRemoved(c *comparison, r *reporter) {
 	}
 }
 
+// positionChanges describes, index by index, how the positions of one table
+// (KEYS or ARGV) of a script changed from olds to news, each named by name:
+// a position gone, or whose index now holds another position while the new
+// list has its name elsewhere (reordered: then replaced, when not nil, is
+// told the new position), and what kept says of any other position.
+func positionChanges[P any](table string, olds, news []P, name func(P) string, replaced func(n P), kept func(i int, o, n P) []string) []string {
+	var newNames []string
+	for _, n := range news {
+		newNames = append(newNames, name(n))
+	}
+	var why []string
+	for i, o := range olds {
+		on := name(o)
+		if i >= len(news) {
+			why = append(why, fmt.Sprintf("%s[%d] %s removed%s", table, i+1, on, moved(on, newNames)))
+			continue
+		}
+		n := news[i]
+		if nn := name(n); nn != on && slices.Contains(newNames, on) {
+			why = append(why, fmt.Sprintf("%s[%d] is %s, was %s%s", table, i+1, nn, on, moved(on, newNames)))
+			if replaced != nil {
+				replaced(n)
+			}
+			continue
+		}
+		why = append(why, kept(i, o, n)...)
+	}
+	return why
+}
+
 // moved says where name went: " (now at position 3)", or "".
 func moved(name string, names []string) string {
 	if i := slices.Index(names, name); i >= 0 {
@@ -86,27 +114,15 @@ func moved(name string, names []string) string {
 func scriptKeysChanged(c *comparison, r *reporter) {
 	for _, p := range c.presentScripts() {
 		o, n := p.old, p.new
-		var newNames []string
-		for _, k := range n.Keys {
-			newNames = append(newNames, k.Name)
-		}
-		var why []string
-		for i, ok := range o.Keys {
-			if i >= len(n.Keys) {
-				why = append(why, fmt.Sprintf("KEYS[%d] %s removed%s", i+1, ok.Name, moved(ok.Name, newNames)))
-				continue
-			}
-			nk := n.Keys[i]
-			if nk.Name != ok.Name && slices.Contains(newNames, ok.Name) {
-				why = append(why, fmt.Sprintf("KEYS[%d] is %s, was %s%s", i+1, nk.Name, ok.Name, moved(ok.Name, newNames)))
-				continue
-			}
-			for _, k := range ok.OneOf {
-				if !accepts(nk, k) {
-					why = append(why, fmt.Sprintf("KEYS[%d] %s no longer accepts key %s", i+1, nk.Name, k.Name))
+		why := positionChanges("KEYS", o.Keys, n.Keys, func(k *keyspec.ScriptKey) string { return k.Name }, nil,
+			func(i int, ok, nk *keyspec.ScriptKey) (why []string) {
+				for _, k := range ok.OneOf {
+					if !accepts(nk, k) {
+						why = append(why, fmt.Sprintf("KEYS[%d] %s no longer accepts key %s", i+1, nk.Name, k.Name))
+					}
 				}
-			}
-		}
+				return why
+			})
 		for i := len(o.Keys); i < len(n.Keys); i++ {
 			if n.Keys[i].Count().Min > 0 {
 				why = append(why, fmt.Sprintf("KEYS[%d] %s added: callers of the previous release pass %d", i+1, n.Keys[i].Name, len(o.Keys)))
@@ -132,28 +148,16 @@ func accepts(pos *keyspec.ScriptKey, k *keyspec.Key) bool {
 func scriptArgvChanged(c *comparison, r *reporter) {
 	for _, p := range c.presentScripts() {
 		o, n := p.old, p.new
-		var newNames []string
-		for _, a := range n.Argv {
-			newNames = append(newNames, a.Name)
-		}
-		var why []string
 		at := n.Pos
-		for i, oa := range o.Argv {
-			if i >= len(n.Argv) {
-				why = append(why, fmt.Sprintf("ARGV[%d] %s removed%s", i+1, oa.Name, moved(oa.Name, newNames)))
-				continue
-			}
-			na := n.Argv[i]
-			if na.Name != oa.Name && slices.Contains(newNames, oa.Name) {
-				why = append(why, fmt.Sprintf("ARGV[%d] is %s, was %s%s", i+1, na.Name, oa.Name, moved(oa.Name, newNames)))
-				at = na.Pos
-				continue
-			}
-			if d := argNarrowed(oa, na); d != "" {
-				why = append(why, fmt.Sprintf("ARGV[%d] %s narrowed: %s", i+1, na.Name, d))
-				at = na.Pos
-			}
-		}
+		why := positionChanges("ARGV", o.Argv, n.Argv, func(a *keyspec.Arg) string { return a.Name },
+			func(na *keyspec.Arg) { at = na.Pos },
+			func(i int, oa, na *keyspec.Arg) []string {
+				if d := argNarrowed(oa, na); d != "" {
+					at = na.Pos
+					return []string{fmt.Sprintf("ARGV[%d] %s narrowed: %s", i+1, na.Name, d)}
+				}
+				return nil
+			})
 		for i := len(o.Argv); i < len(n.Argv); i++ {
 			if !n.Argv[i].Optional && n.Argv[i].Count().Min > 0 {
 				why = append(why, fmt.Sprintf("ARGV[%d] %s added, required: callers of the previous release send %d", i+1, n.Argv[i].Name, len(o.Argv)))
@@ -320,16 +324,9 @@ func scriptErrorRemoved(c *comparison, r *reporter) {
 func scriptReadOnlyChanged(c *comparison, r *reporter) {
 	for _, p := range c.presentScripts() {
 		if p.old.ReadOnly && !p.new.ReadOnly {
-			r.at(p.new.Pos, scriptEntry(p.new), "script %q is no longer read_only: the previous release sends it by %s, which refuses its writes", p.new.Name, roCall(p.new.Instance))
+			r.at(p.new.Pos, scriptEntry(p.new), "script %q is no longer read_only: the previous release sends it by %s, which refuses its writes", p.new.Name, sentBy(p.new.Instance, "FCALL_RO", "EVALSHA_RO"))
 		}
 	}
-}
-
-func roCall(in *keyspec.Instance) string {
-	if in.Functions() {
-		return "FCALL_RO"
-	}
-	return "EVALSHA_RO"
 }
 
 func functionReplaced(c *comparison, r *reporter) {

@@ -119,18 +119,14 @@ func dbRemoved(c *comparison, r *reporter) {
 }
 
 func dbIndexMoved(c *comparison, r *reporter) {
-	for _, p := range c.dbs() {
-		if p.new != nil && p.new.Live() && p.new.Index != p.old.Index {
-			r.at(p.new.Pos, dbEntry(p.new), "database %s moves from index %d to %d: its data stays in database %d, where nothing reads it", p.new.ID(), p.old.Index, p.new.Index, p.old.Index)
-		}
+	for _, p := range changed(present(c.dbs()), func(d *keyspec.DB) int { return d.Index }) {
+		r.at(p.new.Pos, dbEntry(p.new), "database %s moves from index %d to %d: its data stays in database %d, where nothing reads it", p.new.ID(), p.old.Index, p.new.Index, p.old.Index)
 	}
 }
 
 func dbServerMoved(c *comparison, r *reporter) {
-	for _, p := range c.dbs() {
-		if p.new != nil && p.new.Live() && p.new.ServerOf().Name != p.old.ServerOf().Name {
-			r.at(p.new.Pos, dbEntry(p.new), "database %s moves from server %s to %s: its data stays on the old server until it is copied", p.new.ID(), serverName(p.old.ServerOf()), serverName(p.new.ServerOf()))
-		}
+	for _, p := range changed(present(c.dbs()), func(d *keyspec.DB) string { return d.ServerOf().Name }) {
+		r.at(p.new.Pos, dbEntry(p.new), "database %s moves from server %s to %s: its data stays on the old server until it is copied", p.new.ID(), serverName(p.old.ServerOf()), serverName(p.new.ServerOf()))
 	}
 }
 

@@ -94,11 +94,7 @@ var keylessAllowed = map[string]bool{"time": true, "ping": true, "echo": true, "
 func Load(spec *keyspec.Spec, lua fs.FS, luaDir string) (map[string]*Source, error) {
 	srcs, problems := Check(spec, lua, luaDir)
 	if len(problems) > 0 {
-		errs := make(keyspec.List, len(problems))
-		for i, p := range problems {
-			errs[i] = p.Err
-		}
-		return nil, errs
+		return nil, problemErrors(problems)
 	}
 	return srcs, nil
 }
@@ -314,13 +310,18 @@ func (src *Source) Recheck() ([]*rediscmd.Command, error) {
 	problems, cmds, _ := check(src.Script, info, display)
 	remap(src.flat, display, problems)
 	if len(problems) > 0 {
-		errs := make(keyspec.List, len(problems))
-		for i, p := range problems {
-			errs[i] = p.Err
-		}
-		return nil, errs
+		return nil, problemErrors(problems)
 	}
 	return cmds, nil
+}
+
+// problemErrors is the errors of problems, as one keyspec.List.
+func problemErrors(problems []Problem) keyspec.List {
+	errs := make(keyspec.List, len(problems))
+	for i, p := range problems {
+		errs[i] = p.Err
+	}
+	return errs
 }
 
 // check checks a script against its signature and its calls against Redis's

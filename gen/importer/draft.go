@@ -3,6 +3,7 @@ package importer
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"slices"
 	"sort"
@@ -731,7 +732,7 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 		w("  %s:\n", n)
 		w("    # %s\n", strings.Join(k.usedBy, "; "))
 		if len(k.commands) > 0 {
-			w("    # commands: %s\n", strings.ToUpper(strings.Join(sortedSet(k.commands), ", ")))
+			w("    # commands: %s\n", strings.ToUpper(strings.Join(slices.Sorted(maps.Keys(k.commands)), ", ")))
 		}
 		w("    db: %s.db0\n", in)
 		d.writePattern(&b, k)
@@ -739,7 +740,7 @@ func (d *Draft) render(scripts []*draftScript, keys map[string]*draftKey, order 
 			w("    value: [prefix]   # a namespace the scripts build keys from; it holds no value\n")
 			continue
 		}
-		vals := sortedSet(k.values)
+		vals := slices.Sorted(maps.Keys(k.values))
 		switch {
 		case len(vals) == 0:
 			w("    value: [%s]\n", todo("the value type (string, counter, hash, list, set, zset, stream, msgpack, json)"))
@@ -957,15 +958,6 @@ func commonPrefix(keys map[string]*draftKey) string {
 		return p[:i+1]
 	}
 	return ""
-}
-
-func sortedSet(m map[string]bool) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func quoteAll(xs []string) []string {

@@ -7,6 +7,7 @@
 package keyspec
 
 import (
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -206,12 +207,7 @@ func (in *Instance) ServerNamed(name string) *Server {
 	if name == "" {
 		return &in.Server
 	}
-	for _, s := range in.Servers {
-		if s.Name == name {
-			return s
-		}
-	}
-	return nil
+	return first(in.Servers, func(s *Server) bool { return s.Name == name })
 }
 
 // ServerNames lists the names of the servers of a split instance, its own
@@ -226,23 +222,13 @@ func (in *Instance) ServerNames() []string {
 
 // DBsOn are the live databases on srv, one of the instance's servers.
 func (in *Instance) DBsOn(srv *Server) []*DB {
-	var out []*DB
-	for _, d := range in.LiveDBs() {
-		if d.ServerOf() == srv {
-			out = append(out, d)
-		}
-	}
-	return out
+	return filter(in.LiveDBs(), func(d *DB) bool { return d.ServerOf() == srv })
 }
 
 // ForbidsCommand returns the rule forbidding cmd (lower case) on the instance, or nil.
 func (in *Instance) ForbidsCommand(cmd string) *Forbid {
-	for i, f := range in.Forbid {
-		for _, c := range f.Commands {
-			if c == cmd {
-				return &in.Forbid[i]
-			}
-		}
+	if i := slices.IndexFunc(in.Forbid, func(f Forbid) bool { return slices.Contains(f.Commands, cmd) }); i >= 0 {
+		return &in.Forbid[i]
 	}
 	return nil
 }
@@ -418,23 +404,11 @@ func (k *Key) Expectation() Expectation {
 // (relative to the deployment prefix, if any), or nil: with Expectation, what
 // a run-time check needs to judge a key a script left behind.
 func (s *Spec) KeyOf(in *Instance, name string) *Key {
-	for _, k := range s.KeysOf(in) {
-		if k.Pattern.Match(name) {
-			return k
-		}
-	}
-	return nil
+	return first(s.KeysOf(in), func(k *Key) bool { return k.Pattern.Match(name) })
 }
 
 // Holds reports whether the key may hold value type v.
-func (k *Key) Holds(v string) bool {
-	for _, x := range k.Value {
-		if x == v {
-			return true
-		}
-	}
-	return false
-}
+func (k *Key) Holds(v string) bool { return slices.Contains(k.Value, v) }
 
 // Value types of keys.
 const (
@@ -615,60 +589,65 @@ func (s *Script) SameSlot() bool {
 }
 
 // MaxKeys is the most KEYS a call passes: a repeating position counts its max.
-func (s *Script) MaxKeys() int {
-	n := 0
-	for _, pos := range s.Keys {
-		n += pos.Count().Max
-	}
-	return n
-}
+func (s *Script) MaxKeys() int { return countSum(s.Keys, func(r Repeat) int { return r.Max }) }
 
 // MinKeys is the fewest KEYS a call passes.
-func (s *Script) MinKeys() int {
-	n := 0
-	for _, pos := range s.Keys {
-		n += pos.Count().Min
-	}
-	return n
-}
+func (s *Script) MinKeys() int { return countSum(s.Keys, func(r Repeat) int { return r.Min }) }
 
 // KeyAt is the KEYS position KEYS[n] (1-based) falls in: the n-th position, or
 // the trailing repeating one for any n past the fixed positions; nil when no
 // position takes n.
-func (s *Script) KeyAt(n int) *ScriptKey {
-	if n < 1 || len(s.Keys) == 0 {
-		return nil
-	}
-	if n <= len(s.Keys) && (n < len(s.Keys) || s.Keys[n-1].Repeat == nil) {
-		return s.Keys[n-1]
-	}
-	if last := s.Keys[len(s.Keys)-1]; last.Repeat != nil && n-len(s.Keys)+1 <= last.Repeat.Max {
-		return last
-	}
-	return nil
-}
+func (s *Script) KeyAt(n int) *ScriptKey { return positionAt(s.Keys, n) }
 
 // ArgAt is the ARGV position ARGV[n] falls in, as KeyAt; nil when none.
-func (s *Script) ArgAt(n int) *Arg {
-	if n < 1 || len(s.Argv) == 0 {
-		return nil
-	}
-	if n < len(s.Argv) || (n == len(s.Argv) && s.Argv[n-1].Repeat == nil) {
-		return s.Argv[n-1]
-	}
-	if last := s.Argv[len(s.Argv)-1]; last.Repeat != nil && n-len(s.Argv)+1 <= last.Repeat.Max {
-		return last
-	}
-	return nil
-}
+func (s *Script) ArgAt(n int) *Arg { return positionAt(s.Argv, n) }
 
 // MaxArgs is the most ARGV a call passes.
-func (s *Script) MaxArgs() int {
+func (s *Script) MaxArgs() int { return countSum(s.Argv, func(r Repeat) int { return r.Max }) }
+
+// position is a KEYS position (*ScriptKey) or an argument (*Arg): its Repeat
+// when it is a trailing repeating one.
+type position interface {
+	repeat() *Repeat
+}
+
+func (k *ScriptKey) repeat() *Repeat { return k.Repeat }
+func (a *Arg) repeat() *Repeat       { return a.Repeat }
+
+// positionAt is the position of list that value n (1-based) falls in: the n-th
+// position, or the trailing repeating one for any n past the fixed positions;
+// nil when no position takes n.
+func positionAt[P position](list []P, n int) P {
+	var none P
+	if n < 1 || len(list) == 0 {
+		return none
+	}
+	if n < len(list) || (n == len(list) && list[n-1].repeat() == nil) {
+		return list[n-1]
+	}
+	if last := list[len(list)-1]; last.repeat() != nil && n-len(list)+1 <= last.repeat().Max {
+		return last
+	}
+	return none
+}
+
+// countSum adds up one bound (which picks) of how many values each position
+// of list takes.
+func countSum[P position](list []P, which func(Repeat) int) int {
 	n := 0
-	for _, a := range s.Argv {
-		n += a.Count().Max
+	for _, p := range list {
+		n += which(repeatCount(p.repeat()))
 	}
 	return n
+}
+
+// repeatCount is how many values a position with Repeat r takes: r, or
+// exactly one when it does not repeat.
+func repeatCount(r *Repeat) Repeat {
+	if r != nil {
+		return *r
+	}
+	return Repeat{Min: 1, Max: 1}
 }
 
 // File is the script's path relative to the Lua directory.
@@ -698,12 +677,7 @@ type ScriptKey struct {
 }
 
 // Count is how many KEYS the position takes.
-func (k *ScriptKey) Count() Repeat {
-	if k.Repeat != nil {
-		return *k.Repeat
-	}
-	return Repeat{Min: 1, Max: 1}
-}
+func (k *ScriptKey) Count() Repeat { return repeatCount(k.Repeat) }
 
 // Repeat is how many values a trailing repeating KEYS or ARGV position takes.
 type Repeat struct {
@@ -767,12 +741,7 @@ type Arg struct {
 }
 
 // Count is how many ARGV the argument takes.
-func (a *Arg) Count() Repeat {
-	if a.Repeat != nil {
-		return *a.Repeat
-	}
-	return Repeat{Min: 1, Max: 1}
-}
+func (a *Arg) Count() Repeat { return repeatCount(a.Repeat) }
 
 // Exact64 reports whether the argument is a 64-bit integer sent as decimal
 // text, exact only while the script passes it through (a ZADD member, a
@@ -883,94 +852,66 @@ type ScriptError struct {
 
 // Instance returns the named instance, or nil.
 func (s *Spec) Instance(name string) *Instance {
-	for _, in := range s.Instances {
-		if in.Name == name {
-			return in
-		}
-	}
-	return nil
+	return first(s.Instances, func(in *Instance) bool { return in.Name == name })
 }
 
 // Key returns the named key, or nil.
 func (s *Spec) Key(name string) *Key {
-	for _, k := range s.Keys {
-		if k.Name == name {
-			return k
-		}
-	}
-	return nil
+	return first(s.Keys, func(k *Key) bool { return k.Name == name })
 }
 
 // Script returns the script of ID id (its name, or instance.name), or nil.
 func (s *Spec) Script(id string) *Script {
-	for _, sc := range s.Scripts {
-		if sc.ID == id {
-			return sc
-		}
-	}
-	return nil
+	return first(s.Scripts, func(sc *Script) bool { return sc.ID == id })
 }
 
 // ScriptOf returns the script called name on instance in, or nil.
 func (s *Spec) ScriptOf(in *Instance, name string) *Script {
-	for _, sc := range s.Scripts {
-		if sc.Instance == in && sc.Name == name {
-			return sc
-		}
-	}
-	return nil
+	return first(s.Scripts, func(sc *Script) bool { return sc.Instance == in && sc.Name == name })
 }
 
 // KeysOf lists the live keys of an instance.
 func (s *Spec) KeysOf(in *Instance) []*Key {
-	var out []*Key
-	for _, k := range s.Keys {
-		if k.Instance() == in && k.Live() {
-			out = append(out, k)
-		}
-	}
-	return out
+	return filter(s.Keys, func(k *Key) bool { return k.Instance() == in && k.Live() })
 }
 
 // ScriptsOf lists the live scripts of an instance.
 func (s *Spec) ScriptsOf(in *Instance) []*Script {
-	var out []*Script
-	for _, sc := range s.Scripts {
-		if sc.Instance == in && sc.Live() {
-			out = append(out, sc)
-		}
-	}
-	return out
+	return filter(s.Scripts, func(sc *Script) bool { return sc.Instance == in && sc.Live() })
 }
 
 // ChannelsOf lists the channels of an instance.
 func (s *Spec) ChannelsOf(in *Instance) []*Channel {
-	var out []*Channel
-	for _, c := range s.Channels {
-		if c.Instance == in {
-			out = append(out, c)
-		}
-	}
-	return out
+	return filter(s.Channels, func(c *Channel) bool { return c.Instance == in })
 }
 
 // UsersOf lists the users of an instance.
 func (s *Spec) UsersOf(in *Instance) []*User {
-	var out []*User
-	for _, u := range s.Users {
-		if u.Instance == in {
-			out = append(out, u)
-		}
-	}
-	return out
+	return filter(s.Users, func(u *User) bool { return u.Instance == in })
 }
 
 // LiveDBs lists the live databases of an instance, by index.
-func (in *Instance) LiveDBs() []*DB {
-	var out []*DB
-	for _, d := range in.DBs {
-		if d.Live() {
-			out = append(out, d)
+func (in *Instance) LiveDBs() []*DB { return filter(in.DBs, (*DB).Live) }
+
+// first is the first entry of list that match accepts, or the zero value
+// (nil) when none does.
+func first[T any](list []T, match func(T) bool) T {
+	for _, x := range list {
+		if match(x) {
+			return x
+		}
+	}
+	var none T
+	return none
+}
+
+// filter lists the entries of list that keep accepts, in order; nil when
+// none does.
+func filter[T any](list []T, keep func(T) bool) []T {
+	var out []T
+	for _, x := range list {
+		if keep(x) {
+			out = append(out, x)
 		}
 	}
 	return out
@@ -1041,15 +982,7 @@ func (r Reply) All() []*Field {
 }
 
 // LivePrefixes lists the key prefixes granted to the user now.
-func (u *User) LivePrefixes() []*Prefix {
-	var out []*Prefix
-	for _, p := range u.KeyPrefixes {
-		if p.Live() {
-			out = append(out, p)
-		}
-	}
-	return out
-}
+func (u *User) LivePrefixes() []*Prefix { return filter(u.KeyPrefixes, (*Prefix).Live) }
 
 // Exact reports whether the prefix names one key or channel rather than a
 // namespace: a prefix ending in a separator (':', or '_', '-', '.', '{' for

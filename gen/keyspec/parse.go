@@ -883,64 +883,63 @@ func (p *parser) pattern(path, entry, raw string, params map[string]rawParam) Pa
 	return pat
 }
 
+// maxLenLimits are the max_len a name or path value (a placeholder, or an
+// argument of type name) has when the spec gives none (dflt), and the most it
+// may give.
+var maxLenLimits = map[string]struct{ dflt, most int }{
+	TypeName: {64, 256}, // ArgName too
+	TypePath: {128, 512},
+}
+
+// maxLen is the max_len n the spec gives a value of type typ (name or path),
+// or the type's default for 0; an error unless it is within the type's limit.
+func (p *parser) maxLen(path, entry, typ string, n int) int {
+	lim := maxLenLimits[typ]
+	if n == 0 {
+		n = lim.dflt
+	}
+	if n < 1 || n > lim.most {
+		p.errf(path, entry, "max_len %d: want 1..%d", n, lim.most)
+	}
+	return n
+}
+
 // paramTypes are the placeholder types, for messages.
 const paramTypes = "uuid, int, hex, name, path, enum, sha256, hmac"
 
 func (p *parser) param(path, entry, name string, r rawParam) *Param {
 	entry = fmt.Sprintf("%s placeholder {%s}", entry, name)
 	prm := &Param{Pos: p.pos(path), Name: name, Type: r.Type, Doc: r.Doc, Len: r.Len, MaxLen: r.MaxLen, Encode: r.Encode}
-	extra := func(field string, set bool) {
-		if set {
-			p.errf(path, entry, "%s does not apply to type %s", field, r.Type)
+	set := map[string]bool{"min/max": r.Min != "" || r.Max != "", "len": r.Len != 0, "max_len": r.MaxLen != 0, "enum": r.Enum != ""}
+	extra := func(fields ...string) {
+		for _, f := range fields {
+			if set[f] {
+				p.errf(path, entry, "%s does not apply to type %s", f, r.Type)
+			}
 		}
 	}
 	switch r.Type {
 	case "":
 		p.errf(path, entry, "type is missing: want one of %s", paramTypes)
 	case TypeUUID, TypeSHA256, TypeHMAC:
-		extra("min/max", r.Min != "" || r.Max != "")
-		extra("len", r.Len != 0)
-		extra("max_len", r.MaxLen != 0)
-		extra("enum", r.Enum != "")
+		extra("min/max", "len", "max_len", "enum")
 	case TypeInt:
 		prm.Min = p.int64(path+".min", entry, "min", r.Min, 0)
 		prm.Max = p.int64(path+".max", entry, "max", r.Max, 1<<53-1)
 		if prm.Min > prm.Max {
 			p.errf(path, entry, "min %d is above max %d", prm.Min, prm.Max)
 		}
-		extra("len", r.Len != 0)
-		extra("enum", r.Enum != "")
+		extra("len", "enum")
 	case TypeHex:
 		if r.Len <= 0 || r.Len > 128 {
 			p.errf(path, entry, "hex needs len between 1 and 128")
 		}
-		extra("min/max", r.Min != "" || r.Max != "")
-		extra("max_len", r.MaxLen != 0)
-		extra("enum", r.Enum != "")
-	case TypeName:
-		if prm.MaxLen == 0 {
-			prm.MaxLen = 64
-		}
-		if prm.MaxLen < 1 || prm.MaxLen > 256 {
-			p.errf(path, entry, "max_len %d: want 1..256", prm.MaxLen)
-		}
-		extra("min/max", r.Min != "" || r.Max != "")
-		extra("len", r.Len != 0)
-		extra("enum", r.Enum != "")
-	case TypePath:
-		if prm.MaxLen == 0 {
-			prm.MaxLen = 128
-		}
-		if prm.MaxLen < 1 || prm.MaxLen > 512 {
-			p.errf(path, entry, "max_len %d: want 1..512", prm.MaxLen)
-		}
-		extra("min/max", r.Min != "" || r.Max != "")
-		extra("len", r.Len != 0)
-		extra("enum", r.Enum != "")
+		extra("min/max", "max_len", "enum")
+	case TypeName, TypePath:
+		prm.MaxLen = p.maxLen(path, entry, r.Type, prm.MaxLen)
+		extra("min/max", "len", "enum")
 	case TypeEnum:
-		extra("min/max", r.Min != "" || r.Max != "")
-		extra("len", r.Len != 0)
-		extra("max_len", r.MaxLen != 0)
+		extra("min/max", "len", "max_len")
 		prm.Enum = p.enums[r.Enum]
 		if prm.Enum == nil {
 			p.errf(path, entry, "enum %q is not declared", r.Enum)
@@ -979,9 +978,12 @@ func (p *parser) ttl(path, entry string, r *rawTTL) TTL {
 	if r.Rule != TTLClamped && r.Persist != "" {
 		p.errf(tp, entry, "ttl persist applies to rule clamped (a TTL the caller chooses, which it may also remove), not to %s", r.Rule)
 	}
-	unused := func(field, v string) {
-		if v != "" {
-			p.errf(tp, entry, "ttl %s does not apply to rule %s", field, r.Rule)
+	given := map[string]string{"value": r.Value, "max_jitter": r.MaxJitter, "max": r.Max, "exceeds": r.Exceeds, "from": r.From, "reason": r.Reason}
+	unused := func(fields ...string) {
+		for _, f := range fields {
+			if given[f] != "" {
+				p.errf(tp, entry, "ttl %s does not apply to rule %s", f, r.Rule)
+			}
 		}
 	}
 	bounds := func() {
@@ -999,34 +1001,21 @@ func (p *parser) ttl(path, entry string, r *rawTTL) TTL {
 	case TTLFixed, TTLHeartbeat:
 		t.Value = p.duration(tp+".value", entry, "ttl value", r.Value, true)
 		bounds()
-		unused("max_jitter", r.MaxJitter)
-		unused("from", r.From)
-		unused("reason", r.Reason)
+		unused("max_jitter", "from", "reason")
 	case TTLWindowJitter:
 		t.MaxJitter = p.duration(tp+".max_jitter", entry, "ttl max_jitter", r.MaxJitter, false)
-		unused("value", r.Value)
-		unused("max", r.Max)
-		unused("exceeds", r.Exceeds)
-		unused("from", r.From)
-		unused("reason", r.Reason)
+		unused("value", "max", "exceeds", "from", "reason")
 	case TTLClamped:
 		t.Max = p.duration(tp+".max", entry, "ttl max", r.Max, true)
 		if t.From == "" {
 			t.From = "the config"
 		}
-		unused("value", r.Value)
-		unused("max_jitter", r.MaxJitter)
-		unused("exceeds", r.Exceeds)
-		unused("reason", r.Reason)
+		unused("value", "max_jitter", "exceeds", "reason")
 	case TTLNone:
 		if r.Reason == "" {
 			p.errf(tp, entry, "ttl none needs a reason: why the key never expires")
 		}
-		unused("value", r.Value)
-		unused("max_jitter", r.MaxJitter)
-		unused("max", r.Max)
-		unused("exceeds", r.Exceeds)
-		unused("from", r.From)
+		unused("value", "max_jitter", "max", "exceeds", "from")
 	case "":
 		p.errf(tp, entry, "ttl rule is missing: want %s", ttlRules)
 	default:
@@ -1525,12 +1514,7 @@ func (p *parser) scriptArgv(path, entry string, s *Script, raw []rawArg) {
 			}
 			bad(ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.MaxLen != 0 || ra.TTLOf != "", "min/max/max_bytes/max_len/ttl_of")
 		case ArgName:
-			if a.MaxLen == 0 {
-				a.MaxLen = 64
-			}
-			if a.MaxLen < 1 || a.MaxLen > 256 {
-				p.errf(ap, aentry, "max_len %d: want 1..256", a.MaxLen)
-			}
+			a.MaxLen = p.maxLen(ap, aentry, ArgName, a.MaxLen)
 			bad(ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.Len != 0 || ra.TTLOf != "", "min/max/max_bytes/len/ttl_of")
 		case ArgBool, ArgToken, ArgUUID:
 			bad(ra.Min != "" || ra.Max != "" || ra.MaxBytes != 0 || ra.Len != 0 || ra.MaxLen != 0 || ra.TTLOf != "", "min/max/max_bytes/len/max_len/ttl_of")

@@ -2,6 +2,7 @@ package luascript
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/yuin/gopher-lua/ast"
@@ -456,7 +457,7 @@ func (a *analyzer) buildCall(p pendingCall) []Call {
 		for j, x := range out {
 			if x.Kind == ArgKey {
 				for _, k := range x.KeyAlts {
-					if k > 0 && !containsInt(c.Keys, k) {
+					if k > 0 && !slices.Contains(c.Keys, k) {
 						c.Keys = append(c.Keys, k)
 					}
 				}
@@ -474,7 +475,7 @@ func (a *analyzer) buildCall(p pendingCall) []Call {
 				names = nil
 				break
 			}
-			if lit = strings.ToLower(lit); !containsString(names, lit) {
+			if lit = strings.ToLower(lit); !slices.Contains(names, lit) {
 				names = append(names, lit)
 			}
 		}
@@ -509,24 +510,6 @@ func (a *analyzer) enteredAt(s Str) int {
 		}
 	}
 	return 0
-}
-
-func containsInt(xs []int, x int) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
-}
-
-func containsString(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }
 
 // arg is what the reading knows of one argument of redis.call.
@@ -583,7 +566,7 @@ func classify(alts []Str) (kind ArgKind, text string, key, argv int, keyAlts []i
 			keys = nil
 			break
 		}
-		if !containsInt(keys, n) {
+		if !slices.Contains(keys, n) {
 			keys = append(keys, n)
 		}
 	}

@@ -605,21 +605,7 @@ func (a *analyzer) writeField(obj, key, v value, line int) {
 	for _, o := range obj {
 		switch o.kind {
 		case aTable:
-			t := a.tables[o.id]
-			switch k, kind := literalKey(key); kind {
-			case 's':
-				if t.fields == nil {
-					t.fields = map[string]value{}
-				}
-				cur := t.fields[k]
-				a.tableGrow(t, &cur, v)
-				t.fields[k] = cur
-			case 'n':
-				a.tableGrow(t, &t.elems, v)
-			default:
-				a.tableGrow(t, &t.elems, v)
-				a.tableGrow(t, &t.anyKey, v)
-			}
+			a.tableStore(a.tables[o.id], key, v)
 		case aKeys:
 			a.unsafeUse(line, UnsafeKeysWrite, "assigns into KEYS through another name: KEYS is read-only; keep derived values in a local")
 		case aArgv:
@@ -629,6 +615,25 @@ func (a *analyzer) writeField(obj, key, v value, line int) {
 		case aAny:
 			a.refuse(line, "assigns a field of a value the reading cannot name")
 		}
+	}
+}
+
+// tableStore is t[key] = v: a literal string key grows that field, a literal
+// number the elements, a key the reading cannot tell the elements and anyKey.
+func (a *analyzer) tableStore(t *table, key, v value) {
+	switch k, kind := literalKey(key); kind {
+	case 's':
+		if t.fields == nil {
+			t.fields = map[string]value{}
+		}
+		cur := t.fields[k]
+		a.tableGrow(t, &cur, v)
+		t.fields[k] = cur
+	case 'n':
+		a.tableGrow(t, &t.elems, v)
+	default:
+		a.tableGrow(t, &t.elems, v)
+		a.tableGrow(t, &t.anyKey, v)
 	}
 }
 
@@ -690,21 +695,7 @@ func (a *analyzer) table(e *ast.TableExpr, sc *scope) value {
 			continue
 		}
 		key := a.expr(f.Key, sc)
-		v := a.expr(f.Value, sc)
-		switch k, kind := literalKey(key); kind {
-		case 's':
-			if t.fields == nil {
-				t.fields = map[string]value{}
-			}
-			cur := t.fields[k]
-			a.tableGrow(t, &cur, v)
-			t.fields[k] = cur
-		case 'n':
-			a.tableGrow(t, &t.elems, v)
-		default:
-			a.tableGrow(t, &t.elems, v)
-			a.tableGrow(t, &t.anyKey, v)
-		}
+		a.tableStore(t, key, a.expr(f.Value, sc))
 	}
 	return one(alt{kind: aTable, id: id})
 }

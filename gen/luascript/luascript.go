@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -173,14 +174,7 @@ type Global struct {
 }
 
 // HasFlag reports whether the shebang declares flag.
-func (in *Info) HasFlag(flag string) bool {
-	for _, f := range in.Flags {
-		if f == flag {
-			return true
-		}
-	}
-	return false
-}
+func (in *Info) HasFlag(flag string) bool { return slices.Contains(in.Flags, flag) }
 
 // Commands lists the distinct commands the script calls by literal name, sorted.
 func (in *Info) Commands() []string {

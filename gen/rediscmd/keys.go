@@ -3,6 +3,7 @@ package rediscmd
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -89,7 +90,7 @@ func (c *Command) StaticKeyPositions(args []Arg) ([]Key, error) {
 	argc := fixed // meaningful only without a spread
 	var keys []Key
 	for j, spec := range c.KeySpecs {
-		if hasKeyFlag(spec.Flags, KeyNotKey) {
+		if slices.Contains(spec.Flags, KeyNotKey) {
 			continue
 		}
 		fail := func(err error, arg int, format string, a ...any) ([]Key, error) {
@@ -191,7 +192,7 @@ func (c *Command) StaticKeyPositions(args []Arg) ([]Key, error) {
 		for i := first; i <= last; i += step {
 			keys = append(keys, Key{Pos: i, Spec: j, Flags: spec.Flags})
 		}
-		if hasKeyFlag(spec.Flags, KeyIncomplete) {
+		if slices.Contains(spec.Flags, KeyIncomplete) {
 			return fail(ErrKeysIncomplete, -1, "%s: key spec %d may miss keys (%s)", c.Display(), j, notes(spec, "incomplete"))
 		}
 	}
@@ -202,7 +203,7 @@ func (c *Command) StaticKeyPositions(args []Arg) ([]Key, error) {
 // it may touch: only the command's own code knows them (SORT, MIGRATE).
 func (c *Command) Incomplete() bool {
 	for _, s := range c.KeySpecs {
-		if hasKeyFlag(s.Flags, KeyIncomplete) || s.BeginSearch.Type == "unknown" || s.FindKeys.Type == "unknown" {
+		if slices.Contains(s.Flags, KeyIncomplete) || s.BeginSearch.Type == "unknown" || s.FindKeys.Type == "unknown" {
 			return true
 		}
 	}
@@ -213,16 +214,7 @@ func (c *Command) Incomplete() bool {
 // only shard channels).
 func (c *Command) TakesKeys() bool {
 	for _, s := range c.KeySpecs {
-		if !hasKeyFlag(s.Flags, KeyNotKey) {
-			return true
-		}
-	}
-	return false
-}
-
-func hasKeyFlag(flags []KeyFlag, f KeyFlag) bool {
-	for _, g := range flags {
-		if g == f {
+		if !slices.Contains(s.Flags, KeyNotKey) {
 			return true
 		}
 	}

@@ -374,7 +374,7 @@ func (p *parser) entry(path, name string, r rawEntry, spec *keyspec.Spec, in *ke
 			continue
 		}
 		for _, pos := range st.Script.Keys {
-			if st.Keys[pos.Name] == k || (st.Keys[pos.Name] == nil && contains(pos.OneOf, k)) {
+			if st.Keys[pos.Name] == k || (st.Keys[pos.Name] == nil && slices.Contains(pos.OneOf, k)) {
 				touched = true
 			}
 		}
@@ -435,7 +435,7 @@ func (p *parser) resolveKeys(sp, entry string, st *Step, k *keyspec.Key, have ma
 		if st.Keys[pos.Name] != nil {
 			continue
 		}
-		if contains(pos.OneOf, k) {
+		if slices.Contains(pos.OneOf, k) {
 			st.Keys[pos.Name] = k
 			continue
 		}
@@ -531,7 +531,7 @@ func (p *parser) step(sp, entry string, rs rawStep, spec *keyspec.Spec, in *keys
 		case sk == nil:
 			p.errf(sp+".keys."+pos, entry, "script %s has no KEYS position %q", s.Name, pos)
 			ok = false
-		case spec.Key(kn) == nil || !contains(sk.OneOf, spec.Key(kn)):
+		case spec.Key(kn) == nil || !slices.Contains(sk.OneOf, spec.Key(kn)):
 			p.errf(sp+".keys."+pos, entry, "KEYS position %s of %s takes %s, not %q", pos, s.Name, keyNames(sk.OneOf), kn)
 			ok = false
 		default:
@@ -596,15 +596,6 @@ func argNode(a *keyspec.Arg, n *yaml.Node) (argValue, error) {
 		return argValue{}, err
 	}
 	return v, nil
-}
-
-func contains(keys []*keyspec.Key, k *keyspec.Key) bool {
-	for _, x := range keys {
-		if x == k {
-			return true
-		}
-	}
-	return false
 }
 
 func keyNames(keys []*keyspec.Key) string {

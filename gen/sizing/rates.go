@@ -277,7 +277,7 @@ func (p *parser) argsOf(bp, entry string, s *keyspec.Script, raw map[string]yaml
 
 func takes(s *keyspec.Script, k *keyspec.Key) bool {
 	for _, pos := range s.Keys {
-		if contains(pos.OneOf, k) {
+		if slices.Contains(pos.OneOf, k) {
 			return true
 		}
 	}

@@ -20,27 +20,15 @@ func checkPrefix(p string, maxLen int, reserved []string) error {
 // the generated builder makes.
 func partValue(prm *keyspec.Param, v string) (string, error) {
 	switch prm.Type {
-	case keyspec.TypeUUID:
-		if !keypart.UUID(v) {
-			return "", fmt.Errorf("%q is not a canonical lower-case UUID", v)
+	case keyspec.TypeUUID, keyspec.TypeHex, keyspec.TypeName:
+		if err := textValue(prm.Type, v, prm.Len, prm.MaxLen); err != nil {
+			return "", err
 		}
 	case keyspec.TypeInt:
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < prm.Min || n > prm.Max {
-			return "", fmt.Errorf("%q: want an integer in [%d, %d]", v, prm.Min, prm.Max)
-		}
-		return strconv.FormatInt(n, 10), nil
-	case keyspec.TypeHex:
-		if !keypart.Hex(v, prm.Len) {
-			return "", fmt.Errorf("%q: want %d lower-case hex characters", v, prm.Len)
-		}
+		return intValue(v, prm.Min, prm.Max)
 	case keyspec.TypeHMAC:
 		if !keypart.Hex(v, 64) {
 			return "", fmt.Errorf("%q: want an HMAC-SHA256 digest, 64 lower-case hex characters", v)
-		}
-	case keyspec.TypeName:
-		if !keypart.Name(v, prm.MaxLen) {
-			return "", fmt.Errorf("%q: want 1..%d of [A-Za-z0-9._-]", v, prm.MaxLen)
 		}
 	case keyspec.TypePath:
 		if !keypart.Path(v, prm.MaxLen) {
@@ -63,6 +51,37 @@ func partValue(prm *keyspec.Param, v string) (string, error) {
 		return "", fmt.Errorf("placeholder type %s", prm.Type)
 	}
 	return v, nil
+}
+
+// intValue is v, an integer within [min, max], as decimal text.
+func intValue(v string, min, max int64) (string, error) {
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < min || n > max {
+		return "", fmt.Errorf("%q: want an integer in [%d, %d]", v, min, max)
+	}
+	return strconv.FormatInt(n, 10), nil
+}
+
+// textValue refuses v unless it is a value of type typ, one of the types
+// placeholders and arguments share (the same names: keyspec.TypeUUID is
+// keyspec.ArgUUID): a UUID, a hex string of length n, a name of 1..maxLen
+// characters.
+func textValue(typ, v string, n, maxLen int) error {
+	switch typ {
+	case keyspec.TypeUUID:
+		if !keypart.UUID(v) {
+			return fmt.Errorf("%q is not a canonical lower-case UUID", v)
+		}
+	case keyspec.TypeHex:
+		if !keypart.Hex(v, n) {
+			return fmt.Errorf("%q: want %d lower-case hex characters", v, n)
+		}
+	case keyspec.TypeName:
+		if !keypart.Name(v, maxLen) {
+			return fmt.Errorf("%q: want 1..%d of [A-Za-z0-9._-]", v, maxLen)
+		}
+	}
+	return nil
 }
 
 // randomValue is a random valid value of a placeholder, of a representative
@@ -116,11 +135,7 @@ func buildKey(prefix string, k *keyspec.Key, values map[string]string) (string, 
 func encodeArg(a *keyspec.Arg, v string) (string, error) {
 	switch a.Type {
 	case keyspec.ArgInt, keyspec.ArgInt64:
-		n, err := strconv.ParseInt(v, 10, 64)
-		if err != nil || n < a.Min || n > a.Max {
-			return "", fmt.Errorf("%q: want an integer in [%d, %d]", v, a.Min, a.Max)
-		}
-		return strconv.FormatInt(n, 10), nil
+		return intValue(v, a.Min, a.Max)
 	case keyspec.ArgBool:
 		b, err := strconv.ParseBool(v)
 		if err != nil {
@@ -145,17 +160,9 @@ func encodeArg(a *keyspec.Arg, v string) (string, error) {
 		if !keypart.Token(v) {
 			return "", fmt.Errorf("%q: want a token, 16..128 of [A-Za-z0-9_-]", v)
 		}
-	case keyspec.ArgHex:
-		if !keypart.Hex(v, a.Len) {
-			return "", fmt.Errorf("%q: want %d lower-case hex characters", v, a.Len)
-		}
-	case keyspec.ArgUUID:
-		if !keypart.UUID(v) {
-			return "", fmt.Errorf("%q is not a canonical lower-case UUID", v)
-		}
-	case keyspec.ArgName:
-		if !keypart.Name(v, a.MaxLen) {
-			return "", fmt.Errorf("%q: want 1..%d of [A-Za-z0-9._-]", v, a.MaxLen)
+	case keyspec.ArgHex, keyspec.ArgUUID, keyspec.ArgName:
+		if err := textValue(a.Type, v, a.Len, a.MaxLen); err != nil {
+			return "", err
 		}
 	case keyspec.ArgEnum:
 		if a.Enum == nil || !slices.Contains(a.Enum.Values, v) {

@@ -32,29 +32,11 @@ func UUID(s string) bool {
 }
 
 // Hex reports whether s is exactly n lower-case hex characters.
-func Hex(s string, n int) bool {
-	if len(s) != n {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isLowerHex(s[i]) {
-			return false
-		}
-	}
-	return true
-}
+func Hex(s string, n int) bool { return len(s) == n && every(s, isLowerHex) }
 
 // Name reports whether s is 1..maxLen characters of [A-Za-z0-9._-].
 func Name(s string, maxLen int) bool {
-	if len(s) < 1 || len(s) > maxLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		if !isNameByte(s[i]) {
-			return false
-		}
-	}
-	return true
+	return len(s) >= 1 && len(s) <= maxLen && every(s, isNameByte)
 }
 
 // Path reports whether s is 1..maxLen characters of ':'-separated segments,
@@ -83,16 +65,7 @@ func Path(s string, maxLen int) bool {
 // Token reports whether s is a random token (owner token, nonce): 16..128
 // characters of [A-Za-z0-9_-], the alphabet of unpadded URL-safe base64.
 func Token(s string) bool {
-	if len(s) < TokenMinLen || len(s) > TokenMaxLen {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(isAlnum(c) || c == '-' || c == '_') {
-			return false
-		}
-	}
-	return true
+	return len(s) >= TokenMinLen && len(s) <= TokenMaxLen && every(s, isTokenByte)
 }
 
 // Token length bounds.
@@ -114,8 +87,19 @@ func EnumHash(v string) string {
 	return hex.EncodeToString(sum[:8])
 }
 
+// every reports whether ok holds for every byte of s.
+func every(s string, ok func(byte) bool) bool {
+	for i := 0; i < len(s); i++ {
+		if !ok(s[i]) {
+			return false
+		}
+	}
+	return true
+}
+
 func isLowerHex(c byte) bool { return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' }
 func isAlnum(c byte) bool {
 	return c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
-func isNameByte(c byte) bool { return isAlnum(c) || c == '.' || c == '_' || c == '-' }
+func isNameByte(c byte) bool  { return isAlnum(c) || c == '.' || c == '_' || c == '-' }
+func isTokenByte(c byte) bool { return isAlnum(c) || c == '-' || c == '_' }

@@ -158,6 +158,18 @@ func command(e any, docs map[string]any) (rediscmd.Command, error) {
 	return c, nil
 }
 
+// searchStep is a key spec's begin_search or find_keys map (name) and the
+// spec map inside it.
+func searchStep(m map[string]any, name string) (step, spec map[string]any, err error) {
+	if step, err = asMap(m[name]); err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if spec, err = asMap(step["spec"]); err != nil {
+		return nil, nil, fmt.Errorf("%s spec: %w", name, err)
+	}
+	return step, spec, nil
+}
+
 func keySpec(s any) (rediscmd.KeySpec, error) {
 	m, err := asMap(s)
 	if err != nil {
@@ -168,25 +180,17 @@ func keySpec(s any) (rediscmd.KeySpec, error) {
 	for _, f := range strings1(m["flags"]) {
 		ks.Flags = append(ks.Flags, rediscmd.KeyFlag(f))
 	}
-	bs, err := asMap(m["begin_search"])
+	bs, bspec, err := searchStep(m, "begin_search")
 	if err != nil {
-		return ks, fmt.Errorf("begin_search: %w", err)
-	}
-	bspec, err := asMap(bs["spec"])
-	if err != nil {
-		return ks, fmt.Errorf("begin_search spec: %w", err)
+		return ks, err
 	}
 	ks.BeginSearch.Type, _ = bs["type"].(string)
 	ks.BeginSearch.Index = int(num(bspec["index"]))
 	ks.BeginSearch.Keyword, _ = bspec["keyword"].(string)
 	ks.BeginSearch.StartFrom = int(num(bspec["startfrom"]))
-	fk, err := asMap(m["find_keys"])
+	fk, fspec, err := searchStep(m, "find_keys")
 	if err != nil {
-		return ks, fmt.Errorf("find_keys: %w", err)
-	}
-	fspec, err := asMap(fk["spec"])
-	if err != nil {
-		return ks, fmt.Errorf("find_keys spec: %w", err)
+		return ks, err
 	}
 	ks.FindKeys.Type, _ = fk["type"].(string)
 	ks.FindKeys.LastKey = int(num(fspec["lastkey"]))
