@@ -30,7 +30,7 @@ const (
 	// SpecSHA256 is the SHA-256 of the keyspec.yaml this package was generated from: `luagen
 	// check` fails after any edit to it, and a running service can say which spec it was built
 	// from.
-	SpecSHA256 = "809703a4a43580bafec31b17122563f3407595b288fc87ef80e8194efb977938"
+	SpecSHA256 = "cb06eb41bbcb71c68f52072c53188f6739b09b467a3619aa99bd20e7dcfe7463"
 )
 
 // DB0 is database 0 of elang (source: Elang Redis doc (seed 003): REDIS_URL, one
