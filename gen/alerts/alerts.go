@@ -228,7 +228,7 @@ func (r *rules) rule(name, severity, source, expr string, forD time.Duration, su
 // targetLabels are the labels a synthetic exporter series of this server has.
 func (r *rules) targetLabels(extra ...string) string {
 	l := []string{`instance="redis:9121"`, `job="redis"`, fmt.Sprintf(`luagen_instance=%q`, r.in.Name)}
-	if r.in.Split() {
+	if r.srv.Name != "" {
 		l = append(l, fmt.Sprintf(`luagen_server=%q`, r.srv.Name))
 	}
 	return "{" + strings.Join(append(l, extra...), ",") + "}"

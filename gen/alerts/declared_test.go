@@ -123,3 +123,34 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// On a split instance each declared alert goes into the rules of the server
+// holding the entry it is about (a key's database's server, a channel's
+// server), and the rules of every server, the instance's own included, pass
+// promtool test rules: the own server's exporter targets carry no
+// luagen_server label, so its alerts carry none either.
+func TestDeclaredAlertsOfASplitInstanceGoToTheirServers(t *testing.T) {
+	spec, err := keyspec.Load("testdata/split/keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := spec.Instance("a")
+	for srv, want := range map[string]string{"": "JobsFailing", "rt": "EventsSubscribersGone"} {
+		f, _, err := alerts.Rules(spec, in, alerts.Options{Server: srv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, g := range f.Groups {
+			if strings.HasSuffix(g.Name, "-services") {
+				for _, r := range g.Rules {
+					got = append(got, r.Alert)
+				}
+			}
+		}
+		if len(got) != 1 || got[0] != want {
+			t.Errorf("server %q: declared alerts %v, want [%s]", srv, got, want)
+		}
+	}
+	promtest.CheckRules(t, spec, 20)
+}

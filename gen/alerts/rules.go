@@ -8,10 +8,12 @@ import (
 	"github.com/hanchat/luagen/gen/keyspec"
 )
 
-// target is the output labels of an expression over one exporter target.
+// target is the output labels of an expression over one exporter target (the
+// own server of a split instance has no luagen_server label: an empty label
+// is no label).
 func (r *rules) target() map[string]string {
 	m := map[string]string{"instance": "redis:9121", "job": "redis", "luagen_instance": r.in.Name}
-	if r.in.Split() {
+	if r.srv.Name != "" {
 		m["luagen_server"] = r.srv.Name
 	}
 	return m
