@@ -135,7 +135,7 @@ func TestDeclaredAlertsOfASplitInstanceGoToTheirServers(t *testing.T) {
 		t.Fatal(err)
 	}
 	in := spec.Instance("a")
-	for srv, want := range map[string]string{"": "JobsFailing", "rt": "EventsSubscribersGone"} {
+	for srv, want := range map[string]string{"": "JobsFailing JobsStuck", "rt": "EventsSubscribersGone"} {
 		f, _, err := alerts.Rules(spec, in, alerts.Options{Server: srv})
 		if err != nil {
 			t.Fatal(err)
@@ -148,9 +148,40 @@ func TestDeclaredAlertsOfASplitInstanceGoToTheirServers(t *testing.T) {
 				}
 			}
 		}
-		if len(got) != 1 || got[0] != want {
+		if strings.Join(got, " ") != want {
 			t.Errorf("server %q: declared alerts %v, want [%s]", srv, got, want)
 		}
+		if srv != "" {
+			continue
+		}
+		// An alert that waits longer than the tests' 35m is looked at 5m
+		// after its for:, the others at 35m.
+		tests, err := f.Tests("a.rules.yml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tf struct {
+			Tests []struct {
+				Name       string `yaml:"name"`
+				AlertTests []struct {
+					EvalTime string `yaml:"eval_time"`
+				} `yaml:"alert_rule_test"`
+			} `yaml:"tests"`
+		}
+		if err := yaml.Unmarshal(tests, &tf); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range tf.Tests {
+			at := "35m"
+			if strings.Contains(c.Name, "JobsStuck") {
+				at = "65m"
+			}
+			if c.AlertTests[0].EvalTime != at {
+				t.Errorf("%s: evaluated at %s, want %s", c.Name, c.AlertTests[0].EvalTime, at)
+			}
+		}
 	}
+	// promtool accepts the rules (a runbook with quotes, #, : and {}) and
+	// their tests pass.
 	promtest.CheckRules(t, spec, 20)
 }
