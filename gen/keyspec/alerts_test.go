@@ -137,6 +137,8 @@ func TestAlertErrors(t *testing.T) {
 			`keyspec.yaml:77: alert "JobsBacklog": test label __name__: names starting with __ are Prometheus' own, which no alert carries`},
 		{"test_label_empty", []edit{{"      labels: {queue: q}\n", "      labels: {queue: ''}\n"}},
 			`keyspec.yaml:77: alert "JobsBacklog": test label queue is empty: an empty label is no label (leave it out)`},
+		{"for_overflow", []edit{{"    for: 2m\n", "    for: 213504d\n"}},
+			`keyspec.yaml:60: alert "NewsSubscribersGone": for: duration "213504d": more days than a duration holds (at most 106751)`},
 		{"for_too_long", []edit{{"    for: 1d\n", "    for: 8d\n"}},
 			`keyspec.yaml:82: alert "PutSlow": for 8d: at most 168h0m0s (an alert that must hold longer is a report, not an alert)`},
 		{"expr_unclosed", []edit{{"> 0\"\n    for: 2m", "\"\n    for: 2m"}, {"[$long_window])) \"", "[$long_window]) \""}},
