@@ -357,6 +357,7 @@ func checkSeriesValues(v string) error {
 func (p *parser) alertAbout(path, entry string, a *Alert) {
 	section, name, _ := strings.Cut(a.About, ".")
 	var at Pos
+	var db *DB // the database of a key or script
 	switch section {
 	case "instances":
 		if in := p.instances[name]; in != nil {
@@ -364,7 +365,7 @@ func (p *parser) alertAbout(path, entry string, a *Alert) {
 		}
 	case "keys":
 		if k := p.keys[name]; k != nil && k.DB != nil {
-			at, a.Instance, a.Server = k.Pos, k.Instance(), k.DB.ServerOf()
+			at, a.Instance, a.Server, db = k.Pos, k.Instance(), k.DB.ServerOf(), k.DB
 		}
 	case "channels":
 		if c := p.channels[name]; c != nil && c.Instance != nil {
@@ -374,7 +375,7 @@ func (p *parser) alertAbout(path, entry string, a *Alert) {
 		if s := p.spec.Script(name); s != nil && s.Instance != nil {
 			at, a.Instance, a.Server = s.Pos, s.Instance, &s.Instance.Server
 			if s.DB != nil {
-				a.Server = s.DB.ServerOf()
+				a.Server, db = s.DB.ServerOf(), s.DB
 			}
 		}
 	default:
@@ -387,6 +388,10 @@ func (p *parser) alertAbout(path, entry string, a *Alert) {
 	}
 	if a.Instance == nil {
 		p.errf(path+".about", entry, "about %q: %s has no entry %q", a.About, section, name)
+		return
+	}
+	if db != nil && !db.Live() {
+		p.errf(path+".about", entry, "about %q: its database %s is cut over (legacy: {state: cut_over}): nothing of it runs to alert about", a.About, db.ID())
 		return
 	}
 	a.AboutPos = at

@@ -137,6 +137,11 @@ func TestAlertErrors(t *testing.T) {
 			`keyspec.yaml:77: alert "JobsBacklog": test label __name__: names starting with __ are Prometheus' own, which no alert carries`},
 		{"test_label_empty", []edit{{"      labels: {queue: q}\n", "      labels: {queue: ''}\n"}},
 			`keyspec.yaml:77: alert "JobsBacklog": test label queue is empty: an empty label is no label (leave it out)`},
+		{"about_cut_over_key", []edit{
+			{"      db1: {index: 1, url_env: A1_URL, user: v, server: other}\n", "      db1: {index: 1, url_env: A1_URL, user: v, server: other}\n      db2: {index: 2, url_env: A2_URL, user: u, legacy: {state: cut_over}}\n"},
+			{"\nkeys:\n", "\nkeys:\n  t_old:\n    db: a.db2\n    pattern: \"t:old\"\n    value: [string]\n    ttl: {rule: fixed, value: 1h}\n"},
+			{"    about: keys.q_jobs\n", "    about: keys.t_old\n"}},
+			`keyspec.yaml:75: alert "JobsBacklog": about "keys.t_old": its database a.db2 is cut over (legacy: {state: cut_over}): nothing of it runs to alert about`},
 		{"for_overflow", []edit{{"    for: 2m\n", "    for: 213504d\n"}},
 			`keyspec.yaml:60: alert "NewsSubscribersGone": for: duration "213504d": more days than a duration holds (at most 106751)`},
 		{"for_too_long", []edit{{"    for: 1d\n", "    for: 8d\n"}},
