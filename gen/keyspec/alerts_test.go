@@ -142,6 +142,8 @@ func TestAlertErrors(t *testing.T) {
 			{"\nkeys:\n", "\nkeys:\n  t_old:\n    db: a.db2\n    pattern: \"t:old\"\n    value: [string]\n    ttl: {rule: fixed, value: 1h}\n"},
 			{"    about: keys.q_jobs\n", "    about: keys.t_old\n"}},
 			`keyspec.yaml:75: alert "JobsBacklog": about "keys.t_old": its database a.db2 is cut over (legacy: {state: cut_over}): nothing of it runs to alert about`},
+		{"null_alert", []edit{{"  - alert: JobsBacklog\n", "  -\n  - alert: JobsBacklog\n"}},
+			`keyspec.yaml:68: a null list item (an empty '-', ~ or null) where an alert is expected: fill it in or remove it`},
 		{"for_overflow", []edit{{"    for: 2m\n", "    for: 213504d\n"}},
 			`keyspec.yaml:60: alert "NewsSubscribersGone": for: duration "213504d": more days than a duration holds (at most 106751)`},
 		{"for_too_long", []edit{{"    for: 1d\n", "    for: 8d\n"}},
