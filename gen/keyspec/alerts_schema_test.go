@@ -74,6 +74,14 @@ func TestSchemaReadsAlertTestsAsTheParserDoes(t *testing.T) {
 			}
 		}
 	}
+	for _, d := range []string{"0", "+5m", "1h30m", "1.5h", ".5h", "300ms", "2d", "+2d", "10μs", "10µs"} {
+		if _, err := Parse("keyspec.yaml", []byte(strings.Replace(string(valid), "    for: 2m\n", "    for: "+quote(d)+"\n", 1))); err != nil {
+			t.Fatalf("for: %s: %v", d, err)
+		}
+		if err := try("    for: 2m\n", "    for: "+quote(d)+"\n"); err != nil {
+			t.Errorf("the schema refuses for: %s, which the parser accepts: %v", d, err)
+		}
+	}
 	for _, bad := range []struct{ old, new string }{
 		{"    runbook: Add workers.\n", "    runbook: \"Add workers for {{ $labels.queue }}.\"\n"},
 		{"    summary: More than 100 jobs wait\n", "    summary: \"{{ $value }} jobs wait\"\n"},
