@@ -317,10 +317,9 @@ func (r *rules) scripts() []*Rule {
 // in.
 func (r *rules) declared() []*Rule {
 	var out []*Rule
-	windows := strings.NewReplacer("$window", r.w(), "$long_window", r.lw())
 	for _, a := range r.spec.AlertsOf(r.in, r.srv) {
 		pr := &probe{fire: seriesOf(a.Test.Fire), quiet: seriesOf(a.Test.Quiet), want: with(a.Test.Labels)}
-		rl := r.rule(a.Name, a.Severity, r.src(a.AboutPos, a.Source), windows.Replace(a.Expr), a.For, a.Summary, oneLine(a.Runbook), pr)
+		rl := r.rule(a.Name, a.Severity, r.src(a.AboutPos, a.Source), a.ExprWith(r.w(), r.lw()), a.For, a.Summary, oneLine(a.Runbook), pr)
 		pr.at = keyspec.AlertTestEvalOf(r.scaledFor(a.For))
 		out = append(out, rl)
 	}

@@ -58,6 +58,32 @@ type AlertSeries struct {
 // the memory of "was there before" (1h).
 var AlertPlaceholders = []string{"$window", "$long_window"}
 
+// ExprWith is the alert's expr with its placeholders replaced: $window by
+// window, $long_window by longWindow; a $ inside the expr's strings is the
+// string's own and stays.
+func (a *Alert) ExprWith(window, longWindow string) string {
+	code, err := exprCode(a.Expr)
+	if err != nil { // refused at parse time
+		code = a.Expr
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range placeholderRe.FindAllStringIndex(code, -1) {
+		b.WriteString(a.Expr[last:m[0]])
+		switch code[m[0]:m[1]] {
+		case "$window":
+			b.WriteString(window)
+		case "$long_window":
+			b.WriteString(longWindow)
+		default:
+			b.WriteString(a.Expr[m[0]:m[1]])
+		}
+		last = m[1]
+	}
+	b.WriteString(a.Expr[last:])
+	return b.String()
+}
+
 // AlertTestEval is when an alert's promtool unit test looks (40 one-minute
 // samples, past every derived rule's for: and window); an alert whose for:
 // is longer than AlertTestEval - 5m is looked at 5m after its for:.

@@ -204,4 +204,9 @@ func TestAlertExprKeepsWhatItsStringsHold(t *testing.T) {
 	if got := spec.Alerts[1].Expr; !strings.Contains(got, `"$1"`) {
 		t.Errorf("expr %s", got)
 	}
+	// Placeholders are replaced outside the strings only.
+	a := &keyspec.Alert{Expr: `rate(x{l="$window"}[$window]) > 0 and max_over_time(y[$long_window]) # $window`}
+	if got, want := a.ExprWith("5m", "1h"), `rate(x{l="$window"}[5m]) > 0 and max_over_time(y[1h]) # $window`; got != want {
+		t.Errorf("ExprWith: %s, want %s", got, want)
+	}
 }
