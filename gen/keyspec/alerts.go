@@ -1,6 +1,7 @@
 package keyspec
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
@@ -8,7 +9,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-	"unicode"
 )
 
 // Alert is an alerting rule the spec declares about the metrics its own
@@ -207,14 +207,16 @@ const maxAlertFor = 7 * 24 * time.Hour
 
 // checkAlertText checks the text of a label or annotation luagen writes as
 // declared: Prometheus expands label and annotation values as Go templates,
-// so "{{" would be evaluated (or break the rule file) instead of read.
+// so "{{" would be evaluated (or break the rule file) instead of read; and
+// what the spec's own text may not hold (runeProblem), an escape in a quoted
+// string may not smuggle in.
 func checkAlertText(s string) error {
 	if strings.Contains(s, "{{") {
 		return fmt.Errorf(`"{{" would start a Prometheus template: luagen writes the text as declared, not as a template; write it without "{{"`)
 	}
 	for _, c := range s {
-		if unicode.IsControl(c) && !unicode.IsSpace(c) {
-			return fmt.Errorf("control character %q: want printable text", c)
+		if msg := runeProblem(c); msg != "" && !strings.ContainsRune("\t\n\r", c) { // whitespace is folded
+			return errors.New(msg)
 		}
 	}
 	return nil

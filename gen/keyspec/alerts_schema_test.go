@@ -86,6 +86,8 @@ func TestSchemaReadsAlertTestsAsTheParserDoes(t *testing.T) {
 		{"    runbook: Add workers.\n", "    runbook: \"Add workers for {{ $labels.queue }}.\"\n"},
 		{"    summary: More than 100 jobs wait\n", "    summary: \"{{ $value }} jobs wait\"\n"},
 		{"    runbook: Add workers.\n", "    runbook: \"Add\\aworkers.\"\n"},
+		{"    summary: More than 100 jobs wait\n", "    summary: \"More than 100 jobs \\u202ewait\"\n"},
+		{"    summary: More than 100 jobs wait\n", "    summary: \"More than 100\\u0085jobs wait\"\n"},
 		{"    summary: More than 100 jobs wait\n", "    summary: \"  \"\n"},
 		{"      labels: {queue: q}\n", "      labels: {queue: q, alertname: X}\n"},
 		{"      labels: {queue: q}\n", "      labels: {queue: q, __name__: x}\n"},
