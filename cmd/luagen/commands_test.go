@@ -119,3 +119,45 @@ func TestCommandsOnTheFixture(t *testing.T) {
 		t.Errorf("doc wrote no index.html: %v", err)
 	}
 }
+
+// luagen alerts --out --tests writes both files or neither: when one cannot
+// be written (its directory is missing) the other is left as it was, and no
+// temporary file stays behind; when both can, both are written.
+func TestAlertsWritesBothFilesOrNeither(t *testing.T) {
+	dir := t.TempDir()
+	spec := filepath.Join(fixture, "keyspec.yaml")
+	rules, tests := filepath.Join(dir, "r.yml"), filepath.Join(dir, "t.yml")
+	for _, f := range []string{rules, tests} {
+		if err := os.WriteFile(f, []byte("before\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{
+		{"--out", rules, "--tests", filepath.Join(dir, "missing", "t.yml")},
+		{"--out", filepath.Join(dir, "missing", "r.yml"), "--tests", tests},
+	} {
+		code, _, stderr := luagen(t, "", append([]string{"alerts", "--spec", spec, "--instance", "a"}, args...)...)
+		if code != exitProblem || !strings.Contains(stderr, filepath.Join(dir, "missing")+string(filepath.Separator)) {
+			t.Errorf("%v: exit %d, stderr %s", args, code, stderr)
+		}
+		for _, f := range []string{rules, tests} {
+			if b, _ := os.ReadFile(f); string(b) != "before\n" {
+				t.Errorf("%v: %s was written", args, f)
+			}
+		}
+	}
+	if code, _, stderr := luagen(t, "", "alerts", "--spec", spec, "--instance", "a", "--out", rules, "--tests", tests); code != exitOK {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	r, _ := os.ReadFile(rules)
+	tb, _ := os.ReadFile(tests)
+	if !strings.Contains(string(r), "groups:") || !strings.Contains(string(tb), "rule_files:\n    - r.yml\n") {
+		t.Errorf("rules:\n%.200s\ntests:\n%.200s", r, tb)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 2 {
+		t.Errorf("%d files in %s, want the two written", len(entries), dir)
+	}
+	if fi, err := os.Stat(rules); err != nil || fi.Mode().Perm() != 0o644 {
+		t.Errorf("rules file mode: %v %v", fi.Mode(), err)
+	}
+}

@@ -96,6 +96,7 @@ type probe struct {
 	fire  []series
 	quiet []series
 	want  map[string]string
+	at    time.Duration // when the tests look; 0: keyspec.AlertTestEval
 }
 
 type series struct{ name, values string }
@@ -194,8 +195,13 @@ func (r *rules) src(p keyspec.Pos, what string) string {
 func (r *rules) w() string  { return promDuration(r.o.Window) }
 func (r *rules) lw() string { return promDuration(r.o.LongWindow) }
 
+// scaledFor is d scaled by the options' ForFactor.
+func (r *rules) scaledFor(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * r.o.ForFactor).Round(time.Second)
+}
+
 func (r *rules) forD(d time.Duration) string {
-	d = time.Duration(float64(d) * r.o.ForFactor).Round(time.Second)
+	d = r.scaledFor(d)
 	if d <= 0 {
 		return ""
 	}
@@ -228,7 +234,7 @@ func (r *rules) rule(name, severity, source, expr string, forD time.Duration, su
 // targetLabels are the labels a synthetic exporter series of this server has.
 func (r *rules) targetLabels(extra ...string) string {
 	l := []string{`instance="redis:9121"`, `job="redis"`, fmt.Sprintf(`luagen_instance=%q`, r.in.Name)}
-	if r.in.Split() {
+	if r.srv.Name != "" {
 		l = append(l, fmt.Sprintf(`luagen_server=%q`, r.srv.Name))
 	}
 	return "{" + strings.Join(append(l, extra...), ",") + "}"

@@ -123,3 +123,65 @@ func must(b []byte, err error) []byte {
 	}
 	return b
 }
+
+// On a split instance each declared alert goes into the rules of the server
+// holding the entry it is about (a key's database's server, a channel's
+// server), and the rules of every server, the instance's own included, pass
+// promtool test rules: the own server's exporter targets carry no
+// luagen_server label, so its alerts carry none either.
+func TestDeclaredAlertsOfASplitInstanceGoToTheirServers(t *testing.T) {
+	spec, err := keyspec.Load("testdata/split/keyspec.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := spec.Instance("a")
+	for srv, want := range map[string]string{"": "JobsFailing JobsStuck", "rt": "EventsSubscribersGone"} {
+		f, _, err := alerts.Rules(spec, in, alerts.Options{Server: srv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, g := range f.Groups {
+			if strings.HasSuffix(g.Name, "-services") {
+				for _, r := range g.Rules {
+					got = append(got, r.Alert)
+				}
+			}
+		}
+		if strings.Join(got, " ") != want {
+			t.Errorf("server %q: declared alerts %v, want [%s]", srv, got, want)
+		}
+		if srv != "" {
+			continue
+		}
+		// An alert that waits longer than the tests' 35m is looked at 5m
+		// after its for:, the others at 35m.
+		tests, err := f.Tests("a.rules.yml")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var tf struct {
+			Tests []struct {
+				Name       string `yaml:"name"`
+				AlertTests []struct {
+					EvalTime string `yaml:"eval_time"`
+				} `yaml:"alert_rule_test"`
+			} `yaml:"tests"`
+		}
+		if err := yaml.Unmarshal(tests, &tf); err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range tf.Tests {
+			at := "35m"
+			if strings.Contains(c.Name, "JobsStuck") {
+				at = "65m"
+			}
+			if c.AlertTests[0].EvalTime != at {
+				t.Errorf("%s: evaluated at %s, want %s", c.Name, c.AlertTests[0].EvalTime, at)
+			}
+		}
+	}
+	// promtool accepts the rules (a runbook with quotes, #, : and {}) and
+	// their tests pass.
+	promtest.CheckRules(t, spec, 20)
+}

@@ -8,10 +8,12 @@ import (
 	"github.com/hanchat/luagen/gen/keyspec"
 )
 
-// target is the output labels of an expression over one exporter target.
+// target is the output labels of an expression over one exporter target (the
+// own server of a split instance has no luagen_server label: an empty label
+// is no label).
 func (r *rules) target() map[string]string {
 	m := map[string]string{"instance": "redis:9121", "job": "redis", "luagen_instance": r.in.Name}
-	if r.in.Split() {
+	if r.srv.Name != "" {
 		m["luagen_server"] = r.srv.Name
 	}
 	return m
@@ -315,10 +317,11 @@ func (r *rules) scripts() []*Rule {
 // in.
 func (r *rules) declared() []*Rule {
 	var out []*Rule
-	windows := strings.NewReplacer("$window", r.w(), "$long_window", r.lw())
 	for _, a := range r.spec.AlertsOf(r.in, r.srv) {
 		pr := &probe{fire: seriesOf(a.Test.Fire), quiet: seriesOf(a.Test.Quiet), want: with(a.Test.Labels)}
-		out = append(out, r.rule(a.Name, a.Severity, r.src(a.AboutPos, a.Source), windows.Replace(a.Expr), a.For, a.Summary, oneLine(a.Runbook), pr))
+		rl := r.rule(a.Name, a.Severity, r.src(a.AboutPos, a.Source), a.ExprWith(r.w(), r.lw()), a.For, a.Summary, oneLine(a.Runbook), pr)
+		pr.at = keyspec.AlertTestEvalOf(r.scaledFor(a.For))
+		out = append(out, rl)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/hanchat/luagen/gen/keyspec"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -39,10 +40,6 @@ type expAlert struct {
 	ExpAnnotations map[string]string `yaml:"exp_annotations"`
 }
 
-// EvalTime is when the unit tests look: 40 one-minute samples, past every
-// rule's for: and window.
-const evalTime = "35m"
-
 // Tests renders the promtool unit tests of f, whose rules file is ruleFile
 // (relative to the test file). Every alert of f has a probe (a rule without
 // one is an error: each alert must be provable).
@@ -57,6 +54,7 @@ func (f *File) Tests(ruleFile string) ([]byte, error) {
 				return nil, fmt.Errorf("alerts: rule %s of group %s has no probe", rl.Alert, g.Name)
 			}
 			id := fmt.Sprintf("%s #%d %s", g.Name, i, rl.Alert)
+			evalTime := promDuration(max(rl.probe.at, keyspec.AlertTestEval))
 			want := map[string]string{}
 			for k, v := range rl.probe.want {
 				want[k] = v

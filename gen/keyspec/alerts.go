@@ -1,10 +1,12 @@
 package keyspec
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -56,6 +58,42 @@ type AlertSeries struct {
 // the memory of "was there before" (1h).
 var AlertPlaceholders = []string{"$window", "$long_window"}
 
+// ExprWith is the alert's expr with its placeholders replaced: $window by
+// window, $long_window by longWindow; a $ inside the expr's strings is the
+// string's own and stays.
+func (a *Alert) ExprWith(window, longWindow string) string {
+	code, err := exprCode(a.Expr)
+	if err != nil { // refused at parse time
+		code = a.Expr
+	}
+	var b strings.Builder
+	last := 0
+	for _, m := range placeholderRe.FindAllStringIndex(code, -1) {
+		b.WriteString(a.Expr[last:m[0]])
+		switch code[m[0]:m[1]] {
+		case "$window":
+			b.WriteString(window)
+		case "$long_window":
+			b.WriteString(longWindow)
+		default:
+			b.WriteString(a.Expr[m[0]:m[1]])
+		}
+		last = m[1]
+	}
+	b.WriteString(a.Expr[last:])
+	return b.String()
+}
+
+// AlertTestEval is when an alert's promtool unit test looks (40 one-minute
+// samples, past every derived rule's for: and window); an alert whose for:
+// is longer than AlertTestEval - 5m is looked at 5m after its for:.
+const AlertTestEval = 35 * time.Minute
+
+// AlertTestEvalOf is when the unit test of an alert whose for: is forD looks.
+func AlertTestEvalOf(forD time.Duration) time.Duration {
+	return max(AlertTestEval, forD+5*time.Minute)
+}
+
 // AlertsOf lists the alerts the spec declares about entries of in held by srv,
 // in the order the spec declares them.
 func (s *Spec) AlertsOf(in *Instance, srv *Server) []*Alert {
@@ -103,7 +141,7 @@ var (
 var generatedAlertPrefixes = []string{"Redis", "Luagen"}
 
 // ruleLabels are the labels luagen alerts sets on every alert.
-var ruleLabels = set("severity", "source", "luagen_instance", "luagen_server")
+var ruleLabels = set("severity", "source", "luagen_instance", "luagen_server", "alertname")
 
 // buildAlerts resolves the alerts: section; it runs after every entry an alert
 // may be about is built.
@@ -134,12 +172,20 @@ func (p *parser) buildAlerts(raw *rawSpec) {
 		p.alertExpr(path, entry, a.Expr)
 		if r.For != "" {
 			a.For = p.duration(path+".for", entry, "for", r.For, false)
+			if a.For > maxAlertFor {
+				p.errf(path+".for", entry, "for %s: at most %s (an alert that must hold longer is a report, not an alert)", r.For, maxAlertFor)
+			}
 		}
 		if strings.TrimSpace(r.Summary) == "" {
 			p.errf(path, entry, "summary is missing: what is wrong, in one line")
 		}
 		if strings.TrimSpace(r.Runbook) == "" {
 			p.errf(path, entry, "runbook is missing: what the operator checks and does")
+		}
+		for _, f := range []struct{ field, text string }{{"source", r.Source}, {"summary", r.Summary}, {"runbook", r.Runbook}} {
+			if err := checkAlertText(f.text); err != nil {
+				p.errf(path+"."+f.field, entry, "%s: %v", f.field, err)
+			}
 		}
 		p.alertAbout(path, entry, a)
 		a.Test = p.alertTest(path, entry, r.Test)
@@ -156,24 +202,190 @@ func reservedAlertName(name string) bool {
 	return false
 }
 
-// alertExpr checks an expr: present, and every $ one of AlertPlaceholders.
+// maxAlertFor is the longest for: an alert may wait.
+const maxAlertFor = 7 * 24 * time.Hour
+
+// checkAlertText checks the text of a label or annotation luagen writes as
+// declared: Prometheus expands label and annotation values as Go templates,
+// so "{{" would be evaluated (or break the rule file) instead of read; and
+// what the spec's own text may not hold (runeProblem), an escape in a quoted
+// string may not smuggle in.
+func checkAlertText(s string) error {
+	if strings.Contains(s, "{{") {
+		return fmt.Errorf(`"{{" would start a Prometheus template: luagen writes the text as declared, not as a template; write it without "{{"`)
+	}
+	for _, c := range s {
+		if msg := runeProblem(c); msg != "" && !strings.ContainsRune("\t\n\r", c) { // whitespace is folded
+			return errors.New(msg)
+		}
+	}
+	return nil
+}
+
+// alertExpr checks an expr: present, its strings ended, every $ outside its
+// strings one of AlertPlaceholders (label_replace's "$1" is the string's
+// own), its brackets closed in order.
 func (p *parser) alertExpr(path, entry, expr string) {
 	if expr == "" {
 		p.errf(path, entry, "expr is missing: the PromQL expression that fires the alert")
 		return
 	}
-	for _, m := range placeholderRe.FindAllString(expr, -1) {
+	code, err := exprCode(expr)
+	if err != nil {
+		p.errf(path+".expr", entry, "expr: %v", err)
+		return
+	}
+	for _, m := range placeholderRe.FindAllString(code, -1) {
 		if !slices.Contains(AlertPlaceholders, m) {
 			p.errf(path+".expr", entry, "expr: %q is not a placeholder: want %s", m, strings.Join(AlertPlaceholders, " or "))
 			return
 		}
 	}
+	if err := checkBrackets(code); err != nil {
+		p.errf(path+".expr", entry, "expr: %v", err)
+	}
+}
+
+// exprCode is a PromQL expression with its string literals and comments
+// blanked out (what luagen sees of PromQL: promtool check rules parses the
+// rest); an error when a string does not end.
+func exprCode(expr string) (string, error) {
+	b := []byte(expr)
+	for i := 0; i < len(b); i++ {
+		n := 0
+		switch b[i] {
+		case '"', '\'', '`':
+			var err error
+			if n, err = quotedLen(expr[i:]); err != nil {
+				return "", err
+			}
+		case '#': // a comment, to the end of the line
+			n = strings.IndexByte(expr[i:], '\n')
+			if n < 0 {
+				n = len(expr) - i
+			}
+		}
+		for j := i; j < i+n; j++ {
+			b[j] = ' '
+		}
+		i += max(n-1, 0)
+	}
+	return string(b), nil
+}
+
+// checkBrackets checks that the brackets of code (an expression without its
+// strings, exprCode) close in order.
+func checkBrackets(code string) error {
+	closing := map[rune]rune{'(': ')', '[': ']', '{': '}'}
+	var open []rune
+	for i, c := range code {
+		switch {
+		case closing[c] != 0:
+			open = append(open, c)
+		case c == ')' || c == ']' || c == '}':
+			if len(open) == 0 || closing[open[len(open)-1]] != c {
+				return fmt.Errorf("%q at offset %d closes nothing open", c, i)
+			}
+			open = open[:len(open)-1]
+		}
+	}
+	if len(open) > 0 {
+		return fmt.Errorf("%q is never closed", open[len(open)-1])
+	}
+	return nil
+}
+
+// quotedLen is the length of the PromQL string literal s starts with ("...",
+// '...' with Go's escapes, `...` raw).
+func quotedLen(s string) (int, error) {
+	q := s[0]
+	for i := 1; i < len(s); i++ {
+		switch {
+		case s[i] == '\\' && q != '`':
+			i++
+		case s[i] == '\n' && q != '`':
+			return 0, fmt.Errorf("string %s has a newline", s[:i])
+		case s[i] == q:
+			lit := s[:i+1]
+			if q == '\'' { // Go unquotes one rune between '': as "..." instead
+				lit = `"` + strings.ReplaceAll(strings.ReplaceAll(s[1:i], `\'`, `'`), `"`, `\"`) + `"`
+			}
+			if _, err := strconv.Unquote(lit); err != nil {
+				return 0, fmt.Errorf("string %s: bad escape", s[:i+1])
+			}
+			return i + 1, nil
+		}
+	}
+	return 0, fmt.Errorf("string %s is never closed", s)
+}
+
+var (
+	// seriesNameRe: a metric name, then the label matchers if any.
+	seriesNameRe  = regexp.MustCompile(`^[A-Za-z_:][A-Za-z0-9_:]*`)
+	seriesLabelRe = regexp.MustCompile(`^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*`)
+	// sampleRe: one token of promtool's expanding notation: a value, _ (no
+	// sample) or stale, a value repeated (1x5) or growing (0+1x40, 9-1x9).
+	sampleRe = regexp.MustCompile(`^(?:stale|_(?:x\d+)?|` + sampleNum + `(?:x\d+|[+-]` + sampleUnsigned + `x\d+)?)$`)
+)
+
+const (
+	sampleUnsigned = `(?:(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?|(?i:inf|nan))`
+	sampleNum      = `[+-]?` + sampleUnsigned
+)
+
+// checkSeries checks a promtool input series: a metric name and/or label
+// matchers name="value", as promtool test rules reads them.
+func checkSeries(s string) error {
+	name := seriesNameRe.FindString(s)
+	rest := s[len(name):]
+	if rest == "" {
+		return nil
+	}
+	if rest[0] != '{' || !strings.HasSuffix(rest, "}") {
+		return fmt.Errorf(`want a metric name and its labels, name{label="v"}`)
+	}
+	rest = rest[1 : len(rest)-1]
+	for strings.TrimSpace(rest) != "" {
+		m := seriesLabelRe.FindStringSubmatch(rest)
+		if m == nil || len(rest) == len(m[0]) || !strings.ContainsRune("\"'`", rune(rest[len(m[0])])) {
+			return fmt.Errorf(`want labels label="value", separated by commas`)
+		}
+		rest = rest[len(m[0]):]
+		n, err := quotedLen(rest)
+		if err != nil {
+			return err
+		}
+		rest = strings.TrimSpace(rest[n:])
+		if rest != "" && rest[0] != ',' {
+			return fmt.Errorf(`want labels label="value", separated by commas`)
+		}
+		rest = strings.TrimPrefix(rest, ",")
+	}
+	if name == "" && strings.TrimSpace(s[1:len(s)-1]) == "" {
+		return fmt.Errorf("names no metric and no label")
+	}
+	return nil
+}
+
+// checkSeriesValues checks values in promtool's expanding notation (native
+// histograms, {{...}}, are left to promtool).
+func checkSeriesValues(v string) error {
+	if strings.Contains(v, "{") {
+		return nil
+	}
+	for _, tok := range strings.Fields(v) {
+		if !sampleRe.MatchString(tok) {
+			return fmt.Errorf("%q: want promtool's notation (1, 1x5, 0+1x40, 9-1x9, _, stale)", tok)
+		}
+	}
+	return nil
 }
 
 // alertAbout resolves the entry an alert is about, its instance and server.
 func (p *parser) alertAbout(path, entry string, a *Alert) {
 	section, name, _ := strings.Cut(a.About, ".")
 	var at Pos
+	var db *DB // the database of a key or script
 	switch section {
 	case "instances":
 		if in := p.instances[name]; in != nil {
@@ -181,7 +393,7 @@ func (p *parser) alertAbout(path, entry string, a *Alert) {
 		}
 	case "keys":
 		if k := p.keys[name]; k != nil && k.DB != nil {
-			at, a.Instance, a.Server = k.Pos, k.Instance(), k.DB.ServerOf()
+			at, a.Instance, a.Server, db = k.Pos, k.Instance(), k.DB.ServerOf(), k.DB
 		}
 	case "channels":
 		if c := p.channels[name]; c != nil && c.Instance != nil {
@@ -191,7 +403,7 @@ func (p *parser) alertAbout(path, entry string, a *Alert) {
 		if s := p.spec.Script(name); s != nil && s.Instance != nil {
 			at, a.Instance, a.Server = s.Pos, s.Instance, &s.Instance.Server
 			if s.DB != nil {
-				a.Server = s.DB.ServerOf()
+				a.Server, db = s.DB.ServerOf(), s.DB
 			}
 		}
 	default:
@@ -204,6 +416,10 @@ func (p *parser) alertAbout(path, entry string, a *Alert) {
 	}
 	if a.Instance == nil {
 		p.errf(path+".about", entry, "about %q: %s has no entry %q", a.About, section, name)
+		return
+	}
+	if db != nil && !db.Live() {
+		p.errf(path+".about", entry, "about %q: its database %s is cut over (legacy: {state: cut_over}): nothing of it runs to alert about", a.About, db.ID())
 		return
 	}
 	a.AboutPos = at
@@ -227,8 +443,16 @@ func (p *parser) alertTest(path, entry string, r *rawAlertTest) AlertTest {
 		}
 		for i, s := range c.in {
 			sp := fmt.Sprintf("%s.%s[%d]", tp, c.field, i)
-			if strings.TrimSpace(s.Series) == "" || strings.TrimSpace(s.Values) == "" {
+			switch {
+			case strings.TrimSpace(s.Series) == "" || strings.TrimSpace(s.Values) == "":
 				p.errf(sp, entry, "test %s[%d]: set series (a selector, name{label=\"v\"}) and values (promtool's notation, 0+1x40)", c.field, i)
+			default:
+				if err := checkSeries(s.Series); err != nil {
+					p.errf(sp+".series", entry, "test %s[%d]: series %q: %v", c.field, i, s.Series, err)
+				}
+				if err := checkSeriesValues(s.Values); err != nil {
+					p.errf(sp+".values", entry, "test %s[%d]: values %q: %v", c.field, i, s.Values, err)
+				}
 			}
 			*c.out = append(*c.out, AlertSeries(s))
 		}
@@ -239,6 +463,10 @@ func (p *parser) alertTest(path, entry string, r *rawAlertTest) AlertTest {
 			p.errf(tp+".labels", entry, "test label %q: want a Prometheus label name [A-Za-z_][A-Za-z0-9_]*", l)
 		case ruleLabels[l]:
 			p.errf(tp+".labels."+l, entry, "test label %s is the rule's own (%s): list only the labels the expression keeps", l, keysOf(ruleLabels))
+		case strings.HasPrefix(l, "__"):
+			p.errf(tp+".labels."+l, entry, "test label %s: names starting with __ are Prometheus' own, which no alert carries", l)
+		case r.Labels[l] == "":
+			p.errf(tp+".labels."+l, entry, "test label %s is empty: an empty label is no label (leave it out)", l)
 		}
 	}
 	return t

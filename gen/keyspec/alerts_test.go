@@ -126,9 +126,54 @@ func TestAlertErrors(t *testing.T) {
 		{"test_series_empty", []edit{{"{series: news_subscribers, values: \"2x20 0x20\"}", "{series: news_subscribers}"}},
 			`keyspec.yaml:66: alert "NewsSubscribersGone": test fire[0]: set series (a selector, name{label="v"}) and values (promtool's notation, 0+1x40)`},
 		{"test_label_of_the_rule", []edit{{"      labels: {queue: q}\n", "      labels: {queue: q, severity: warning}\n"}},
-			`keyspec.yaml:77: alert "JobsBacklog": test label severity is the rule's own (luagen_instance, luagen_server, severity, source): list only the labels the expression keeps`},
+			`keyspec.yaml:77: alert "JobsBacklog": test label severity is the rule's own (alertname, luagen_instance, luagen_server, severity, source): list only the labels the expression keeps`},
 		{"test_label_name", []edit{{"      labels: {queue: q}\n", "      labels: {queue-name: q}\n"}},
 			`keyspec.yaml:77: alert "JobsBacklog": test label "queue-name": want a Prometheus label name [A-Za-z_][A-Za-z0-9_]*`},
+		// Found red-teaming alerts: (each refused at its spec line, not left
+		// to promtool or Prometheus to trip over).
+		{"test_label_alertname", []edit{{"      labels: {queue: q}\n", "      labels: {queue: q, alertname: X}\n"}},
+			`keyspec.yaml:77: alert "JobsBacklog": test label alertname is the rule's own (alertname, luagen_instance, luagen_server, severity, source): list only the labels the expression keeps`},
+		{"test_label_reserved", []edit{{"      labels: {queue: q}\n", "      labels: {queue: q, __name__: x}\n"}},
+			`keyspec.yaml:77: alert "JobsBacklog": test label __name__: names starting with __ are Prometheus' own, which no alert carries`},
+		{"test_label_empty", []edit{{"      labels: {queue: q}\n", "      labels: {queue: ''}\n"}},
+			`keyspec.yaml:77: alert "JobsBacklog": test label queue is empty: an empty label is no label (leave it out)`},
+		{"about_cut_over_key", []edit{
+			{"      db1: {index: 1, url_env: A1_URL, user: v, server: other}\n", "      db1: {index: 1, url_env: A1_URL, user: v, server: other}\n      db2: {index: 2, url_env: A2_URL, user: u, legacy: {state: cut_over}}\n"},
+			{"\nkeys:\n", "\nkeys:\n  t_old:\n    db: a.db2\n    pattern: \"t:old\"\n    value: [string]\n    ttl: {rule: fixed, value: 1h}\n"},
+			{"    about: keys.q_jobs\n", "    about: keys.t_old\n"}},
+			`keyspec.yaml:75: alert "JobsBacklog": about "keys.t_old": its database a.db2 is cut over (legacy: {state: cut_over}): nothing of it runs to alert about`},
+		{"null_alert", []edit{{"  - alert: JobsBacklog\n", "  -\n  - alert: JobsBacklog\n"}},
+			`keyspec.yaml:68: a null list item (an empty '-', ~ or null) where an alert is expected: fill it in or remove it`},
+		{"for_overflow", []edit{{"    for: 2m\n", "    for: 213504d\n"}},
+			`keyspec.yaml:60: alert "NewsSubscribersGone": for: duration "213504d": more days than a duration holds (at most 106751)`},
+		{"for_too_long", []edit{{"    for: 1d\n", "    for: 8d\n"}},
+			`keyspec.yaml:82: alert "PutSlow": for 8d: at most 168h0m0s (an alert that must hold longer is a report, not an alert)`},
+		{"expr_unclosed", []edit{{"> 0\"\n    for: 2m", "\"\n    for: 2m"}, {"[$long_window])) \"", "[$long_window]) \""}},
+			`keyspec.yaml:59: alert "NewsSubscribersGone": expr: '(' is never closed`},
+		{"expr_closes_nothing", []edit{{`"max by (queue) (jobs_pending) > 100"`, `"max by (queue) (jobs_pending]) > 100"`}},
+			`keyspec.yaml:71: alert "JobsBacklog": expr: ']' at offset 28 closes nothing open`},
+		{"expr_string_unclosed", []edit{{`"up{job=\"app\"} == 0"`, `"up{job=\"app} == 0"`}},
+			`keyspec.yaml:91: alert "AppDown": expr: string "app} == 0 is never closed`},
+		{"runbook_template", []edit{{"    runbook: Add workers.\n", "    runbook: \"Add workers for {{ $labels.queue }}.\"\n"}},
+			`keyspec.yaml:73: alert "JobsBacklog": runbook: "{{" would start a Prometheus template: luagen writes the text as declared, not as a template; write it without "{{"`},
+		{"summary_template", []edit{{"    summary: More than 100 jobs wait\n", "    summary: \"{{ $value }} jobs wait\"\n"}},
+			`keyspec.yaml:72: alert "JobsBacklog": summary: "{{" would start a Prometheus template: luagen writes the text as declared, not as a template; write it without "{{"`},
+		{"source_template", []edit{{`    source: "channels.t_news (the gateway: news_subscribers)"`, `    source: "channels.t_news {{ x }}"`}},
+			`keyspec.yaml:57: alert "NewsSubscribersGone": source: "{{" would start a Prometheus template: luagen writes the text as declared, not as a template; write it without "{{"`},
+		{"runbook_control", []edit{{"    runbook: Add workers.\n", "    runbook: \"Add\\aworkers.\"\n"}},
+			`keyspec.yaml:73: alert "JobsBacklog": runbook: control character U+0007`},
+		{"summary_bidi", []edit{{"    summary: More than 100 jobs wait\n", "    summary: \"More than 100 jobs \\u202ewait\"\n"}},
+			`keyspec.yaml:72: alert "JobsBacklog": summary: invisible or bidirectional-text control U+202E (the text would read otherwise than it parses)`},
+		{"series_bad_labels", []edit{{`{series: 'jobs_pending{queue="q"}', values: "101x40"}`, `{series: 'jobs_pending{queue=q}', values: "101x40"}`}},
+			`keyspec.yaml:75: alert "JobsBacklog": test fire[0]: series "jobs_pending{queue=q}": want labels label="value", separated by commas`},
+		{"series_matcher", []edit{{`{series: 'jobs_pending{queue="q"}', values: "101x40"}`, `{series: 'jobs_pending{queue!="q"}', values: "101x40"}`}},
+			`keyspec.yaml:75: alert "JobsBacklog": test fire[0]: series "jobs_pending{queue!=\"q\"}": want labels label="value", separated by commas`},
+		{"series_name", []edit{{`{series: 'jobs_pending{queue="q"}', values: "101x40"}`, `{series: 'jobs pending', values: "101x40"}`}},
+			`keyspec.yaml:75: alert "JobsBacklog": test fire[0]: series "jobs pending": want a metric name and its labels, name{label="v"}`},
+		{"values_notation", []edit{{`values: "101x40"`, `values: "101 x40"`}},
+			`keyspec.yaml:75: alert "JobsBacklog": test fire[0]: values "101 x40": "x40": want promtool's notation (1, 1x5, 0+1x40, 9-1x9, _, stale)`},
+		{"values_growth_without_count", []edit{{`values: "101x40"`, `values: "0+1"`}},
+			`keyspec.yaml:75: alert "JobsBacklog": test fire[0]: values "0+1": "0+1": want promtool's notation (1, 1x5, 0+1x40, 9-1x9, _, stale)`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := keyspec.Parse("keyspec.yaml", []byte(c.apply(t, string(base))))
@@ -142,5 +187,28 @@ func TestAlertErrors(t *testing.T) {
 				t.Errorf("first error:\n got: %s\nwant: %s", got, c.want)
 			}
 		})
+	}
+}
+
+// A $ inside a string of the expr is the string's own (label_replace's "$1"),
+// not a placeholder; a bracket or # inside a string is no bracket or comment.
+func TestAlertExprKeepsWhatItsStringsHold(t *testing.T) {
+	base, err := os.ReadFile(alertsFixture)
+	if err != nil {
+		t.Fatal(err)
+	}
+	expr := `"max by (queue) (label_replace(jobs_pending{queue!~\"[(#\"}, \"queue\", \"$1\", \"q\", \"(.*)\")) > 100"`
+	src := strings.Replace(string(base), `"max by (queue) (jobs_pending) > 100"`, expr, 1)
+	spec, err := keyspec.Parse("keyspec.yaml", []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := spec.Alerts[1].Expr; !strings.Contains(got, `"$1"`) {
+		t.Errorf("expr %s", got)
+	}
+	// Placeholders are replaced outside the strings only.
+	a := &keyspec.Alert{Expr: `rate(x{l="$window"}[$window]) > 0 and max_over_time(y[$long_window]) # $window`}
+	if got, want := a.ExprWith("5m", "1h"), `rate(x{l="$window"}[5m]) > 0 and max_over_time(y[1h]) # $window`; got != want {
+		t.Errorf("ExprWith: %s, want %s", got, want)
 	}
 }

@@ -1815,6 +1815,9 @@ func ParseDuration(s string) (time.Duration, error) {
 		if err != nil {
 			return 0, fmt.Errorf("duration %q: want a Go duration (30s, 24h) or whole days (30d)", s)
 		}
+		if day := int64(24 * time.Hour); int64(n) > math.MaxInt64/day || int64(n) < math.MinInt64/day {
+			return 0, fmt.Errorf("duration %q: more days than a duration holds (at most %d)", s, math.MaxInt64/day)
+		}
 		return time.Duration(n) * 24 * time.Hour, nil
 	}
 	d, err := time.ParseDuration(s)

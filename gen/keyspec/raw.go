@@ -360,10 +360,8 @@ func checkText(file string, src []byte) error {
 		case r == '\n':
 			line++
 		case r == '\t' || r == '\r' || (r == '\ufeff' && i == 0):
-		case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-			msg = fmt.Sprintf("control character %U", r)
-		case unicode.Is(unicode.Bidi_Control, r) || r == '\u200b' || r == '\ufeff':
-			msg = fmt.Sprintf("invisible or bidirectional-text control %U (the text would read otherwise than it parses)", r)
+		default:
+			msg = runeProblem(r)
 		}
 		if msg != "" {
 			return List{&Error{Pos: Pos{File: file, Line: line}, Msg: msg}}
@@ -371,6 +369,19 @@ func checkText(file string, src []byte) error {
 		i += size
 	}
 	return nil
+}
+
+// runeProblem says what is wrong with r in the spec's text, or "": a
+// control character, or an invisible or bidirectional-text control that makes
+// an editor (or an operator's screen) display another text than is read.
+func runeProblem(r rune) string {
+	switch {
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		return fmt.Sprintf("control character %U", r)
+	case unicode.Is(unicode.Bidi_Control, r) || r == '\u200b' || r == '\ufeff':
+		return fmt.Sprintf("invisible or bidirectional-text control %U (the text would read otherwise than it parses)", r)
+	}
+	return ""
 }
 
 // quotedRe finds the text a YAML message quotes ('x' or `x`).

@@ -25,7 +25,7 @@ const (
 func specsInRepo(t *testing.T) []string {
 	t.Helper()
 	out := []string{"../../cmd/luagen/template/keyspec.yaml", "../../cmd/luagen/template/durable/keyspec.yaml", "testdata/valid.yaml", "testdata/alerts.yaml"}
-	for _, glob := range []string{"../testdata/*/keyspec.yaml", "../testdata/features/*/keyspec.yaml", "../lint/testdata/*/keyspec.yaml"} {
+	for _, glob := range []string{"../testdata/*/keyspec.yaml", "../alerts/testdata/*/keyspec.yaml", "../testdata/features/*/keyspec.yaml", "../lint/testdata/*/keyspec.yaml"} {
 		m, err := filepath.Glob(glob)
 		if err != nil {
 			t.Fatal(err)

@@ -139,7 +139,8 @@ func Messages(err error) []string {
 // unknownFields is yaml's KnownFields check over a decoded node: every key of
 // a mapping decoded into a struct must be one of the struct's fields, each
 // reported as the decoder words it ("line N: field x not found in type
-// keyspec.rawKey"). It follows aliases and merge keys ("<<") as the decoder
+// keyspec.rawKey"); and a null item of a list, which the decoder
+// drops (or, into a list of pointers, keeps as nil), is an error. It follows aliases and merge keys ("<<") as the decoder
 // does; the raw types have no inline fields and no custom unmarshalers.
 func unknownFields(n *yaml.Node, t reflect.Type) []string {
 	var out []string
@@ -160,6 +161,11 @@ func unknownFields(n *yaml.Node, t reflect.Type) []string {
 		switch {
 		case t.Kind() == reflect.Slice && n.Kind == yaml.SequenceNode:
 			for _, c := range n.Content {
+				if isNull(c) && t.Elem().Kind() != reflect.Interface && t.Elem() != nodeType {
+					// The decoder drops it, silently: the items after it move up.
+					out = append(out, fmt.Sprintf("line %d: a null list item (an empty '-', ~ or null) where %s is expected: fill it in or remove it", c.Line, t.Elem()))
+					continue
+				}
 				walk(c, t.Elem(), nil)
 			}
 		case t.Kind() == reflect.Map && n.Kind == yaml.MappingNode:
@@ -201,6 +207,11 @@ func unknownFields(n *yaml.Node, t reflect.Type) []string {
 	}
 	walk(n, t, nil)
 	return out
+}
+
+// isNull reports whether n is YAML's null (~, null or nothing).
+func isNull(n *yaml.Node) bool {
+	return n.Kind == yaml.ScalarNode && n.ShortTag() == "!!null"
 }
 
 // nodeType is yaml.Node, which the decoder fills with the node itself.

@@ -88,3 +88,30 @@ func TestLines(t *testing.T) {
 		t.Errorf("MessageLine: %d %q %v", line, msg, ok)
 	}
 }
+
+// A null item of a list (an empty "-", ~, null), which yaml's decoder drops
+// without a word, moving the items after it up, is an error at its line.
+func TestDecodeRefusesANullItemOfAList(t *testing.T) {
+	for src, want := range map[string]string{
+		"list:\n  -\n  - {name: a}\n":       "line 2: a null list item (an empty '-', ~ or null) where strictyaml.item is expected: fill it in or remove it",
+		"list:\n  - {name: a}\n  - ~\n":     "line 3: a null list item (an empty '-', ~ or null) where strictyaml.item is expected: fill it in or remove it",
+		"list: [{name: a}, null]\n":         "line 1: a null list item (an empty '-', ~ or null) where strictyaml.item is expected: fill it in or remove it",
+		"list: [{name: a}, {}]\nplain: x\n": "",
+	} {
+		var d doc
+		_, _, err := Decode([]byte(src), &d)
+		got := ""
+		if err != nil {
+			got = Messages(err)[0]
+		}
+		if got != want {
+			t.Errorf("%q: %q, want %q", src, got, want)
+		}
+	}
+	var s struct {
+		L []string `yaml:"l"`
+	}
+	if _, _, err := Decode([]byte("l: [a, ~, b]\n"), &s); err == nil || Messages(err)[0] != "line 1: a null list item (an empty '-', ~ or null) where string is expected: fill it in or remove it" {
+		t.Errorf("a list of strings: %v %q", err, s.L)
+	}
+}
