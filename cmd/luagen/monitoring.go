@@ -7,8 +7,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/aymanbagabas/go-udiff"
@@ -178,9 +181,11 @@ func writeFiles(files []fileContent) error {
 	return nil
 }
 
-// writeTemp writes f to a temporary file beside it, listed in temps.
+// writeTemp writes f to a temporary file beside it, listed in temps. The
+// file gets the mode os.WriteFile(f.path, f.b, 0o644) would leave: an
+// existing file's own, else 0o644 less the umask.
 func writeTemp(f fileContent, temps *[]string) error {
-	tmp, err := os.CreateTemp(filepath.Dir(f.path), "."+filepath.Base(f.path)+".*")
+	tmp, err := createTemp(f.path)
 	if err != nil {
 		return err
 	}
@@ -192,7 +197,22 @@ func writeTemp(f fileContent, temps *[]string) error {
 	if err != nil {
 		return err
 	}
-	return os.Chmod(tmp.Name(), 0o644)
+	if fi, err := os.Stat(f.path); err == nil {
+		return os.Chmod(tmp.Name(), fi.Mode().Perm())
+	}
+	return nil
+}
+
+// createTemp creates a new file beside path, with mode 0o644 less the umask
+// (os.CreateTemp's are 0o600).
+func createTemp(path string) (*os.File, error) {
+	for {
+		name := filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+"."+strconv.FormatUint(rand.Uint64(), 36))
+		f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+		if !errors.Is(err, fs.ErrExist) {
+			return f, err
+		}
+	}
 }
 
 // sizingMaxmemory reads a server's maxmemory from a luagen sizing JSON report.

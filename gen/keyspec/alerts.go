@@ -20,7 +20,7 @@ type Alert struct {
 	Name     string
 	Severity string
 	// Expr is the PromQL expression; $window and $long_window in it stand for
-	// luagen alerts' windows (Placeholders).
+	// luagen alerts' windows (AlertPlaceholders).
 	Expr    string
 	For     time.Duration // 0: fires at once
 	Summary string
